@@ -1,0 +1,556 @@
+//! Who may do what: workspaces, users, memberships, API keys and OAuth access tokens.
+//!
+//! Every record lives in memory (so authenticating a request never touches disk) and is
+//! written through to the store before a change is acknowledged. Secrets are kept only as
+//! SHA-256 hashes: they are high-entropy random strings, so a plain hash is enough.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::Mutex;
+use utoipa::ToSchema;
+
+use crate::clock::{rfc3339_millis, SharedClock};
+use crate::domain::{text, DomainError};
+use crate::ids::{random_id, UserId, WorkspaceId};
+use crate::store::{Batch, Key, Store};
+
+pub const API_KEY_PREFIX: &str = "ai";
+pub const TOKEN_PREFIX: &str = "oat";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Workspace {
+    #[schema(value_type = String)]
+    pub id: WorkspaceId,
+    pub name: String,
+    /// HIPAA workspaces never send content or contact details in events.
+    pub hipaa: bool,
+    #[schema(value_type = String)]
+    pub owner_user_id: UserId,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct User {
+    #[schema(value_type = String)]
+    pub id: UserId,
+    pub name: String,
+    pub email: String,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Owner,
+    Admin,
+    Member,
+}
+
+impl Role {
+    pub fn is_owner_or_admin(self) -> bool {
+        matches!(self, Role::Owner | Role::Admin)
+    }
+}
+
+/// The permissions a member's role can enable.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    Contacts,
+    Inbox,
+    Calendar,
+    Orders,
+    BusinessPages,
+    CallAgent,
+    Campaigns,
+    Integrations,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Membership {
+    #[schema(value_type = String)]
+    pub workspace_id: WorkspaceId,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
+    pub role: Role,
+    /// Meaningful for members; owners and admins pass every check.
+    pub permissions: BTreeSet<Permission>,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+}
+
+impl Membership {
+    pub fn allows(&self, permission: Permission) -> bool {
+        self.role.is_owner_or_admin() || self.permissions.contains(&permission)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ApiKeyRecord {
+    id: String,
+    workspace_id: WorkspaceId,
+    #[serde(with = "rfc3339_millis")]
+    created_at: DateTime<Utc>,
+    #[serde(with = "rfc3339_millis::option")]
+    revoked_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct TokenRecord {
+    id: String,
+    user_id: UserId,
+    #[serde(with = "rfc3339_millis")]
+    expires_at: DateTime<Utc>,
+}
+
+/// An authenticated credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// Owner rights in its own workspace only.
+    ApiKey {
+        key_id: String,
+        workspace_id: WorkspaceId,
+    },
+    /// A person, through a connector's OAuth token.
+    User { token_id: String, user_id: UserId },
+}
+
+impl Principal {
+    /// `<kind>:<id>`: names the credential in idempotency scopes and event sources.
+    pub fn connection_id(&self) -> String {
+        match self {
+            Principal::ApiKey { key_id, .. } => format!("api_key:{key_id}"),
+            Principal::User { token_id, .. } => format!("oauth:{token_id}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("the API key is not valid or has been revoked")]
+    InvalidApiKey,
+    #[error("the access token is not valid")]
+    InvalidToken,
+    #[error("the access token has expired; renew it and retry")]
+    ExpiredToken,
+}
+
+/// A new API key: the plain text is shown once, to whoever created it.
+#[derive(Debug, Clone)]
+pub struct IssuedApiKey {
+    pub key_id: String,
+    pub plain: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct IssuedToken {
+    pub plain: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+#[derive(Clone)]
+pub struct Directory(Arc<Inner>);
+
+struct Inner {
+    store: Store,
+    clock: SharedClock,
+    workspaces: DashMap<WorkspaceId, Workspace>,
+    users: DashMap<UserId, User>,
+    memberships: DashMap<(WorkspaceId, UserId), Membership>,
+    api_keys: DashMap<String, ApiKeyRecord>,
+    tokens: DashMap<String, TokenRecord>,
+    /// Serializes writers; reads never wait on it.
+    write: Mutex<()>,
+}
+
+fn key(kind: &str, id: &str) -> Vec<u8> {
+    Key::new("d").str(kind).str(id).build()
+}
+
+fn prefix(kind: &str) -> Vec<u8> {
+    Key::new("d").str(kind).prefix()
+}
+
+impl Directory {
+    /// Loads every record into memory.
+    pub fn load(store: Store, clock: SharedClock) -> Result<Self, DomainError> {
+        let inner = Inner {
+            workspaces: DashMap::new(),
+            users: DashMap::new(),
+            memberships: DashMap::new(),
+            api_keys: DashMap::new(),
+            tokens: DashMap::new(),
+            write: Mutex::new(()),
+            store,
+            clock,
+        };
+        for (_, w) in inner.store.scan::<Workspace>(&prefix("ws"))? {
+            inner.workspaces.insert(w.id.clone(), w);
+        }
+        for (_, u) in inner.store.scan::<User>(&prefix("usr"))? {
+            inner.users.insert(u.id.clone(), u);
+        }
+        for (_, m) in inner.store.scan::<Membership>(&prefix("mem"))? {
+            inner
+                .memberships
+                .insert((m.workspace_id.clone(), m.user_id.clone()), m);
+        }
+        for (k, rec) in inner.store.scan::<ApiKeyRecord>(&prefix("key"))? {
+            inner.api_keys.insert(tail(&k), rec);
+        }
+        for (k, rec) in inner.store.scan::<TokenRecord>(&prefix("tok"))? {
+            inner.tokens.insert(tail(&k), rec);
+        }
+        Ok(Self(Arc::new(inner)))
+    }
+
+    /// Resolves a bearer credential, in memory.
+    pub fn authenticate(&self, bearer: &str) -> Result<Principal, AuthError> {
+        let hash = hash_secret(bearer);
+        if bearer.starts_with("ai_") {
+            let rec = self.0.api_keys.get(&hash).ok_or(AuthError::InvalidApiKey)?;
+            if rec.revoked_at.is_some() || !self.0.workspaces.contains_key(&rec.workspace_id) {
+                return Err(AuthError::InvalidApiKey);
+            }
+            return Ok(Principal::ApiKey {
+                key_id: rec.id.clone(),
+                workspace_id: rec.workspace_id.clone(),
+            });
+        }
+        let rec = self.0.tokens.get(&hash).ok_or(AuthError::InvalidToken)?;
+        if rec.expires_at <= self.0.clock.now() {
+            return Err(AuthError::ExpiredToken);
+        }
+        Ok(Principal::User {
+            token_id: rec.id.clone(),
+            user_id: rec.user_id.clone(),
+        })
+    }
+
+    pub fn workspace(&self, id: &WorkspaceId) -> Option<Workspace> {
+        self.0.workspaces.get(id).map(|w| w.clone())
+    }
+
+    pub fn workspaces(&self) -> Vec<Workspace> {
+        let mut all: Vec<_> = self.0.workspaces.iter().map(|w| w.clone()).collect();
+        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        all
+    }
+
+    pub fn user(&self, id: &UserId) -> Option<User> {
+        self.0.users.get(id).map(|u| u.clone())
+    }
+
+    pub fn membership(&self, ws: &WorkspaceId, user: &UserId) -> Option<Membership> {
+        self.0
+            .memberships
+            .get(&(ws.clone(), user.clone()))
+            .map(|m| m.clone())
+    }
+
+    /// Every workspace a user belongs to, oldest membership first.
+    pub fn memberships_of(&self, user: &UserId) -> Vec<Membership> {
+        let mut all: Vec<_> = self
+            .0
+            .memberships
+            .iter()
+            .filter(|m| &m.user_id == user)
+            .map(|m| m.clone())
+            .collect();
+        all.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then(a.workspace_id.cmp(&b.workspace_id))
+        });
+        all
+    }
+
+    pub fn members_of(&self, ws: &WorkspaceId) -> Vec<Membership> {
+        self.0
+            .memberships
+            .iter()
+            .filter(|m| &m.workspace_id == ws)
+            .map(|m| m.clone())
+            .collect()
+    }
+
+    /// A new workspace with its owner (a new user) and one API key.
+    pub async fn create_workspace(
+        &self,
+        name: &str,
+        hipaa: bool,
+    ) -> Result<(Workspace, User, IssuedApiKey), DomainError> {
+        let name = text::name(name, 100).map_err(|m| DomainError::invalid("name", m))?;
+        let _guard = self.0.write.lock().await;
+        let now = self.0.clock.now();
+        let owner = User {
+            id: UserId::generate(),
+            name: format!("{name} owner"),
+            email: String::new(),
+            created_at: now,
+        };
+        let ws = Workspace {
+            id: WorkspaceId::generate(),
+            name,
+            hipaa,
+            owner_user_id: owner.id.clone(),
+            created_at: now,
+        };
+        let membership = Membership {
+            workspace_id: ws.id.clone(),
+            user_id: owner.id.clone(),
+            role: Role::Owner,
+            permissions: BTreeSet::new(),
+            created_at: now,
+        };
+        let (key_hash, key_rec, issued) = new_api_key(&ws.id, now);
+        let mut batch = Batch::default();
+        batch.put(key("ws", ws.id.as_str()), &ws)?;
+        batch.put(key("usr", owner.id.as_str()), &owner)?;
+        batch.put(membership_key(&membership), &membership)?;
+        batch.put(key("key", &key_hash), &key_rec)?;
+        self.0.store.commit(batch).await?;
+        self.0.workspaces.insert(ws.id.clone(), ws.clone());
+        self.0.users.insert(owner.id.clone(), owner.clone());
+        self.0
+            .memberships
+            .insert((ws.id.clone(), owner.id.clone()), membership);
+        self.0.api_keys.insert(key_hash, key_rec);
+        Ok((ws, owner, issued))
+    }
+
+    pub async fn create_api_key(&self, ws: &WorkspaceId) -> Result<IssuedApiKey, DomainError> {
+        if !self.0.workspaces.contains_key(ws) {
+            return Err(DomainError::NotFound("workspace"));
+        }
+        let _guard = self.0.write.lock().await;
+        let (hash, rec, issued) = new_api_key(ws, self.0.clock.now());
+        let mut batch = Batch::default();
+        batch.put(key("key", &hash), &rec)?;
+        self.0.store.commit(batch).await?;
+        self.0.api_keys.insert(hash, rec);
+        Ok(issued)
+    }
+
+    /// Revokes a key given in plain text; unknown keys are 404.
+    pub async fn revoke_api_key(&self, plain: &str) -> Result<(), DomainError> {
+        let hash = hash_secret(plain);
+        let _guard = self.0.write.lock().await;
+        let mut rec = self
+            .0
+            .api_keys
+            .get(&hash)
+            .map(|r| r.clone())
+            .ok_or(DomainError::NotFound("api key"))?;
+        if rec.revoked_at.is_none() {
+            rec.revoked_at = Some(self.0.clock.now());
+        }
+        let mut batch = Batch::default();
+        batch.put(key("key", &hash), &rec)?;
+        self.0.store.commit(batch).await?;
+        self.0.api_keys.insert(hash, rec);
+        Ok(())
+    }
+
+    pub async fn create_user(&self, name: &str, email: &str) -> Result<User, DomainError> {
+        let mut checks = crate::domain::error::Checks::new();
+        let name = checks.take("name", text::name(name, 200));
+        let email = checks.take("email", crate::domain::text::email(email));
+        checks.finish()?;
+        let user = User {
+            id: UserId::generate(),
+            name: name.unwrap_or_default(),
+            email: email.unwrap_or_default(),
+            created_at: self.0.clock.now(),
+        };
+        let _guard = self.0.write.lock().await;
+        let mut batch = Batch::default();
+        batch.put(key("usr", user.id.as_str()), &user)?;
+        self.0.store.commit(batch).await?;
+        self.0.users.insert(user.id.clone(), user.clone());
+        Ok(user)
+    }
+
+    /// Adds a user to a workspace, or replaces the role and permissions they have there.
+    pub async fn set_membership(
+        &self,
+        ws: &WorkspaceId,
+        user: &UserId,
+        role: Role,
+        permissions: BTreeSet<Permission>,
+    ) -> Result<Membership, DomainError> {
+        if !self.0.workspaces.contains_key(ws) {
+            return Err(DomainError::NotFound("workspace"));
+        }
+        if !self.0.users.contains_key(user) {
+            return Err(DomainError::invalid("user_id", "no such user"));
+        }
+        let _guard = self.0.write.lock().await;
+        let created_at = self
+            .membership(ws, user)
+            .map(|m| m.created_at)
+            .unwrap_or_else(|| self.0.clock.now());
+        let m = Membership {
+            workspace_id: ws.clone(),
+            user_id: user.clone(),
+            role,
+            permissions,
+            created_at,
+        };
+        let mut batch = Batch::default();
+        batch.put(membership_key(&m), &m)?;
+        self.0.store.commit(batch).await?;
+        self.0
+            .memberships
+            .insert((ws.clone(), user.clone()), m.clone());
+        Ok(m)
+    }
+
+    /// An opaque access token for a user, valid for `expires_in`.
+    pub async fn issue_token(
+        &self,
+        user: &UserId,
+        expires_in: std::time::Duration,
+    ) -> Result<IssuedToken, DomainError> {
+        if !self.0.users.contains_key(user) {
+            return Err(DomainError::NotFound("user"));
+        }
+        let expires_in = chrono::Duration::from_std(expires_in)
+            .map_err(|_| DomainError::invalid("expires_in", "is too large"))?;
+        let plain = random_id(TOKEN_PREFIX, 40);
+        let rec = TokenRecord {
+            id: random_id("tok", 16),
+            user_id: user.clone(),
+            expires_at: self.0.clock.now() + expires_in,
+        };
+        let hash = hash_secret(&plain);
+        let _guard = self.0.write.lock().await;
+        let mut batch = Batch::default();
+        batch.put(key("tok", &hash), &rec)?;
+        self.0.store.commit(batch).await?;
+        let expires_at = rec.expires_at;
+        self.0.tokens.insert(hash, rec);
+        Ok(IssuedToken { plain, expires_at })
+    }
+
+    /// A stored setting of the service itself (`admin_token_hash`, ...).
+    pub fn meta(&self, name: &str) -> Result<Option<String>, DomainError> {
+        Ok(self.0.store.get::<String>(&key("meta", name))?)
+    }
+
+    pub async fn set_meta(&self, name: &str, value: &str) -> Result<(), DomainError> {
+        let mut batch = Batch::default();
+        batch.put(key("meta", name), &value.to_string())?;
+        Ok(self.0.store.commit(batch).await?)
+    }
+}
+
+fn membership_key(m: &Membership) -> Vec<u8> {
+    Key::new("d")
+        .str("mem")
+        .str(m.workspace_id.as_str())
+        .str(m.user_id.as_str())
+        .build()
+}
+
+fn new_api_key(ws: &WorkspaceId, now: DateTime<Utc>) -> (String, ApiKeyRecord, IssuedApiKey) {
+    let plain = random_id(API_KEY_PREFIX, 40);
+    let rec = ApiKeyRecord {
+        id: random_id("key", 16),
+        workspace_id: ws.clone(),
+        created_at: now,
+        revoked_at: None,
+    };
+    let issued = IssuedApiKey {
+        key_id: rec.id.clone(),
+        plain: plain.clone(),
+    };
+    (hash_secret(&plain), rec, issued)
+}
+
+/// The last `/`-separated part of a key, as text.
+fn tail(k: &[u8]) -> String {
+    let at = k
+        .iter()
+        .rposition(|b| *b == b'/')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    String::from_utf8_lossy(&k[at..]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    async fn directory() -> (tempfile::TempDir, Directory, ManualClock) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock = ManualClock::new(Utc::now());
+        let d = Directory::load(store, Arc::new(clock.clone())).unwrap();
+        (dir, d, clock)
+    }
+
+    #[tokio::test]
+    async fn api_keys_authenticate_until_revoked_and_are_stored_hashed() {
+        let (_dir, d, _) = directory().await;
+        let (ws, _, key) = d.create_workspace("Acme", false).await.unwrap();
+        assert!(key.plain.starts_with("ai_") && key.plain.len() > 40);
+        match d.authenticate(&key.plain).unwrap() {
+            Principal::ApiKey { workspace_id, .. } => assert_eq!(workspace_id, ws.id),
+            other => panic!("{other:?}"),
+        }
+        assert!(d.0.api_keys.iter().all(|r| r.key() != &key.plain));
+        d.revoke_api_key(&key.plain).await.unwrap();
+        assert_eq!(d.authenticate(&key.plain), Err(AuthError::InvalidApiKey));
+        assert_eq!(d.authenticate("ai_wrong"), Err(AuthError::InvalidApiKey));
+    }
+
+    #[tokio::test]
+    async fn tokens_expire() {
+        let (_dir, d, clock) = directory().await;
+        let user = d.create_user("Ann", "ann@example.com").await.unwrap();
+        let t = d
+            .issue_token(&user.id, std::time::Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(matches!(
+            d.authenticate(&t.plain),
+            Ok(Principal::User { .. })
+        ));
+        clock.advance(std::time::Duration::from_secs(61));
+        assert_eq!(d.authenticate(&t.plain), Err(AuthError::ExpiredToken));
+        assert_eq!(d.authenticate("oat_nope"), Err(AuthError::InvalidToken));
+    }
+
+    #[tokio::test]
+    async fn members_pass_only_their_permissions() {
+        let (_dir, d, _) = directory().await;
+        let (ws, owner, _) = d.create_workspace("Acme", false).await.unwrap();
+        let user = d.create_user("Bo", "bo@example.com").await.unwrap();
+        let m = d
+            .set_membership(&ws.id, &user.id, Role::Member, [Permission::Orders].into())
+            .await
+            .unwrap();
+        assert!(m.allows(Permission::Orders));
+        assert!(!m.allows(Permission::Contacts));
+        let o = d.membership(&ws.id, &owner.id).unwrap();
+        assert!(o.allows(Permission::Integrations));
+    }
+}

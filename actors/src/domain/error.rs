@@ -1,0 +1,101 @@
+//! The one error type of the domain; the HTTP edge maps each variant to a status and code.
+
+use serde::Serialize;
+
+/// One faulty field: `path` names it (`options[2]`, `custom_fields.size`), `message` says
+/// what is wrong in words a client developer can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DomainError {
+    /// 422 `validation_failed`.
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    /// 404 `not_found`; the text names the resource kind.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// 409 with a specific code (`conflict`, `order_not_editable`, ...).
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    /// 422 `limit_reached`.
+    #[error("{0}")]
+    LimitReached(String),
+    /// 500; the text is logged, never sent.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl DomainError {
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Validation(vec![FieldError::new(path, message)])
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::Conflict {
+            code: "conflict",
+            message: message.into(),
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for DomainError {
+    fn from(e: crate::store::StoreError) -> Self {
+        Self::Internal(e.to_string())
+    }
+}
+
+/// Collects field errors so that one answer lists every faulty field.
+#[derive(Debug, Default)]
+pub struct Checks(Vec<FieldError>);
+
+impl Checks {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn fail(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError::new(path, message));
+    }
+
+    /// Keeps the parsed value, or records the message under `path`.
+    pub fn take<T>(&mut self, path: impl Into<String>, parsed: Result<T, String>) -> Option<T> {
+        match parsed {
+            Ok(v) => Some(v),
+            Err(message) => {
+                self.fail(path, message);
+                None
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn finish(self) -> Result<(), DomainError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(DomainError::Validation(self.0))
+        }
+    }
+
+    /// The parsed value when no check failed.
+    pub fn done<T>(self, value: Option<T>) -> Result<T, DomainError> {
+        self.finish()?;
+        value.ok_or_else(|| DomainError::Internal("parse produced no value".into()))
+    }
+}

@@ -1,0 +1,16 @@
+//! Typed records and their rules, one file per resource. Parse, don't validate: a value of
+//! a constrained type (`TagName`, `FieldKey`, ...) is valid by construction; input structs
+//! are turned into those types by `parse` functions that report every faulty field with
+//! its path.
+
+pub mod closing_note;
+pub mod custom_field;
+pub mod error;
+pub mod funnel;
+pub mod page;
+pub mod patch;
+pub mod tag;
+pub mod text;
+
+pub use error::{DomainError, FieldError};
+pub use patch::Patch;

@@ -1,0 +1,202 @@
+//! Idempotency keys: the first response to a key is stored (failures included) and replayed
+//! for repeats, scoped to workspace and credential, for a set time.
+//!
+//! A request first *claims* its key with a compare-and-swap, so of two concurrent requests
+//! with the same key exactly one runs; the other sees `InProgress`. A claim that never
+//! completes (the process died mid-request) stays `InProgress` until it expires: the caller
+//! cannot know whether the write happened, and the record says so.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::clock::{rfc3339_millis, SharedClock};
+use crate::store::{decode, encode, Store, StoreResult, Tree};
+
+pub const MAX_KEY_LEN: usize = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    fingerprint: String,
+    #[serde(with = "rfc3339_millis")]
+    created_at: DateTime<Utc>,
+    response: Option<StoredResponse>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// First use: run the request, then [`Idempotency::complete`].
+    Fresh,
+    /// Seen before with the same request: answer with this.
+    Replay(StoredResponse),
+    /// Seen before with a different request.
+    Reused,
+    /// The first request with this key has not finished.
+    InProgress,
+}
+
+#[derive(Clone)]
+pub struct Idempotency {
+    tree: Tree,
+    store: Store,
+    clock: SharedClock,
+    ttl: Duration,
+}
+
+/// Identifies a request's content: method, path with query, body.
+pub fn fingerprint(method: &str, path_and_query: &str, body: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(method.as_bytes());
+    h.update([0]);
+    h.update(path_and_query.as_bytes());
+    h.update([0]);
+    h.update(body);
+    hex::encode(h.finalize())
+}
+
+fn record_key(scope: &str, key: &str) -> Vec<u8> {
+    let mut k = scope.as_bytes().to_vec();
+    k.push(0);
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+impl Idempotency {
+    pub fn open(store: &Store, clock: SharedClock, ttl: Duration) -> StoreResult<Self> {
+        Ok(Self {
+            tree: store.tree("idempotency")?,
+            store: store.clone(),
+            clock,
+            ttl,
+        })
+    }
+
+    fn expired(&self, rec: &Record, now: DateTime<Utc>) -> bool {
+        chrono::Duration::from_std(self.ttl)
+            .map(|ttl| rec.created_at + ttl <= now)
+            .unwrap_or(false)
+    }
+
+    /// Claims `key` within `scope` (workspace and credential) for a request.
+    pub fn claim(&self, scope: &str, key: &str, fingerprint: &str) -> StoreResult<Claim> {
+        let k = record_key(scope, key);
+        loop {
+            let now = self.clock.now();
+            let fresh = encode(&Record {
+                fingerprint: fingerprint.to_string(),
+                created_at: now,
+                response: None,
+            })?;
+            let current = self.tree.get_raw(&k)?;
+            let claimable = match &current {
+                None => true,
+                Some(bytes) => match decode::<Record>(bytes) {
+                    Ok(rec) if !self.expired(&rec, now) => {
+                        return Ok(if rec.fingerprint != fingerprint {
+                            Claim::Reused
+                        } else {
+                            match rec.response {
+                                Some(r) => Claim::Replay(r),
+                                None => Claim::InProgress,
+                            }
+                        });
+                    }
+                    _ => true,
+                },
+            };
+            if claimable && self.tree.compare_and_swap(&k, current.as_deref(), fresh)? {
+                return Ok(Claim::Fresh);
+            }
+        }
+    }
+
+    /// Stores the response of a claimed key and waits until it is durable.
+    pub async fn complete(
+        &self,
+        scope: &str,
+        key: &str,
+        fingerprint: &str,
+        response: StoredResponse,
+    ) -> StoreResult<()> {
+        let rec = Record {
+            fingerprint: fingerprint.to_string(),
+            created_at: self.clock.now(),
+            response: Some(response),
+        };
+        self.tree.insert(&record_key(scope, key), &rec)?;
+        self.store.durable().await
+    }
+
+    /// Removes expired records; returns how many.
+    pub fn prune(&self) -> usize {
+        let now = self.clock.now();
+        let expired: Vec<Vec<u8>> = self
+            .tree
+            .iter::<Record>()
+            .filter(|(_, rec)| self.expired(rec, now))
+            .map(|(k, _)| k)
+            .collect();
+        expired
+            .iter()
+            .filter(|k| self.tree.remove(k).is_ok())
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use std::sync::Arc;
+
+    async fn idem() -> (tempfile::TempDir, Idempotency, ManualClock) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock = ManualClock::new(Utc::now());
+        let i =
+            Idempotency::open(&store, Arc::new(clock.clone()), Duration::from_secs(3600)).unwrap();
+        (dir, i, clock)
+    }
+
+    fn ok() -> StoredResponse {
+        StoredResponse {
+            status: 201,
+            content_type: Some("application/json".into()),
+            body: b"{}".to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn first_claim_runs_then_repeats_replay_and_other_bodies_conflict() {
+        let (_d, i, _) = idem().await;
+        assert_eq!(i.claim("ws:a", "k1", "fp").unwrap(), Claim::Fresh);
+        assert_eq!(i.claim("ws:a", "k1", "fp").unwrap(), Claim::InProgress);
+        i.complete("ws:a", "k1", "fp", ok()).await.unwrap();
+        assert_eq!(i.claim("ws:a", "k1", "fp").unwrap(), Claim::Replay(ok()));
+        assert_eq!(i.claim("ws:a", "k1", "other").unwrap(), Claim::Reused);
+        assert_eq!(
+            i.claim("ws:b", "k1", "other").unwrap(),
+            Claim::Fresh,
+            "scopes are separate"
+        );
+    }
+
+    #[tokio::test]
+    async fn keys_expire_after_the_ttl_and_are_pruned() {
+        let (_d, i, clock) = idem().await;
+        assert_eq!(i.claim("s", "k", "fp").unwrap(), Claim::Fresh);
+        i.complete("s", "k", "fp", ok()).await.unwrap();
+        clock.advance(Duration::from_secs(3601));
+        assert_eq!(i.prune(), 1);
+        assert_eq!(i.claim("s", "k", "other").unwrap(), Claim::Fresh);
+    }
+}

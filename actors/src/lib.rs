@@ -1,0 +1,26 @@
+//! # switchboard-actors
+//!
+//! Everything in Switchboard that owns state. No HTTP in here: the edge (`switchboard`)
+//! authenticates a request, then asks an actor.
+//!
+//! - [`store`]: the only module that touches sled; versioned codec and group commit.
+//! - [`domain`]: typed records and their rules, one file per resource.
+//! - [`workspace`]: `WorkspaceActor`, one per workspace, the only writer of its state.
+//! - [`registry`]: workspace id -> actor; spawning, supervision, passivation.
+//! - [`directory`]: workspaces, users, memberships, API keys and tokens, in memory.
+//! - [`events`]: the event catalog and the domain events mutations return.
+//! - [`clock`]: the one source of time, replaceable in tests.
+//! - [`ids`]: prefixed string ids.
+//!
+//! Requests flow one way: edge -> workspace actor -> store. Events flow one way: workspace
+//! actor -> outbox (same atomic batch as the change) -> delivery.
+
+pub mod clock;
+pub mod directory;
+pub mod domain;
+pub mod events;
+pub mod idempotency;
+pub mod ids;
+pub mod registry;
+pub mod store;
+pub mod workspace;

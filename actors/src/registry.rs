@@ -1,0 +1,233 @@
+//! Workspace id -> actor. Spawns an actor on first use, forgets it when it passivates or
+//! fails, and respawns it from the store on the next use.
+//!
+//! Every workspace actor is linked to one `WorkspaceSupervisor`, which overrides ractor's
+//! default (stop the supervisor when a child fails): a failed child is forgotten and
+//! counted, and the next message for that workspace starts a fresh actor that reloads its
+//! state from the store, so nothing acknowledged is lost and no partial in-memory change
+//! survives.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use ractor::rpc::CallResult;
+use ractor::{
+    Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, MessagingErr, RpcReplyPort,
+    SupervisionEvent,
+};
+use tokio::sync::OnceCell;
+
+use crate::clock::SharedClock;
+use crate::domain::DomainError;
+use crate::events::EventSink;
+use crate::ids::WorkspaceId;
+use crate::store::Store;
+use crate::workspace::{WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
+
+/// Life-cycle counters for operators.
+#[derive(Debug, Default)]
+pub struct RegistryStats {
+    pub spawned: AtomicU64,
+    pub restarts: AtomicU64,
+    pub passivations: AtomicU64,
+}
+
+pub struct RegistrySettings {
+    pub idle_after: Duration,
+    pub call_timeout: Duration,
+}
+
+type Slot = Arc<OnceCell<ActorRef<WorkspaceMsg>>>;
+
+struct Inner {
+    store: Store,
+    clock: SharedClock,
+    events: Arc<dyn EventSink>,
+    settings: RegistrySettings,
+    slots: DashMap<WorkspaceId, Slot>,
+    owners: DashMap<ActorId, WorkspaceId>,
+    stats: RegistryStats,
+}
+
+impl Inner {
+    /// Drops the slot of `ws` if it still holds actor `id`.
+    fn forget(&self, ws: &WorkspaceId, id: ActorId) {
+        self.slots
+            .remove_if(ws, |_, slot| slot.get().map(|a| a.get_id()) == Some(id));
+        self.owners.remove(&id);
+    }
+}
+
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+    supervisor: ActorRef<()>,
+}
+
+impl Registry {
+    pub async fn start(
+        store: Store,
+        clock: SharedClock,
+        events: Arc<dyn EventSink>,
+        settings: RegistrySettings,
+    ) -> Result<Self, DomainError> {
+        let inner = Arc::new(Inner {
+            store,
+            clock,
+            events,
+            settings,
+            slots: DashMap::new(),
+            owners: DashMap::new(),
+            stats: RegistryStats::default(),
+        });
+        let (supervisor, _) = Actor::spawn(None, WorkspaceSupervisor, inner.clone())
+            .await
+            .map_err(|e| DomainError::Internal(format!("supervisor: {e}")))?;
+        Ok(Self { inner, supervisor })
+    }
+
+    pub fn stats(&self) -> &RegistryStats {
+        &self.inner.stats
+    }
+
+    /// How many workspace actors are alive.
+    pub fn live(&self) -> usize {
+        self.inner
+            .slots
+            .iter()
+            .filter(|s| s.get().is_some())
+            .count()
+    }
+
+    /// The actor of `ws`, spawned (and its state loaded) if none is running.
+    pub async fn actor(&self, ws: &WorkspaceId) -> Result<ActorRef<WorkspaceMsg>, DomainError> {
+        let slot = self.inner.slots.entry(ws.clone()).or_default().clone();
+        slot.get_or_try_init(|| self.spawn(ws)).await.cloned()
+    }
+
+    async fn spawn(&self, ws: &WorkspaceId) -> Result<ActorRef<WorkspaceMsg>, DomainError> {
+        let weak = Arc::downgrade(&self.inner);
+        let args = WorkspaceArgs {
+            id: ws.clone(),
+            store: self.inner.store.clone(),
+            clock: self.inner.clock.clone(),
+            events: self.inner.events.clone(),
+            idle_after: self.inner.settings.idle_after,
+            on_passivate: Arc::new(move |ws, id| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.forget(ws, id);
+                    inner.stats.passivations.fetch_add(1, Ordering::Relaxed);
+                }
+            }),
+        };
+        let (actor, _) =
+            Actor::spawn_linked(None, WorkspaceActor, args, self.supervisor.get_cell())
+                .await
+                .map_err(|e| DomainError::Internal(format!("workspace actor start: {e}")))?;
+        self.inner.owners.insert(actor.get_id(), ws.clone());
+        self.inner.stats.spawned.fetch_add(1, Ordering::Relaxed);
+        Ok(actor)
+    }
+
+    /// Asks the workspace actor and waits for its answer. A message that could not be
+    /// delivered because the actor was stopping is sent again to a fresh actor; it was never
+    /// handled, so this cannot apply a change twice.
+    pub async fn call<T, F>(&self, ws: &WorkspaceId, build: F) -> Result<T, DomainError>
+    where
+        T: Send + 'static,
+        F: Fn(RpcReplyPort<Result<T, DomainError>>) -> WorkspaceMsg,
+    {
+        for _ in 0..3 {
+            let actor = self.actor(ws).await?;
+            match actor
+                .call(&build, Some(self.inner.settings.call_timeout))
+                .await
+            {
+                Ok(CallResult::Success(answer)) => return answer,
+                Ok(CallResult::Timeout) => {
+                    return Err(DomainError::Internal(format!("workspace {ws} timed out")))
+                }
+                Ok(CallResult::SenderError) => {
+                    return Err(DomainError::Internal(format!(
+                        "workspace {ws} failed while handling the request"
+                    )))
+                }
+                Err(MessagingErr::SendErr(_)) | Err(MessagingErr::ChannelClosed) => {
+                    self.inner.forget(ws, actor.get_id());
+                }
+                Err(MessagingErr::InvalidActorType) => {
+                    return Err(DomainError::Internal("actor type mismatch".into()))
+                }
+            }
+        }
+        Err(DomainError::Internal(format!(
+            "workspace {ws} could not be reached"
+        )))
+    }
+
+    /// Sends without waiting for an answer (tests use it to crash an actor).
+    pub async fn tell(&self, ws: &WorkspaceId, msg: WorkspaceMsg) -> Result<(), DomainError> {
+        let actor = self.actor(ws).await?;
+        actor
+            .send_message(msg)
+            .map_err(|e| DomainError::Internal(e.to_string()))
+    }
+
+    /// Stops every actor, letting each finish what is in its mailbox.
+    pub async fn shutdown(&self, wait: Duration) {
+        let actors: Vec<_> = self
+            .inner
+            .slots
+            .iter()
+            .filter_map(|s| s.get().cloned())
+            .collect();
+        for a in actors {
+            let _ = a.drain_and_wait(Some(wait)).await;
+        }
+        self.supervisor.stop(None);
+    }
+}
+
+/// Watches workspace actors; see the module docs.
+struct WorkspaceSupervisor;
+
+impl Actor for WorkspaceSupervisor {
+    type Msg = ();
+    type State = Arc<Inner>;
+    type Arguments = Arc<Inner>;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<()>,
+        inner: Arc<Inner>,
+    ) -> Result<Arc<Inner>, ActorProcessingErr> {
+        Ok(inner)
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _: ActorRef<()>,
+        event: SupervisionEvent,
+        inner: &mut Arc<Inner>,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorFailed(cell, err) => {
+                tracing::error!(actor = %cell.get_id(), error = %err, "workspace actor failed; it restarts from the store on next use");
+                inner.stats.restarts.fetch_add(1, Ordering::Relaxed);
+                forget_cell(inner, &cell);
+            }
+            SupervisionEvent::ActorTerminated(cell, ..) => forget_cell(inner, &cell),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn forget_cell(inner: &Inner, cell: &ActorCell) {
+    let id = cell.get_id();
+    if let Some((_, ws)) = inner.owners.remove(&id) {
+        inner.forget(&ws, id);
+    }
+}

@@ -1,0 +1,379 @@
+//! The only module that touches sled.
+//!
+//! - Keys: a short ASCII prefix naming the record kind, then big-endian ids so that a
+//!   prefix scan yields records in id order (reverse it for newest first).
+//! - Values: one format byte, then bincode, so that a record can be migrated later.
+//! - Durability: a write is acknowledged only after a flush. [`Store::durable`] hands out
+//!   a ticket that resolves when a flush that started after the write has finished; one
+//!   background task runs flushes back to back, so every writer waiting at the same time
+//!   shares one flush (group commit).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{de::DeserializeOwned, Serialize};
+use tokio::sync::{mpsc, oneshot};
+
+/// The leading byte of every stored value.
+const FORMAT_V1: u8 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store i/o: {0}")]
+    Sled(#[from] sled::Error),
+    #[error("store codec: {0}")]
+    Codec(String),
+    #[error("store flusher stopped")]
+    FlusherGone,
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Counters an operator reads to see how group commit behaves.
+#[derive(Debug, Default)]
+pub struct StoreStats {
+    pub flushes: AtomicU64,
+    pub flushed_writes: AtomicU64,
+    pub flush_micros_total: AtomicU64,
+}
+
+/// Handle to the database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    db: sled::Db,
+    flush_requests: mpsc::UnboundedSender<oneshot::Sender<StoreResult<()>>>,
+    stats: Arc<StoreStats>,
+}
+
+impl Store {
+    /// Opens (or creates) the database in `dir` and starts the group-commit flusher on the
+    /// current tokio runtime.
+    pub fn open(dir: &Path) -> StoreResult<Self> {
+        let db = sled::Config::new()
+            .path(dir.join("db"))
+            .mode(sled::Mode::HighThroughput)
+            .open()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let stats = Arc::new(StoreStats::default());
+        tokio::spawn(run_flusher(db.clone(), rx, stats.clone()));
+        Ok(Self {
+            db,
+            flush_requests: tx,
+            stats,
+        })
+    }
+
+    pub fn stats(&self) -> &StoreStats {
+        &self.stats
+    }
+
+    pub fn size_on_disk(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+
+    /// A fresh id: integers, never reused (sled persists the counter and skips ahead after
+    /// a crash), unique across every workspace.
+    pub fn next_id(&self) -> StoreResult<u64> {
+        Ok(self.db.generate_id()? + 1)
+    }
+
+    pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> StoreResult<Option<T>> {
+        self.db.get(key)?.map(|v| decode(&v)).transpose()
+    }
+
+    /// Every record under `prefix`, in key order.
+    pub fn scan<T: DeserializeOwned>(&self, prefix: &[u8]) -> StoreResult<Vec<(Vec<u8>, T)>> {
+        self.db
+            .scan_prefix(prefix)
+            .map(|item| {
+                let (k, v) = item?;
+                Ok((k.to_vec(), decode(&v)?))
+            })
+            .collect()
+    }
+
+    /// Applies a batch atomically (in memory and the write-ahead log, not yet flushed).
+    pub fn apply(&self, batch: Batch) -> StoreResult<()> {
+        self.db.apply_batch(batch.0)?;
+        Ok(())
+    }
+
+    /// A named tree for data with its own life cycle (idempotency records, ...). Its
+    /// writes are made durable by the same flushes as everything else.
+    pub fn tree(&self, name: &str) -> StoreResult<Tree> {
+        Ok(Tree(self.db.open_tree(name)?))
+    }
+
+    /// Resolves once everything written before this call is on disk.
+    pub fn durable(&self) -> impl std::future::Future<Output = StoreResult<()>> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.flush_requests.send(tx).is_ok();
+        async move {
+            if !sent {
+                return Err(StoreError::FlusherGone);
+            }
+            rx.await.map_err(|_| StoreError::FlusherGone)?
+        }
+    }
+
+    /// Applies and waits until durable.
+    pub async fn commit(&self, batch: Batch) -> StoreResult<()> {
+        self.apply(batch)?;
+        self.durable().await
+    }
+
+    /// Flushes synchronously; for shutdown.
+    pub fn flush_now(&self) -> StoreResult<()> {
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+async fn run_flusher(
+    db: sled::Db,
+    mut requests: mpsc::UnboundedReceiver<oneshot::Sender<StoreResult<()>>>,
+    stats: Arc<StoreStats>,
+) {
+    while let Some(first) = requests.recv().await {
+        let mut waiting = vec![first];
+        while let Ok(more) = requests.try_recv() {
+            waiting.push(more);
+        }
+        let started = Instant::now();
+        let db2 = db.clone();
+        let outcome = tokio::task::spawn_blocking(move || db2.flush())
+            .await
+            .map_err(|e| StoreError::Codec(format!("flush task: {e}")))
+            .and_then(|r| r.map(|_| ()).map_err(StoreError::from));
+        record_flush(&stats, waiting.len(), started.elapsed());
+        for waiter in waiting {
+            let result = match &outcome {
+                Ok(()) => Ok(()),
+                Err(e) => Err(StoreError::Codec(e.to_string())),
+            };
+            let _ = waiter.send(result);
+        }
+    }
+}
+
+fn record_flush(stats: &StoreStats, writes: usize, took: Duration) {
+    stats.flushes.fetch_add(1, Ordering::Relaxed);
+    stats
+        .flushed_writes
+        .fetch_add(writes as u64, Ordering::Relaxed);
+    stats
+        .flush_micros_total
+        .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+}
+
+/// A named keyspace with compare-and-swap, for records that are claimed by racing callers.
+#[derive(Clone)]
+pub struct Tree(sled::Tree);
+
+impl Tree {
+    pub fn get_raw(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self.0.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Replaces `old` (None: absent) with `new` only if the value is still `old`; false when
+    /// another writer got there first.
+    pub fn compare_and_swap(
+        &self,
+        key: &[u8],
+        old: Option<&[u8]>,
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        Ok(self.0.compare_and_swap(key, old, Some(new))?.is_ok())
+    }
+
+    pub fn insert<T: Serialize>(&self, key: &[u8], value: &T) -> StoreResult<()> {
+        self.0.insert(key, encode(value)?)?;
+        Ok(())
+    }
+
+    pub fn remove(&self, key: &[u8]) -> StoreResult<()> {
+        self.0.remove(key)?;
+        Ok(())
+    }
+
+    /// Every record, decoded; undecodable ones are skipped.
+    pub fn iter<T: DeserializeOwned>(&self) -> impl Iterator<Item = (Vec<u8>, T)> + '_ {
+        self.0
+            .iter()
+            .filter_map(|item| item.ok())
+            .filter_map(|(k, v)| decode(&v).ok().map(|v| (k.to_vec(), v)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// An atomic set of writes.
+#[derive(Default)]
+pub struct Batch(sled::Batch);
+
+impl Batch {
+    pub fn put<T: Serialize>(&mut self, key: Vec<u8>, value: &T) -> StoreResult<()> {
+        self.0.insert(key, encode(value)?);
+        Ok(())
+    }
+
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.0.remove(key);
+    }
+}
+
+/// Format byte + bincode.
+pub fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
+    let mut out = vec![FORMAT_V1];
+    let body = bincode::serde::encode_to_vec(value, bincode::config::standard())
+        .map_err(|e| StoreError::Codec(e.to_string()))?;
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StoreResult<T> {
+    match bytes.split_first() {
+        Some((&FORMAT_V1, body)) => {
+            bincode::serde::decode_from_slice(body, bincode::config::standard())
+                .map(|(v, _)| v)
+                .map_err(|e| StoreError::Codec(e.to_string()))
+        }
+        Some((other, _)) => Err(StoreError::Codec(format!("unknown format byte {other}"))),
+        None => Err(StoreError::Codec("empty value".into())),
+    }
+}
+
+/// Builds keys: `prefix/part/part...` with ids as 8 big-endian bytes.
+pub struct Key(Vec<u8>);
+
+impl Key {
+    pub fn new(kind: &str) -> Self {
+        Self(kind.as_bytes().to_vec())
+    }
+
+    pub fn str(mut self, part: &str) -> Self {
+        self.0.push(b'/');
+        self.0.extend_from_slice(part.as_bytes());
+        self
+    }
+
+    pub fn id(mut self, id: u64) -> Self {
+        self.0.push(b'/');
+        self.0.extend_from_slice(&id.to_be_bytes());
+        self
+    }
+
+    /// The prefix form, ending in the separator, for scans.
+    pub fn prefix(mut self) -> Vec<u8> {
+        self.0.push(b'/');
+        self.0
+    }
+
+    pub fn build(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+/// The id stored in the last 8 bytes of a key built with [`Key::id`].
+pub fn trailing_id(key: &[u8]) -> Option<u64> {
+    let tail: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Sample {
+        id: u64,
+        name: String,
+        note: Option<String>,
+    }
+
+    #[test]
+    fn codec_round_trips_with_a_format_byte() {
+        let s = Sample {
+            id: 7,
+            name: "x".into(),
+            note: None,
+        };
+        let bytes = encode(&s).unwrap();
+        assert_eq!(bytes[0], FORMAT_V1);
+        assert_eq!(decode::<Sample>(&bytes).unwrap(), s);
+    }
+
+    #[test]
+    fn unknown_format_byte_is_an_error_not_garbage() {
+        assert!(decode::<Sample>(&[9, 1, 2]).is_err());
+        assert!(decode::<Sample>(&[]).is_err());
+    }
+
+    #[test]
+    fn ids_in_keys_sort_numerically() {
+        let a = Key::new("w").str("ws_1").id(2).build();
+        let b = Key::new("w").str("ws_1").id(256).build();
+        assert!(a < b);
+        assert_eq!(trailing_id(&b), Some(256));
+    }
+
+    /// The previous handle's flusher lets go of the file lock once it sees its channel close.
+    async fn reopen(dir: &Path) -> Store {
+        for _ in 0..100 {
+            if let Ok(store) = Store::open(dir) {
+                return store;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("store did not reopen");
+    }
+
+    #[tokio::test]
+    async fn concurrent_writers_share_flushes_and_data_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut waits = Vec::new();
+            for i in 0..200u64 {
+                let mut b = Batch::default();
+                b.put(Key::new("t").id(i).build(), &i).unwrap();
+                store.apply(b).unwrap();
+                waits.push(store.durable());
+            }
+            for w in waits {
+                w.await.unwrap();
+            }
+            let flushes = store.stats().flushes.load(Ordering::Relaxed);
+            assert!(
+                flushes < 200,
+                "group commit should batch, got {flushes} flushes"
+            );
+        }
+        let store = reopen(dir.path()).await;
+        let all: Vec<(Vec<u8>, u64)> = store.scan(&Key::new("t").prefix()).unwrap();
+        assert_eq!(all.len(), 200);
+        assert_eq!(all[199].1, 199);
+    }
+
+    #[tokio::test]
+    async fn ids_are_never_reused_across_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = {
+            let store = Store::open(dir.path()).unwrap();
+            let id = store.next_id().unwrap();
+            store.flush_now().unwrap();
+            id
+        };
+        let store = reopen(dir.path()).await;
+        assert!(store.next_id().unwrap() > first);
+    }
+}

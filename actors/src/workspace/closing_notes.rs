@@ -1,0 +1,86 @@
+//! Closing notes: at most 100, names unique case-insensitively.
+
+use std::collections::BTreeMap;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::closing_note::{ClosingNote, NewClosingNote, MAX_CLOSING_NOTES};
+use crate::domain::DomainError;
+use crate::events::Origin;
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+pub enum ClosingNoteMsg {
+    List(Reply<Vec<ClosingNote>>),
+    Create(Origin, NewClosingNote, Reply<ClosingNote>),
+}
+
+impl ClosingNoteMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClosingNoteMsg::List(_) => "closing_note.list",
+            ClosingNoteMsg::Create(..) => "closing_note.create",
+        }
+    }
+}
+
+const KIND: &str = "cn";
+
+#[derive(Default)]
+pub struct ClosingNotes {
+    by_id: BTreeMap<u64, ClosingNote>,
+}
+
+impl ClosingNotes {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let by_id = store
+            .scan::<ClosingNote>(&record_prefix(ws, KIND))?
+            .into_iter()
+            .map(|(_, n)| (n.id, n))
+            .collect();
+        Ok(Self { by_id })
+    }
+}
+
+pub(super) fn handle(msg: ClosingNoteMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        ClosingNoteMsg::List(reply) => answer(
+            reply,
+            Ok(data.closing_notes.by_id.values().cloned().collect()),
+        ),
+        ClosingNoteMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+    }
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewClosingNote,
+) -> Result<Change<ClosingNote>, DomainError> {
+    let notes = &mut data.closing_notes.by_id;
+    let folded = new.name.to_lowercase();
+    if let Some(existing) = notes.values().find(|n| n.name.to_lowercase() == folded) {
+        return Err(DomainError::conflict(format!(
+            "a closing note named `{}` already exists",
+            existing.name
+        )));
+    }
+    if notes.len() >= MAX_CLOSING_NOTES {
+        return Err(DomainError::LimitReached(format!(
+            "a workspace can have at most {MAX_CLOSING_NOTES} closing notes"
+        )));
+    }
+    let note = ClosingNote {
+        id: ctx.next_id()?,
+        name: new.name,
+        description: new.description,
+        created_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    writes.put(ctx.key(KIND, note.id), &note)?;
+    notes.insert(note.id, note.clone());
+    Ok(Change {
+        value: note,
+        writes,
+        events: Vec::new(),
+    })
+}

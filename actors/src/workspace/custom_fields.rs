@@ -1,0 +1,101 @@
+//! Custom contact fields.
+
+use std::collections::BTreeMap;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::custom_field::{CustomField, NewCustomField};
+use crate::domain::DomainError;
+use crate::events::Origin;
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+pub enum CustomFieldMsg {
+    List(Reply<Vec<CustomField>>),
+    Get(u64, Reply<CustomField>),
+    Create(Origin, NewCustomField, Reply<CustomField>),
+}
+
+impl CustomFieldMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CustomFieldMsg::List(_) => "custom_field.list",
+            CustomFieldMsg::Get(..) => "custom_field.get",
+            CustomFieldMsg::Create(..) => "custom_field.create",
+        }
+    }
+}
+
+const KIND: &str = "cf";
+
+#[derive(Default)]
+pub struct CustomFields {
+    by_id: BTreeMap<u64, CustomField>,
+}
+
+impl CustomFields {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let by_id = store
+            .scan::<CustomField>(&record_prefix(ws, KIND))?
+            .into_iter()
+            .map(|(_, f)| (f.id, f))
+            .collect();
+        Ok(Self { by_id })
+    }
+
+    pub fn by_key(&self, key: &str) -> Option<&CustomField> {
+        self.by_id.values().find(|f| f.key.as_str() == key)
+    }
+
+    /// Oldest first: the order the fields were defined in, as a table shows them.
+    pub fn list(&self) -> Vec<CustomField> {
+        self.by_id.values().cloned().collect()
+    }
+}
+
+pub(super) fn handle(msg: CustomFieldMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        CustomFieldMsg::List(reply) => answer(reply, Ok(data.custom_fields.list())),
+        CustomFieldMsg::Get(id, reply) => answer(
+            reply,
+            data.custom_fields
+                .by_id
+                .get(&id)
+                .cloned()
+                .ok_or(DomainError::NotFound("custom field")),
+        ),
+        CustomFieldMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+    }
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewCustomField,
+) -> Result<Change<CustomField>, DomainError> {
+    if data.custom_fields.by_key(new.key.as_str()).is_some() {
+        return Err(DomainError::conflict(format!(
+            "a custom field with key `{}` already exists",
+            new.key.as_str()
+        )));
+    }
+    let field = CustomField {
+        id: ctx.next_id()?,
+        key: new.key,
+        label: new.label,
+        field_type: new.field_type,
+        options: new.options,
+        description: new.description,
+        ai_enabled: new.ai_enabled,
+        show_in_table: new.show_in_table,
+        archived: false,
+        created_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    writes.put(ctx.key(KIND, field.id), &field)?;
+    data.custom_fields.by_id.insert(field.id, field.clone());
+    Ok(Change {
+        value: field,
+        writes,
+        events: Vec::new(),
+    })
+}

@@ -1,0 +1,89 @@
+//! Funnels and their stages.
+
+use std::collections::BTreeMap;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::funnel::{Funnel, NewFunnel, Stage};
+use crate::domain::DomainError;
+use crate::events::Origin;
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+pub enum FunnelMsg {
+    List(Reply<Vec<Funnel>>),
+    Create(Origin, NewFunnel, Reply<Funnel>),
+}
+
+impl FunnelMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FunnelMsg::List(_) => "funnel.list",
+            FunnelMsg::Create(..) => "funnel.create",
+        }
+    }
+}
+
+const KIND: &str = "fun";
+
+#[derive(Default)]
+pub struct Funnels {
+    by_id: BTreeMap<u64, Funnel>,
+}
+
+impl Funnels {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let by_id = store
+            .scan::<Funnel>(&record_prefix(ws, KIND))?
+            .into_iter()
+            .map(|(_, f)| (f.id, f))
+            .collect();
+        Ok(Self { by_id })
+    }
+
+    /// The funnel a stage belongs to, with the stage.
+    pub fn stage(&self, stage_id: u64) -> Option<(&Funnel, &Stage)> {
+        self.by_id
+            .values()
+            .find_map(|f| f.stages.iter().find(|s| s.id == stage_id).map(|s| (f, s)))
+    }
+}
+
+pub(super) fn handle(msg: FunnelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        FunnelMsg::List(reply) => answer(reply, Ok(data.funnels.by_id.values().cloned().collect())),
+        FunnelMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+    }
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewFunnel,
+) -> Result<Change<Funnel>, DomainError> {
+    let stages = new
+        .stages
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            Ok(Stage {
+                id: ctx.next_id()?,
+                name,
+                position: i as u32,
+            })
+        })
+        .collect::<Result<Vec<_>, DomainError>>()?;
+    let funnel = Funnel {
+        id: ctx.next_id()?,
+        name: new.name,
+        stages,
+        created_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    writes.put(ctx.key(KIND, funnel.id), &funnel)?;
+    data.funnels.by_id.insert(funnel.id, funnel.clone());
+    Ok(Change {
+        value: funnel,
+        writes,
+        events: Vec::new(),
+    })
+}

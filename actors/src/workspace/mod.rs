@@ -1,0 +1,269 @@
+//! `WorkspaceActor`: one per workspace, the only writer of that workspace's state.
+//!
+//! A mutation is handled in three steps: the resource handler validates it against the
+//! in-memory state, applies it there and returns a [`Change`] (the value to answer, the
+//! store writes, the domain events); the actor stages the events into the same batch and
+//! applies the batch atomically; the reply is sent once a group-commit flush has made the
+//! batch durable. The flush wait runs outside the mailbox, so the actor moves on to the
+//! next message at once and concurrent writers share flushes.
+
+mod closing_notes;
+mod custom_fields;
+mod funnels;
+mod tags;
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+pub use closing_notes::ClosingNoteMsg;
+pub use custom_fields::CustomFieldMsg;
+pub use funnels::FunnelMsg;
+pub use tags::TagMsg;
+
+use crate::clock::SharedClock;
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, EventSink, Origin};
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Key, Store};
+
+pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
+
+/// Everything a workspace actor can be asked, grouped by resource.
+pub enum WorkspaceMsg {
+    Tag(TagMsg),
+    CustomField(CustomFieldMsg),
+    ClosingNote(ClosingNoteMsg),
+    Funnel(FunnelMsg),
+    /// Timer tick: stop when idle for longer than the passivation period.
+    IdleCheck,
+    /// Fails the handler; lets tests prove that a failed actor comes back from the store.
+    #[doc(hidden)]
+    Crash,
+}
+
+impl WorkspaceMsg {
+    /// A short name for logs and metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkspaceMsg::Tag(m) => m.kind(),
+            WorkspaceMsg::CustomField(m) => m.kind(),
+            WorkspaceMsg::ClosingNote(m) => m.kind(),
+            WorkspaceMsg::Funnel(m) => m.kind(),
+            WorkspaceMsg::IdleCheck => "idle_check",
+            WorkspaceMsg::Crash => "crash",
+        }
+    }
+}
+
+/// What a mutation produced.
+pub struct Change<T> {
+    pub value: T,
+    pub writes: Batch,
+    pub events: Vec<DomainEvent>,
+}
+
+/// What a handler needs besides the state.
+pub struct Ctx<'a> {
+    pub workspace: &'a WorkspaceId,
+    pub store: &'a Store,
+    pub now: DateTime<Utc>,
+}
+
+impl Ctx<'_> {
+    pub fn next_id(&self) -> Result<u64, DomainError> {
+        Ok(self.store.next_id()?)
+    }
+
+    /// Key of a record of this workspace: `w/<ws>/<kind>/<id>`.
+    pub fn key(&self, kind: &str, id: u64) -> Vec<u8> {
+        record_key(self.workspace, kind, id)
+    }
+}
+
+pub(crate) fn record_key(ws: &WorkspaceId, kind: &str, id: u64) -> Vec<u8> {
+    Key::new("w").str(ws.as_str()).str(kind).id(id).build()
+}
+
+pub(crate) fn record_prefix(ws: &WorkspaceId, kind: &str) -> Vec<u8> {
+    Key::new("w").str(ws.as_str()).str(kind).prefix()
+}
+
+/// The workspace's records and indexes.
+#[derive(Default)]
+pub struct WorkspaceData {
+    pub tags: tags::Tags,
+    pub custom_fields: custom_fields::CustomFields,
+    pub closing_notes: closing_notes::ClosingNotes,
+    pub funnels: funnels::Funnels,
+}
+
+impl WorkspaceData {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        Ok(Self {
+            tags: tags::Tags::load(store, ws)?,
+            custom_fields: custom_fields::CustomFields::load(store, ws)?,
+            closing_notes: closing_notes::ClosingNotes::load(store, ws)?,
+            funnels: funnels::Funnels::load(store, ws)?,
+        })
+    }
+}
+
+pub struct WorkspaceArgs {
+    pub id: WorkspaceId,
+    pub store: Store,
+    pub clock: SharedClock,
+    pub events: std::sync::Arc<dyn EventSink>,
+    pub idle_after: Duration,
+    /// Called when the actor decides to passivate, before it drains and stops, so that no
+    /// new caller reaches it.
+    pub on_passivate: std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorId) + Send + Sync>,
+}
+
+pub struct WorkspaceState {
+    args: WorkspaceArgs,
+    data: WorkspaceData,
+    last_active: Instant,
+    passivating: bool,
+}
+
+pub struct WorkspaceActor;
+
+impl Actor for WorkspaceActor {
+    type Msg = WorkspaceMsg;
+    type State = WorkspaceState;
+    type Arguments = WorkspaceArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<WorkspaceMsg>,
+        args: WorkspaceArgs,
+    ) -> Result<WorkspaceState, ActorProcessingErr> {
+        let data = WorkspaceData::load(&args.store, &args.id)?;
+        let tick = (args.idle_after / 2).max(Duration::from_millis(10));
+        myself.send_interval(tick, || WorkspaceMsg::IdleCheck);
+        Ok(WorkspaceState {
+            args,
+            data,
+            last_active: Instant::now(),
+            passivating: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<WorkspaceMsg>,
+        msg: WorkspaceMsg,
+        state: &mut WorkspaceState,
+    ) -> Result<(), ActorProcessingErr> {
+        if !matches!(msg, WorkspaceMsg::IdleCheck) {
+            state.last_active = Instant::now();
+        }
+        let ctx = Ctx {
+            workspace: &state.args.id,
+            store: &state.args.store,
+            now: state.args.clock.now(),
+        };
+        let done = match msg {
+            WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
+            WorkspaceMsg::CustomField(m) => custom_fields::handle(m, &mut state.data, &ctx),
+            WorkspaceMsg::ClosingNote(m) => closing_notes::handle(m, &mut state.data, &ctx),
+            WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
+            WorkspaceMsg::IdleCheck => {
+                if !state.passivating && state.last_active.elapsed() >= state.args.idle_after {
+                    state.passivating = true;
+                    (state.args.on_passivate)(&state.args.id, myself.get_id());
+                    myself.drain()?;
+                }
+                Handled::Done
+            }
+            WorkspaceMsg::Crash => return Err("crash requested".into()),
+        };
+        match done {
+            Handled::Done => Ok(()),
+            Handled::Commit(pending) => pending.commit(&state.args),
+        }
+    }
+}
+
+/// What a resource handler leaves for the actor to finish.
+pub enum Handled {
+    /// The reply was already sent (reads, refusals).
+    Done,
+    /// A change waiting to be committed, then answered.
+    Commit(Box<dyn PendingCommit>),
+}
+
+/// A change plus the reply port it answers on, with the value type erased so that every
+/// resource shares one commit path.
+pub trait PendingCommit: Send {
+    fn commit(self: Box<Self>, args: &WorkspaceArgs) -> Result<(), ActorProcessingErr>;
+}
+
+struct Pending<T> {
+    change: Change<T>,
+    origin: Origin,
+    reply: Reply<T>,
+}
+
+impl<T: Send + 'static> PendingCommit for Pending<T> {
+    fn commit(self: Box<Self>, args: &WorkspaceArgs) -> Result<(), ActorProcessingErr> {
+        let Pending {
+            change,
+            origin,
+            reply,
+        } = *self;
+        let mut batch = change.writes;
+        let staged = args.events.stage(
+            &args.id,
+            &origin,
+            &change.events,
+            args.clock.now(),
+            &mut batch,
+        );
+        if let Err(e) = staged.and_then(|_| args.store.apply(batch).map_err(DomainError::from)) {
+            // The in-memory state is now ahead of the store: fail, so that the supervisor
+            // drops this actor and the next message reloads from what is stored.
+            let _ = reply.send(Err(DomainError::Internal(e.to_string())));
+            return Err(format!("store write failed: {e}").into());
+        }
+        let durable = args.store.durable();
+        let sink = args.events.clone();
+        let ws = args.id.clone();
+        tokio::spawn(async move {
+            match durable.await {
+                Ok(()) => {
+                    sink.committed(&ws);
+                    let _ = reply.send(Ok(change.value));
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(DomainError::Internal(e.to_string())));
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Answers a read or a refusal now.
+pub(crate) fn answer<T>(reply: Reply<T>, value: Result<T, DomainError>) -> Handled {
+    let _ = reply.send(value);
+    Handled::Done
+}
+
+/// Answers a mutation: a refusal now, a change after it is durable.
+pub(crate) fn finish<T: Send + 'static>(
+    reply: Reply<T>,
+    origin: Origin,
+    result: Result<Change<T>, DomainError>,
+) -> Handled {
+    match result {
+        Err(e) => answer(reply, Err(e)),
+        Ok(change) => Handled::Commit(Box::new(Pending {
+            change,
+            origin,
+            reply,
+        })),
+    }
+}

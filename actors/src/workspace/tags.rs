@@ -1,0 +1,172 @@
+//! The workspace tag list.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::json;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::tag::{NewTag, Tag, TagChange, TagDeleted};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+pub enum TagMsg {
+    List(Reply<Vec<Tag>>),
+    Create(Origin, NewTag, Reply<Tag>),
+    Update(Origin, u64, TagChange, Reply<Tag>),
+    Delete(Origin, u64, Reply<TagDeleted>),
+}
+
+impl TagMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TagMsg::List(_) => "tag.list",
+            TagMsg::Create(..) => "tag.create",
+            TagMsg::Update(..) => "tag.update",
+            TagMsg::Delete(..) => "tag.delete",
+        }
+    }
+}
+
+const KIND: &str = "tag";
+
+/// Tags by id, with a case-insensitive name index.
+#[derive(Default)]
+pub struct Tags {
+    by_id: BTreeMap<u64, Tag>,
+    by_name: HashMap<String, u64>,
+}
+
+impl Tags {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut tags = Self::default();
+        for (_, tag) in store.scan::<Tag>(&record_prefix(ws, KIND))? {
+            tags.insert(tag);
+        }
+        Ok(tags)
+    }
+
+    fn insert(&mut self, tag: Tag) {
+        self.by_name.insert(tag.name.folded(), tag.id);
+        self.by_id.insert(tag.id, tag);
+    }
+
+    pub fn find_by_name(&self, name: &str) -> Option<&Tag> {
+        self.by_name
+            .get(&crate::domain::tag::fold(name))
+            .and_then(|id| self.by_id.get(id))
+    }
+
+    /// Newest first.
+    pub fn list(&self) -> Vec<Tag> {
+        self.by_id.values().rev().cloned().collect()
+    }
+}
+
+pub(super) fn handle(msg: TagMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        TagMsg::List(reply) => answer(reply, Ok(data.tags.list())),
+        TagMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+        TagMsg::Update(origin, id, change, reply) => {
+            finish(reply, origin, update(data, ctx, id, change))
+        }
+        TagMsg::Delete(origin, id, reply) => finish(reply, origin, delete(data, ctx, id)),
+    }
+}
+
+fn taken(name: &str) -> DomainError {
+    DomainError::conflict(format!("a tag named `{name}` already exists"))
+}
+
+fn create(data: &mut WorkspaceData, ctx: &Ctx, new: NewTag) -> Result<Change<Tag>, DomainError> {
+    if let Some(existing) = data.tags.find_by_name(new.name.as_str()) {
+        return Err(taken(existing.name.as_str()));
+    }
+    let tag = Tag {
+        id: ctx.next_id()?,
+        name: new.name,
+        color: new.color,
+        created_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    writes.put(ctx.key(KIND, tag.id), &tag)?;
+    data.tags.insert(tag.clone());
+    let event = DomainEvent::new("tag.created", "tag", tag.id, &tag);
+    Ok(Change {
+        value: tag,
+        writes,
+        events: vec![event],
+    })
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    change: TagChange,
+) -> Result<Change<Tag>, DomainError> {
+    let before = data
+        .tags
+        .by_id
+        .get(&id)
+        .cloned()
+        .ok_or(DomainError::NotFound("tag"))?;
+    let mut tag = before.clone();
+    let mut changes = serde_json::Map::new();
+    if let Some(name) = change.name {
+        if let Some(other) = data.tags.find_by_name(name.as_str()) {
+            if other.id != id {
+                return Err(taken(other.name.as_str()));
+            }
+        }
+        if name != tag.name {
+            changes.insert("name".into(), json!(before.name));
+            tag.name = name;
+        }
+    }
+    if !change.color.is_keep() {
+        let color = change.color.apply_to(tag.color);
+        if color != tag.color {
+            changes.insert("color".into(), json!(before.color));
+            tag.color = color;
+        }
+    }
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    if !changes.is_empty() {
+        tag.updated_at = ctx.now;
+        writes.put(ctx.key(KIND, id), &tag)?;
+        data.tags.by_name.remove(&before.name.folded());
+        data.tags.insert(tag.clone());
+        events.push(DomainEvent::new("tag.updated", "tag", id, &tag).with_changes(changes));
+    }
+    Ok(Change {
+        value: tag,
+        writes,
+        events,
+    })
+}
+
+fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<TagDeleted>, DomainError> {
+    let tag = data
+        .tags
+        .by_id
+        .remove(&id)
+        .ok_or(DomainError::NotFound("tag"))?;
+    data.tags.by_name.remove(&tag.name.folded());
+    let mut writes = Batch::default();
+    writes.delete(ctx.key(KIND, id));
+    let deleted = TagDeleted {
+        id,
+        deleted: true,
+        contacts_updated: 0,
+    };
+    let event = DomainEvent::new("tag.deleted", "tag", id, &tag);
+    Ok(Change {
+        value: deleted,
+        writes,
+        events: vec![event],
+    })
+}

@@ -1,0 +1,227 @@
+//! The operator API on its own listener. Every call needs
+//! `Authorization: Bearer <admin token>`; bodies and errors use the standard format.
+
+use std::collections::BTreeSet;
+
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use switchboard_actors::directory::{hash_secret, Membership, Permission, Role, User, Workspace};
+use switchboard_actors::domain::funnel::{Funnel, NewFunnel, NewFunnelInput};
+use switchboard_actors::events::Origin;
+use switchboard_actors::ids::{UserId, WorkspaceId};
+use switchboard_actors::workspace::{FunnelMsg, WorkspaceMsg};
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::ApiJson;
+use crate::http::object::Obj;
+use crate::http::pagination::ListEnvelope;
+use crate::http::AppState;
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            "/admin/workspaces",
+            post(create_workspace).get(list_workspaces),
+        )
+        .route("/admin/workspaces/{id}/api-keys", post(create_api_key))
+        .route("/admin/api-keys/revoke", post(revoke_api_key))
+        .route("/admin/users", post(create_user))
+        .route("/admin/workspaces/{id}/members", post(add_member))
+        .route("/admin/users/{id}/tokens", post(issue_token))
+        .route("/admin/workspaces/{id}/funnels", post(create_funnel))
+        .route(
+            "/admin/health",
+            get(|| async { Json(serde_json::json!({"status": "ok"})) }),
+        )
+        .layer(from_fn_with_state(state.clone(), require_admin))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .with_state(state)
+}
+
+async fn require_admin(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| hash_secret(t.trim()));
+    match presented {
+        Some(h) if constant_time_eq(h.as_bytes(), app.admin_token_hash.as_bytes()) => {
+            next.run(req).await
+        }
+        Some(_) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid_token",
+            "wrong admin token",
+        )
+        .into_response(),
+        None => {
+            ApiError::unauthenticated("send Authorization: Bearer <admin token>").into_response()
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn workspace_id(raw: &str) -> Result<WorkspaceId, ApiError> {
+    WorkspaceId::parse(raw).ok_or_else(|| ApiError::not_found("workspace"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewWorkspace {
+    name: String,
+    #[serde(default)]
+    hipaa: bool,
+}
+
+#[derive(Serialize)]
+struct CreatedWorkspace {
+    #[serde(flatten)]
+    workspace: Obj<Workspace>,
+    api_key: String,
+}
+
+async fn create_workspace(
+    State(app): State<AppState>,
+    ApiJson(body): ApiJson<NewWorkspace>,
+) -> ApiResult<(StatusCode, Json<CreatedWorkspace>)> {
+    let (workspace, _, key) = app
+        .directory
+        .create_workspace(&body.name, body.hipaa)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedWorkspace {
+            workspace: Obj(workspace),
+            api_key: key.plain,
+        }),
+    ))
+}
+
+async fn list_workspaces(State(app): State<AppState>) -> Json<ListEnvelope<Obj<Workspace>>> {
+    Json(ListEnvelope::all(app.directory.workspaces()))
+}
+
+async fn create_api_key(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+    let ws = workspace_id(&id)?;
+    let key = app.directory.create_api_key(&ws).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::json!({"object": "api_key", "workspace_id": ws, "api_key": key.plain})),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Revoke {
+    api_key: String,
+}
+
+async fn revoke_api_key(
+    State(app): State<AppState>,
+    ApiJson(body): ApiJson<Revoke>,
+) -> ApiResult<Json<serde_json::Value>> {
+    app.directory.revoke_api_key(&body.api_key).await?;
+    Ok(Json(serde_json::json!({"revoked": true})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewUser {
+    name: String,
+    email: String,
+}
+
+async fn create_user(
+    State(app): State<AppState>,
+    ApiJson(body): ApiJson<NewUser>,
+) -> ApiResult<(StatusCode, Json<Obj<User>>)> {
+    let user = app.directory.create_user(&body.name, &body.email).await?;
+    Ok((StatusCode::CREATED, Json(Obj(user))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewMember {
+    user_id: String,
+    role: Role,
+    #[serde(default)]
+    permissions: BTreeSet<Permission>,
+}
+
+async fn add_member(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<NewMember>,
+) -> ApiResult<(StatusCode, Json<Obj<Membership>>)> {
+    let ws = workspace_id(&id)?;
+    let user =
+        UserId::parse(&body.user_id).ok_or_else(|| ApiError::invalid("user_id", "no such user"))?;
+    let m = app
+        .directory
+        .set_membership(&ws, &user, body.role, body.permissions)
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(m))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewToken {
+    expires_in: u64,
+}
+
+async fn issue_token(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<NewToken>,
+) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+    let user = UserId::parse(&id).ok_or_else(|| ApiError::not_found("user"))?;
+    if body.expires_in == 0 || body.expires_in > 10 * 365 * 86400 {
+        return Err(ApiError::invalid(
+            "expires_in",
+            "must be from 1 second to 10 years",
+        ));
+    }
+    let t = app
+        .directory
+        .issue_token(&user, std::time::Duration::from_secs(body.expires_in))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::json!({
+            "object": "access_token",
+            "access_token": t.plain,
+            "expires_at": switchboard_actors::clock::rfc3339_millis::format(&t.expires_at),
+        })),
+    ))
+}
+
+async fn create_funnel(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<NewFunnelInput>,
+) -> ApiResult<(StatusCode, Json<Obj<Funnel>>)> {
+    let ws = workspace_id(&id)?;
+    if app.directory.workspace(&ws).is_none() {
+        return Err(ApiError::not_found("workspace"));
+    }
+    let new = NewFunnel::parse(input)?;
+    let funnel = app
+        .registry
+        .call(&ws, |r| {
+            WorkspaceMsg::Funnel(FunnelMsg::Create(Origin::system(), new.clone(), r))
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(funnel))))
+}

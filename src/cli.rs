@@ -1,0 +1,189 @@
+//! The command line: `serve`, and `admin ...`, which calls the operator API so that an
+//! operator never hand-writes curl.
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+
+#[derive(Parser)]
+#[command(
+    name = "switchboard",
+    version,
+    about = "Customer-messaging workspace API"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the API and operator listeners (settings from SWITCHBOARD_* variables).
+    Serve,
+    /// Operator actions against a running server.
+    Admin(AdminArgs),
+}
+
+#[derive(Args)]
+pub struct AdminArgs {
+    /// The operator listener.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_ADMIN_URL",
+        default_value = "http://127.0.0.1:8081"
+    )]
+    pub admin_url: String,
+    /// The admin token printed at first start.
+    #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: String,
+    #[command(subcommand)]
+    pub action: AdminAction,
+}
+
+#[derive(Subcommand)]
+pub enum AdminAction {
+    /// Create a workspace with its owner and an API key.
+    CreateWorkspace {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        hipaa: bool,
+    },
+    /// List workspaces.
+    ListWorkspaces,
+    /// Issue another API key for a workspace.
+    CreateApiKey {
+        #[arg(long)]
+        workspace: String,
+    },
+    /// Revoke an API key.
+    RevokeApiKey {
+        #[arg(long)]
+        api_key: String,
+    },
+    /// Create a person who can log in through a connector.
+    CreateUser {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        email: String,
+    },
+    /// Add a user to a workspace (or change their role and permissions there).
+    AddMember {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long)]
+        user: String,
+        /// owner, admin or member
+        #[arg(long)]
+        role: String,
+        /// Comma-separated: contacts,inbox,calendar,orders,business_pages,call_agent,campaigns,integrations
+        #[arg(long, value_delimiter = ',')]
+        permissions: Vec<String>,
+    },
+    /// Issue an OAuth access token for a user.
+    IssueToken {
+        #[arg(long)]
+        user: String,
+        /// Seconds until it expires.
+        #[arg(long, default_value_t = 3600)]
+        expires_in: u64,
+    },
+    /// Create a funnel with stages.
+    CreateFunnel {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long)]
+        name: String,
+        /// Comma-separated stage names, in order.
+        #[arg(long, value_delimiter = ',')]
+        stages: Vec<String>,
+    },
+}
+
+impl AdminAction {
+    /// Method, path and body of the operator call.
+    fn request(&self) -> (reqwest::Method, String, Option<Value>) {
+        use reqwest::Method;
+        match self {
+            AdminAction::CreateWorkspace { name, hipaa } => (
+                Method::POST,
+                "/admin/workspaces".into(),
+                Some(json!({"name": name, "hipaa": hipaa})),
+            ),
+            AdminAction::ListWorkspaces => (Method::GET, "/admin/workspaces".into(), None),
+            AdminAction::CreateApiKey { workspace } => (
+                Method::POST,
+                format!("/admin/workspaces/{workspace}/api-keys"),
+                None,
+            ),
+            AdminAction::RevokeApiKey { api_key } => (
+                Method::POST,
+                "/admin/api-keys/revoke".into(),
+                Some(json!({"api_key": api_key})),
+            ),
+            AdminAction::CreateUser { name, email } => (
+                Method::POST,
+                "/admin/users".into(),
+                Some(json!({"name": name, "email": email})),
+            ),
+            AdminAction::AddMember {
+                workspace,
+                user,
+                role,
+                permissions,
+            } => (
+                Method::POST,
+                format!("/admin/workspaces/{workspace}/members"),
+                Some(json!({"user_id": user, "role": role, "permissions": permissions})),
+            ),
+            AdminAction::IssueToken { user, expires_in } => (
+                Method::POST,
+                format!("/admin/users/{user}/tokens"),
+                Some(json!({"expires_in": expires_in})),
+            ),
+            AdminAction::CreateFunnel {
+                workspace,
+                name,
+                stages,
+            } => (
+                Method::POST,
+                format!("/admin/workspaces/{workspace}/funnels"),
+                Some(json!({"name": name, "stages": stages})),
+            ),
+        }
+    }
+}
+
+/// Runs an admin action; prints the answer as JSON; non-2xx is an error.
+pub async fn run_admin(args: AdminArgs) -> Result<(), String> {
+    let (method, path, body) = args.action.request();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut req = client
+        .request(
+            method,
+            format!("{}{path}", args.admin_url.trim_end_matches('/')),
+        )
+        .bearer_auth(&args.admin_token);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let response = req
+        .send()
+        .await
+        .map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status();
+    let text = response.text().await.map_err(|e| e.to_string())?;
+    let pretty = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or(text);
+    if status.is_success() {
+        println!("{pretty}");
+        Ok(())
+    } else {
+        Err(format!("{status}: {pretty}"))
+    }
+}

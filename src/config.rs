@@ -1,0 +1,181 @@
+//! Settings: defaults, overridden by `SWITCHBOARD_*` environment variables, checked at
+//! start. A bad value stops the start with a message naming the variable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// SWITCHBOARD_ADDR: the API listener.
+    pub addr: SocketAddr,
+    /// SWITCHBOARD_ADMIN_ADDR: the operator listener.
+    pub admin_addr: SocketAddr,
+    /// SWITCHBOARD_DATA_DIR: the database folder.
+    pub data_dir: PathBuf,
+    /// SWITCHBOARD_ADMIN_TOKEN: bearer token for /admin; generated at first start if unset.
+    pub admin_token: Option<String>,
+    /// SWITCHBOARD_RATE_LIMIT_PER_MINUTE: per-workspace budget; 0 turns the limit off.
+    pub rate_limit_per_minute: u32,
+    /// SWITCHBOARD_IDEMPOTENCY_TTL: how long a first response is kept.
+    pub idempotency_ttl: Duration,
+    /// SWITCHBOARD_ACTOR_IDLE: a workspace actor idle this long stops; it respawns on use.
+    pub actor_idle: Duration,
+    /// SWITCHBOARD_SHUTDOWN_GRACE: how long shutdown waits for in-flight requests.
+    pub shutdown_grace: Duration,
+    /// SWITCHBOARD_LOG_FORMAT: `text` or `json`.
+    pub log_json: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {message}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub message: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            admin_addr: SocketAddr::from(([127, 0, 0, 1], 8081)),
+            data_dir: PathBuf::from("./data"),
+            admin_token: None,
+            rate_limit_per_minute: 120,
+            idempotency_ttl: Duration::from_secs(24 * 3600),
+            actor_idle: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(10),
+            log_json: false,
+        }
+    }
+}
+
+impl Settings {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads each variable through `get`, so tests need not touch the process environment.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let mut s = Self::default();
+        let var = |name: &'static str| get(name).filter(|v| !v.trim().is_empty());
+        if let Some(v) = var("SWITCHBOARD_ADDR") {
+            s.addr = parse_addr("SWITCHBOARD_ADDR", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_ADMIN_ADDR") {
+            s.admin_addr = parse_addr("SWITCHBOARD_ADMIN_ADDR", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_DATA_DIR") {
+            s.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = var("SWITCHBOARD_ADMIN_TOKEN") {
+            if v.trim().len() < 16 {
+                return Err(ConfigError {
+                    var: "SWITCHBOARD_ADMIN_TOKEN",
+                    message: "must be at least 16 characters".into(),
+                });
+            }
+            s.admin_token = Some(v.trim().to_string());
+        }
+        if let Some(v) = var("SWITCHBOARD_RATE_LIMIT_PER_MINUTE") {
+            s.rate_limit_per_minute = v.trim().parse().map_err(|_| ConfigError {
+                var: "SWITCHBOARD_RATE_LIMIT_PER_MINUTE",
+                message: format!("`{v}` is not a whole number (0 turns the limit off)"),
+            })?;
+        }
+        if let Some(v) = var("SWITCHBOARD_IDEMPOTENCY_TTL") {
+            s.idempotency_ttl = parse_duration("SWITCHBOARD_IDEMPOTENCY_TTL", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_ACTOR_IDLE") {
+            s.actor_idle = parse_duration("SWITCHBOARD_ACTOR_IDLE", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_SHUTDOWN_GRACE") {
+            s.shutdown_grace = parse_duration("SWITCHBOARD_SHUTDOWN_GRACE", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_LOG_FORMAT") {
+            s.log_json = match v.trim() {
+                "json" => true,
+                "text" => false,
+                other => {
+                    return Err(ConfigError {
+                        var: "SWITCHBOARD_LOG_FORMAT",
+                        message: format!("`{other}` is not text or json"),
+                    })
+                }
+            };
+        }
+        Ok(s)
+    }
+}
+
+fn parse_addr(var: &'static str, v: &str) -> Result<SocketAddr, ConfigError> {
+    v.trim().parse().map_err(|_| ConfigError {
+        var,
+        message: format!("`{v}` is not an address like 127.0.0.1:8080"),
+    })
+}
+
+/// `300ms`, `30s`, `2m`, `24h`; zero is refused.
+pub fn parse_duration(var: &'static str, v: &str) -> Result<Duration, ConfigError> {
+    let d = humantime::parse_duration(v.trim()).map_err(|e| ConfigError {
+        var,
+        message: format!("`{v}` is not a duration like 300ms, 30s, 2m or 24h ({e})"),
+    })?;
+    if d.is_zero() {
+        return Err(ConfigError {
+            var,
+            message: "must be longer than zero".into(),
+        });
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_match_the_documented_table() {
+        let s = with(&[]).unwrap();
+        assert_eq!(s.addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(s.admin_addr.to_string(), "127.0.0.1:8081");
+        assert_eq!(s.rate_limit_per_minute, 120);
+        assert_eq!(s.idempotency_ttl, Duration::from_secs(86400));
+    }
+
+    #[test]
+    fn durations_are_human_readable() {
+        let s = with(&[("SWITCHBOARD_IDEMPOTENCY_TTL", "300ms")]).unwrap();
+        assert_eq!(s.idempotency_ttl, Duration::from_millis(300));
+        assert_eq!(
+            with(&[("SWITCHBOARD_IDEMPOTENCY_TTL", "2m")])
+                .unwrap()
+                .idempotency_ttl,
+            Duration::from_secs(120)
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        for (var, value) in [
+            ("SWITCHBOARD_IDEMPOTENCY_TTL", "soon"),
+            ("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "-1"),
+            ("SWITCHBOARD_ADDR", "nowhere"),
+            ("SWITCHBOARD_LOG_FORMAT", "xml"),
+            ("SWITCHBOARD_ADMIN_TOKEN", "short"),
+        ] {
+            let err = with(&[(var, value)]).unwrap_err();
+            assert_eq!(err.var, var);
+            assert!(err.to_string().starts_with(var));
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Authentication and workspace selection, as one middleware in front of every API route.
+//!
+//! 1. `Authorization: Bearer <token>`: missing -> 401 `unauthenticated`; an `ai_` key that
+//!    is unknown or revoked -> 401 `invalid_api_key`; an unknown or expired token -> 401
+//!    `invalid_token`. Lookups are in memory.
+//! 2. Workspace: an API key always uses its own. A person's token uses
+//!    `X-Service-Workspace`, optional when they belong to exactly one workspace; several and
+//!    no header -> 400 `workspace_required`; a workspace they cannot use -> 403
+//!    `workspace_forbidden`. Routes that need no workspace (GET /me) ignore a failed choice.
+//! 3. The per-workspace rate limit (see `rate_limit`), once a workspace is chosen.
+//!
+//! Permission checks are per route: handlers call [`Ws::require`].
+
+use std::collections::BTreeSet;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use switchboard_actors::directory::{Permission, Principal, Role};
+use switchboard_actors::events::{ActorKind, EventActor, EventSource, Origin};
+use switchboard_actors::ids::WorkspaceId;
+
+use super::error::ApiError;
+use super::AppState;
+
+pub const WORKSPACE_HEADER: &str = "x-service-workspace";
+
+/// The authenticated caller, put in the request's extensions by [`authenticate`].
+#[derive(Clone)]
+pub struct Caller {
+    pub principal: Principal,
+    pub workspace: Result<Ws, ApiError>,
+}
+
+/// The workspace a request acts on, with the caller's rights there.
+#[derive(Clone, Debug)]
+pub struct Ws {
+    pub id: WorkspaceId,
+    pub role: Role,
+    pub permissions: BTreeSet<Permission>,
+    pub hipaa: bool,
+    pub principal: Principal,
+}
+
+impl Ws {
+    /// Owners, admins and API keys pass; members need the permission.
+    pub fn require(&self, permission: Permission) -> Result<&Self, ApiError> {
+        if self.role.is_owner_or_admin() || self.permissions.contains(&permission) {
+            Ok(self)
+        } else {
+            Err(insufficient(&format!(
+                "this needs the {} permission",
+                serde_json::to_value(permission)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            )))
+        }
+    }
+
+    pub fn require_owner_or_admin(&self) -> Result<&Self, ApiError> {
+        if self.role.is_owner_or_admin() {
+            Ok(self)
+        } else {
+            Err(insufficient("only an owner or admin may do this"))
+        }
+    }
+
+    /// Who to name as the actor and source of events this request causes.
+    pub fn origin(&self) -> Origin {
+        let (kind, id) = match &self.principal {
+            Principal::ApiKey { key_id, .. } => (ActorKind::Api, key_id.clone()),
+            Principal::User { user_id, .. } => (ActorKind::Human, user_id.to_string()),
+        };
+        Origin {
+            actor: EventActor { kind, id: Some(id) },
+            source: EventSource {
+                connection_id: Some(self.principal.connection_id()),
+                via: "api".into(),
+            },
+        }
+    }
+}
+
+fn insufficient(message: &str) -> ApiError {
+    ApiError::forbidden("insufficient_permissions", message)
+}
+
+pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let principal = match principal(&app, req.headers()) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let workspace = select_workspace(&app, &principal, req.headers());
+    let budget = match &workspace {
+        Ok(ws) => match app.rate_limit.check(&ws.id) {
+            Ok(budget) => budget,
+            Err(refusal) => return refusal.into_response(),
+        },
+        Err(_) => None,
+    };
+    req.extensions_mut().insert(Caller {
+        principal,
+        workspace,
+    });
+    let mut response = next.run(req).await;
+    if let Some(budget) = budget {
+        budget.write_headers(response.headers_mut());
+    }
+    response
+}
+
+fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::unauthenticated("send Authorization: Bearer <token>"))?;
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::unauthenticated("the Authorization header must be `Bearer <token>`")
+        })?;
+    Ok(app.directory.authenticate(token)?)
+}
+
+fn select_workspace(
+    app: &AppState,
+    principal: &Principal,
+    headers: &HeaderMap,
+) -> Result<Ws, ApiError> {
+    let forbidden = || {
+        ApiError::forbidden(
+            "workspace_forbidden",
+            "this login cannot use that workspace",
+        )
+    };
+    let (id, role, permissions) = match principal {
+        Principal::ApiKey { workspace_id, .. } => {
+            (workspace_id.clone(), Role::Owner, BTreeSet::new())
+        }
+        Principal::User { user_id, .. } => {
+            let membership = match headers.get(WORKSPACE_HEADER) {
+                Some(raw) => {
+                    let id = raw
+                        .to_str()
+                        .ok()
+                        .and_then(|s| WorkspaceId::parse(s.trim()))
+                        .ok_or_else(forbidden)?;
+                    app.directory
+                        .membership(&id, user_id)
+                        .ok_or_else(forbidden)?
+                }
+                None => {
+                    let mut all = app.directory.memberships_of(user_id);
+                    match all.len() {
+                        0 => return Err(forbidden()),
+                        1 => all.remove(0),
+                        _ => return Err(ApiError::new(
+                            axum::http::StatusCode::BAD_REQUEST,
+                            "workspace_required",
+                            "this login belongs to several workspaces: send X-Service-Workspace",
+                        )),
+                    }
+                }
+            };
+            (
+                membership.workspace_id,
+                membership.role,
+                membership.permissions,
+            )
+        }
+    };
+    let workspace = app.directory.workspace(&id).ok_or_else(forbidden)?;
+    Ok(Ws {
+        id,
+        role,
+        permissions,
+        hipaa: workspace.hipaa,
+        principal: principal.clone(),
+    })
+}
+
+fn caller(parts: &Parts) -> Result<&Caller, ApiError> {
+    parts
+        .extensions
+        .get::<Caller>()
+        .ok_or_else(|| ApiError::internal("route is missing the authentication layer"))
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        caller(parts).cloned()
+    }
+}
+
+/// The chosen workspace; the request fails with the selection error when there is none.
+impl<S: Send + Sync> FromRequestParts<S> for Ws {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        caller(parts)?.workspace.clone()
+    }
+}

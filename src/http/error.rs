@@ -1,0 +1,158 @@
+//! The one error type at the edge. Every failure leaves as
+//! `{"error": {"code", "message", "details"?}}`; `details` appears on validation errors only.
+//! 5xx bodies never carry internals: the cause goes to the log.
+
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use switchboard_actors::directory::AuthError;
+use switchboard_actors::domain::{DomainError, FieldError};
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Option<Vec<FieldError>>,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// The error envelope, for the OpenAPI document.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorObject,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorObject {
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<ErrorDetail>>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub path: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            details: None,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("{what} not found"),
+        )
+    }
+
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+    }
+
+    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, code, message)
+    }
+
+    pub fn validation(details: Vec<FieldError>) -> Self {
+        let message = match details.as_slice() {
+            [one] if one.path.is_empty() => one.message.clone(),
+            [one] => format!("{}: {}", one.path, one.message),
+            _ => format!("{} fields are invalid", details.len()),
+        };
+        Self {
+            details: Some(details),
+            ..Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "validation_failed",
+                message,
+            )
+        }
+    }
+
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::validation(vec![FieldError::new(path, message)])
+    }
+
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(%cause, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "the service failed; check the result before repeating a write",
+        )
+    }
+
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+}
+
+impl From<DomainError> for ApiError {
+    fn from(e: DomainError) -> Self {
+        match e {
+            DomainError::Validation(details) => Self::validation(details),
+            DomainError::NotFound(what) => Self::not_found(what),
+            DomainError::Conflict { code, message } => {
+                Self::new(StatusCode::CONFLICT, code, message)
+            }
+            DomainError::LimitReached(message) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "limit_reached", message)
+            }
+            DomainError::Internal(cause) => Self::internal(cause),
+        }
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        let code = match e {
+            AuthError::InvalidApiKey => "invalid_api_key",
+            AuthError::InvalidToken | AuthError::ExpiredToken => "invalid_token",
+        };
+        Self::new(StatusCode::UNAUTHORIZED, code, e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorObject {
+                code: self.code.to_string(),
+                message: self.message,
+                details: self.details.map(|d| {
+                    d.into_iter()
+                        .map(|f| ErrorDetail {
+                            path: f.path,
+                            message: f.message,
+                        })
+                        .collect()
+                }),
+            },
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,123 @@
+//! `Idempotency-Key` on every POST: the first response (status and body, failures
+//! included) is stored and replayed with `Idempotent-Replayed: true`; the same key with a
+//! different request is 409 `idempotency_key_reused`; while the first is still running (or
+//! never finished) 409 `request_in_progress`. Scoped to workspace and credential.
+
+use axum::body::{to_bytes, Body};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use switchboard_actors::idempotency::{fingerprint, Claim, StoredResponse, MAX_KEY_LEN};
+
+use super::auth::Caller;
+use super::error::ApiError;
+use super::AppState;
+
+pub const HEADER: &str = "idempotency-key";
+pub const REPLAYED: &str = "idempotent-replayed";
+const MAX_BODY: usize = 2 * 1024 * 1024;
+
+pub async fn idempotency(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let Some(raw_key) = req.headers().get(HEADER) else {
+        return next.run(req).await;
+    };
+    match handle(app, raw_key.clone(), req, next).await {
+        Ok(r) | Err(r) => r,
+    }
+}
+
+async fn handle(
+    app: AppState,
+    raw_key: HeaderValue,
+    req: Request,
+    next: Next,
+) -> Result<Response, Response> {
+    let key = raw_key
+        .to_str()
+        .ok()
+        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
+            ))
+            .into_response()
+        })?;
+    let scope = {
+        let caller = req.extensions().get::<Caller>();
+        let ws = caller
+            .and_then(|c| c.workspace.as_ref().ok())
+            .map(|w| w.id.to_string())
+            .unwrap_or_default();
+        let credential = caller
+            .map(|c| c.principal.connection_id())
+            .unwrap_or_default();
+        format!("{ws}|{credential}")
+    };
+    let (parts, body) = req.into_parts();
+    let bytes = to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::bad_request("the body is too large").into_response())?;
+    let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
+    let fp = fingerprint(parts.method.as_str(), path, &bytes);
+    let claim = app
+        .idempotency
+        .claim(&scope, &key, &fp)
+        .map_err(|e| ApiError::internal(e).into_response())?;
+    match claim {
+        Claim::Replay(stored) => Ok(replay(stored)),
+        Claim::Reused => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different request",
+        )
+        .into_response()),
+        Claim::InProgress => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "request_in_progress",
+            "the first request with this Idempotency-Key has not finished; check the result before repeating it",
+        )
+        .into_response()),
+        Claim::Fresh => {
+            let response = next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+            let (parts, body) = response.into_parts();
+            let body = to_bytes(body, usize::MAX)
+                .await
+                .map_err(|e| ApiError::internal(e).into_response())?;
+            let stored = StoredResponse {
+                status: parts.status.as_u16(),
+                content_type: parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string),
+                body: body.to_vec(),
+            };
+            app.idempotency
+                .complete(&scope, &key, &fp, stored)
+                .await
+                .map_err(|e| ApiError::internal(e).into_response())?;
+            Ok(Response::from_parts(parts, Body::from(body)))
+        }
+    }
+}
+
+fn replay(stored: StoredResponse) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let mut response = (status, stored.body).into_response();
+    let headers = response.headers_mut();
+    if let Some(ct) = stored
+        .content_type
+        .and_then(|c| HeaderValue::from_str(&c).ok())
+    {
+        headers.insert(header::CONTENT_TYPE, ct);
+    }
+    headers.insert(REPLAYED, HeaderValue::from_static("true"));
+    response
+}

@@ -1,0 +1,149 @@
+//! The API listener: `/health`, `/api/v1/openapi.json`, and every resource route under
+//! `/api/v1` behind authentication (which also applies the rate limit) and idempotency.
+
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod idempotency;
+pub mod object;
+pub mod pagination;
+pub mod rate_limit;
+pub mod routes;
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use switchboard_actors::directory::Directory;
+use switchboard_actors::idempotency::Idempotency;
+use switchboard_actors::registry::Registry;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::config::Settings;
+use error::ApiError;
+use rate_limit::RateLimit;
+
+/// What every handler can reach; cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
+    pub settings: Settings,
+    pub directory: Directory,
+    pub registry: Registry,
+    pub idempotency: Idempotency,
+    pub rate_limit: RateLimit,
+    pub admin_token_hash: String,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Switchboard Workspace Messaging API", version = "v1"),
+    servers((url = "/api/v1")),
+    components(schemas(error::ErrorBody)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+/// The resource routes and the OpenAPI document describing them.
+fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(routes::me::router())
+        .merge(routes::events::router())
+        .merge(routes::tags::router())
+        .merge(routes::custom_fields::router())
+        .merge(routes::closing_notes::router())
+        .merge(routes::funnels::router())
+        .split_for_parts()
+}
+
+pub fn router(state: AppState) -> Router {
+    let (api, doc) = api();
+    let doc = Arc::new(doc);
+    let api = api
+        .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
+        .layer(from_fn_with_state(state.clone(), auth::authenticate))
+        .fallback(unknown_route);
+    Router::new()
+        .route("/health", get(health))
+        .route(
+            "/api/v1/openapi.json",
+            get(move || {
+                let doc = doc.clone();
+                async move { Json(doc.as_ref().clone()) }
+            }),
+        )
+        .nest("/api/v1", api)
+        .fallback(unknown_route)
+        .layer(axum::middleware::from_fn(json_rejections))
+        .with_state(state)
+}
+
+/// The OpenAPI document, for tools that want it without a running server.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api().1
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok"}))
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+/// axum answers a wrong method with an empty 405; give it the error envelope.
+async fn json_rejections(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    if response.status() == StatusCode::METHOD_NOT_ALLOWED
+        && response.headers().get("content-type").is_none()
+    {
+        let mut e = ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this route does not accept that method",
+        )
+        .into_response();
+        if let Some(allow) = response.headers().get(axum::http::header::ALLOW) {
+            e.headers_mut()
+                .insert(axum::http::header::ALLOW, allow.clone());
+        }
+        return e;
+    }
+    response
+}

@@ -1,0 +1,51 @@
+//! Every record on the wire carries an `object` field naming its kind. Domain records stay
+//! plain (they are also stored); [`Obj`] adds the field when a record is sent.
+
+use serde::{Serialize, Serializer};
+use switchboard_actors::directory::{Membership, User, Workspace};
+use switchboard_actors::domain::closing_note::ClosingNote;
+use switchboard_actors::domain::custom_field::CustomField;
+use switchboard_actors::domain::funnel::Funnel;
+use switchboard_actors::domain::tag::{Tag, TagDeleted};
+use switchboard_actors::events::catalog::EventType;
+
+pub trait ApiObject: Serialize {
+    const OBJECT: &'static str;
+}
+
+/// A record as sent: `{"object": <kind>, ...fields}`.
+pub struct Obj<T>(pub T);
+
+impl<T: ApiObject> Serialize for Obj<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a, T> {
+            object: &'static str,
+            #[serde(flatten)]
+            inner: &'a T,
+        }
+        Wire {
+            object: T::OBJECT,
+            inner: &self.0,
+        }
+        .serialize(s)
+    }
+}
+
+macro_rules! api_objects {
+    ($($t:ty => $name:literal),* $(,)?) => {
+        $(impl ApiObject for $t { const OBJECT: &'static str = $name; })*
+    };
+}
+
+api_objects! {
+    Tag => "tag",
+    TagDeleted => "tag",
+    CustomField => "custom_field",
+    ClosingNote => "closing_note",
+    Funnel => "funnel",
+    EventType => "event_type",
+    Workspace => "workspace",
+    User => "user",
+    Membership => "membership",
+}

@@ -1,0 +1,92 @@
+//! The list envelope and cursor pagination: `limit` 1-100 (default 25), `starting_after`
+//! an opaque cursor from a previous page's `next_cursor`, newest first.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::Serialize;
+use switchboard_actors::domain::page::{Page, PageRequest};
+use utoipa::ToSchema;
+
+use super::error::ApiError;
+use super::extract::QueryParams;
+use super::object::{ApiObject, Obj};
+
+pub const DEFAULT_LIMIT: usize = 25;
+pub const MAX_LIMIT: usize = 100;
+
+#[derive(Serialize, ToSchema)]
+pub struct ListEnvelope<T> {
+    /// Always `list`.
+    pub object: &'static str,
+    pub data: Vec<T>,
+    pub has_more: bool,
+    /// Pass as `starting_after` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+impl<T: ApiObject> ListEnvelope<Obj<T>> {
+    /// An unpaginated list: everything, `has_more` false.
+    pub fn all(items: Vec<T>) -> Self {
+        Self {
+            object: "list",
+            data: items.into_iter().map(Obj).collect(),
+            has_more: false,
+            next_cursor: None,
+        }
+    }
+
+    /// One page of a paginated list; `id` gives the cursor position of an item.
+    pub fn page(page: Page<T>, id: impl Fn(&T) -> u64) -> Self {
+        let next_cursor = page
+            .has_more
+            .then(|| page.items.last().map(|last| encode_cursor(id(last))))
+            .flatten();
+        Self {
+            object: "list",
+            data: page.items.into_iter().map(Obj).collect(),
+            has_more: page.has_more,
+            next_cursor,
+        }
+    }
+}
+
+pub fn encode_cursor(id: u64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("c1:{id}"))
+}
+
+pub fn decode_cursor(raw: &str) -> Result<u64, ApiError> {
+    URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.strip_prefix("c1:").and_then(|n| n.parse().ok()))
+        .ok_or_else(|| ApiError::bad_request("starting_after is not a valid cursor"))
+}
+
+/// Reads `limit` and `starting_after`.
+pub fn page_request(q: &QueryParams) -> Result<PageRequest, ApiError> {
+    let limit = match q.text("limit") {
+        None => DEFAULT_LIMIT,
+        Some(raw) => raw
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid("limit", format!("must be an integer from 1 to {MAX_LIMIT}"))
+            })?,
+    };
+    let after = q.text("starting_after").map(decode_cursor).transpose()?;
+    Ok(PageRequest { limit, after })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_refused() {
+        assert_eq!(decode_cursor(&encode_cursor(42)).unwrap(), 42);
+        assert!(decode_cursor("42").is_err());
+        assert!(decode_cursor("!!").is_err());
+    }
+}

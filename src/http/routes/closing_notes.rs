@@ -1,0 +1,55 @@
+//! Closing notes. Reading: any team member; creating: owner or admin.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use switchboard_actors::domain::closing_note::{ClosingNote, NewClosingNote, NewClosingNoteInput};
+use switchboard_actors::workspace::{ClosingNoteMsg, WorkspaceMsg};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiResult, ErrorBody};
+use crate::http::extract::ApiJson;
+use crate::http::object::Obj;
+use crate::http::pagination::ListEnvelope;
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_closing_notes, create_closing_note))
+}
+
+/// The active closing notes, in the order they were added.
+#[utoipa::path(get, path = "/closing-notes", tag = "closing notes",
+    responses((status = 200, body = ListEnvelope<ClosingNote>)))]
+async fn list_closing_notes(
+    State(app): State<AppState>,
+    ws: Ws,
+) -> ApiResult<Json<ListEnvelope<Obj<ClosingNote>>>> {
+    let notes = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::ClosingNote(ClosingNoteMsg::List(r))
+        })
+        .await?;
+    Ok(Json(ListEnvelope::all(notes)))
+}
+
+/// 409 for a duplicate name (case-insensitive); 422 `limit_reached` beyond 100.
+#[utoipa::path(post, path = "/closing-notes", tag = "closing notes", request_body = NewClosingNoteInput,
+    responses((status = 201, body = ClosingNote), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn create_closing_note(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<NewClosingNoteInput>,
+) -> ApiResult<(StatusCode, Json<Obj<ClosingNote>>)> {
+    ws.require_owner_or_admin()?;
+    let new = NewClosingNote::parse(input)?;
+    let origin = ws.origin();
+    let note = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::ClosingNote(ClosingNoteMsg::Create(origin.clone(), new.clone(), r))
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(note))))
+}

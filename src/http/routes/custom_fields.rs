@@ -1,0 +1,77 @@
+//! Custom contact fields. Reading needs contacts; creating needs owner or admin.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
+use switchboard_actors::workspace::{CustomFieldMsg, WorkspaceMsg};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiResult, ErrorBody};
+use crate::http::extract::{ApiJson, PathId};
+use crate::http::object::Obj;
+use crate::http::pagination::ListEnvelope;
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_custom_fields, create_custom_field))
+        .routes(routes!(get_custom_field))
+}
+
+/// Every custom field with its type and options, in the order they were defined.
+#[utoipa::path(get, path = "/custom-fields", tag = "custom fields",
+    responses((status = 200, body = ListEnvelope<CustomField>), (status = 403, body = ErrorBody)))]
+async fn list_custom_fields(
+    State(app): State<AppState>,
+    ws: Ws,
+) -> ApiResult<Json<ListEnvelope<Obj<CustomField>>>> {
+    ws.require(Permission::Contacts)?;
+    let fields = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::CustomField(CustomFieldMsg::List(r))
+        })
+        .await?;
+    Ok(Json(ListEnvelope::all(fields)))
+}
+
+#[utoipa::path(get, path = "/custom-fields/{id}", tag = "custom fields", params(("id" = u64, Path)),
+    responses((status = 200, body = CustomField), (status = 404, body = ErrorBody)))]
+async fn get_custom_field(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<Obj<CustomField>>> {
+    ws.require(Permission::Contacts)?;
+    let field = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::CustomField(CustomFieldMsg::Get(id, r))
+        })
+        .await?;
+    Ok(Json(Obj(field)))
+}
+
+/// Defines a field. The key is derived from the label when omitted; 409 `conflict` when
+/// the key exists; 422 when it names a built-in contact field.
+#[utoipa::path(post, path = "/custom-fields", tag = "custom fields", request_body = NewCustomFieldInput,
+    responses((status = 201, body = CustomField), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn create_custom_field(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<NewCustomFieldInput>,
+) -> ApiResult<(StatusCode, Json<Obj<CustomField>>)> {
+    ws.require_owner_or_admin()?;
+    let new = NewCustomField::parse(input)?;
+    let origin = ws.origin();
+    let field = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::CustomField(CustomFieldMsg::Create(origin.clone(), new.clone(), r))
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(field))))
+}

@@ -1,0 +1,8 @@
+//! One file per resource, each with its own `router()`.
+
+pub mod closing_notes;
+pub mod custom_fields;
+pub mod events;
+pub mod funnels;
+pub mod me;
+pub mod tags;

@@ -1,0 +1,97 @@
+//! The workspace tag list. Permission: contacts.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::tag::{
+    NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,
+};
+use switchboard_actors::workspace::{TagMsg, WorkspaceMsg};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiResult, ErrorBody};
+use crate::http::extract::{ApiJson, PathId};
+use crate::http::object::Obj;
+use crate::http::pagination::ListEnvelope;
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tags, create_tag))
+        .routes(routes!(update_tag, delete_tag))
+}
+
+/// The workspace tag list, newest first.
+#[utoipa::path(get, path = "/tags", tag = "tags",
+    responses((status = 200, body = ListEnvelope<Tag>), (status = 403, body = ErrorBody)))]
+async fn list_tags(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<ListEnvelope<Obj<Tag>>>> {
+    ws.require(Permission::Contacts)?;
+    let tags = app
+        .registry
+        .call(&ws.id, |r| WorkspaceMsg::Tag(TagMsg::List(r)))
+        .await?;
+    Ok(Json(ListEnvelope::all(tags)))
+}
+
+/// Adds a tag; 409 when the name exists (case-insensitively).
+#[utoipa::path(post, path = "/tags", tag = "tags", request_body = NewTagInput,
+    responses((status = 201, body = Tag), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn create_tag(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<NewTagInput>,
+) -> ApiResult<(StatusCode, Json<Obj<Tag>>)> {
+    ws.require(Permission::Contacts)?;
+    let new = NewTag::parse(input)?;
+    let origin = ws.origin();
+    let tag = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::Tag(TagMsg::Create(origin.clone(), new.clone(), r))
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(tag))))
+}
+
+/// Renames or recolours a tag; a rename reaches every contact carrying it.
+#[utoipa::path(patch, path = "/tags/{id}", tag = "tags", request_body = TagPatchInput,
+    params(("id" = u64, Path)),
+    responses((status = 200, body = Tag), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_tag(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<TagPatchInput>,
+) -> ApiResult<Json<Obj<Tag>>> {
+    ws.require(Permission::Contacts)?;
+    let change = TagChange::parse(input)?;
+    let origin = ws.origin();
+    let tag = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::Tag(TagMsg::Update(origin.clone(), id, change.clone(), r))
+        })
+        .await?;
+    Ok(Json(Obj(tag)))
+}
+
+/// Deletes a tag and removes it from every contact; answers how many contacts changed.
+#[utoipa::path(delete, path = "/tags/{id}", tag = "tags", params(("id" = u64, Path)),
+    responses((status = 200, body = TagDeleted), (status = 404, body = ErrorBody)))]
+async fn delete_tag(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<Obj<TagDeleted>>> {
+    ws.require(Permission::Contacts)?;
+    let origin = ws.origin();
+    let deleted = app
+        .registry
+        .call(&ws.id, |r| {
+            WorkspaceMsg::Tag(TagMsg::Delete(origin.clone(), id, r))
+        })
+        .await?;
+    Ok(Json(Obj(deleted)))
+}

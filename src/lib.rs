@@ -1,0 +1,20 @@
+//! # Switchboard
+//!
+//! A customer-messaging workspace API: contacts, tags, custom fields, orders, products and
+//! webhooks for many workspaces, each served by its own actor.
+//!
+//! This crate is the edge and the binary:
+//! - [`config`]: settings from `SWITCHBOARD_*` variables.
+//! - [`app`]: start and graceful stop of the whole service.
+//! - [`http`]: the API listener: routes, authentication, rate limit, idempotency, errors.
+//! - [`admin`]: the operator listener.
+//! - [`cli`]: the command line.
+//!
+//! State lives in `switchboard-actors`: a request is authenticated here (in memory), then
+//! handed to its workspace's actor, which validates, applies, persists and answers.
+
+pub mod admin;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod http;

@@ -1,0 +1,83 @@
+use clap::Parser;
+use switchboard::cli::{Cli, Command};
+use switchboard::config::Settings;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve => serve().await,
+        Command::Admin(args) => match switchboard::cli::run_admin(args).await {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("switchboard admin: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+async fn serve() -> std::process::ExitCode {
+    let settings = match Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("switchboard: bad setting {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    init_tracing(settings.log_json);
+    let app = match switchboard::app::start(settings).await {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("switchboard: cannot start: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if let Some(b) = &app.bootstrap {
+        println!("workspace \"Default\" created: {}", b.workspace_id);
+        println!("api key (shown once): {}", b.api_key);
+    }
+    if let Some(token) = &app.generated_admin_token {
+        println!("admin token (shown once): {token}");
+    }
+    println!("api listening on {}", app.api_url());
+    println!("operator api listening on {}", app.admin_url());
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    app.shutdown().await;
+    std::process::ExitCode::SUCCESS
+}
+
+fn init_tracing(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,341 @@
+//! One harness for every black-box test: the real app on 127.0.0.1:0 with a temporary
+//! data folder, spoken to over HTTP with reqwest.
+
+use std::sync::Arc;
+
+use reqwest::header::HeaderMap;
+use reqwest::Method;
+use serde_json::{json, Value};
+use switchboard::app::{start_with_clock, RunningApp};
+use switchboard::config::Settings;
+use switchboard_actors::clock::{Clock, ManualClock, SharedClock, SystemClock};
+
+pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
+
+pub struct TestApp {
+    pub app: Option<RunningApp>,
+    pub api: String,
+    pub admin: String,
+    /// The bootstrap workspace and its API key.
+    pub workspace_id: String,
+    pub key: String,
+    pub client: reqwest::Client,
+    pub dir: Arc<tempfile::TempDir>,
+    pub clock: Option<ManualClock>,
+}
+
+/// The app with the rate limit off (tests that count requests turn it on).
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+    spawn_in(dir, None, configure).await
+}
+
+/// The app reading time from a clock the test moves.
+pub async fn spawn_app_with_clock(clock: ManualClock) -> TestApp {
+    let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+    spawn_in(dir, Some(clock), |_| {}).await
+}
+
+pub async fn spawn_in(
+    dir: Arc<tempfile::TempDir>,
+    clock: Option<ManualClock>,
+    configure: impl FnOnce(&mut Settings),
+) -> TestApp {
+    let mut settings = Settings {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        admin_addr: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.path().to_path_buf(),
+        admin_token: Some(ADMIN_TOKEN.into()),
+        rate_limit_per_minute: 0,
+        ..Settings::default()
+    };
+    configure(&mut settings);
+    let shared: SharedClock = match &clock {
+        Some(c) => Arc::new(c.clone()),
+        None => Arc::new(SystemClock),
+    };
+    let _ = shared.now();
+    let app = start_with_clock(settings, shared)
+        .await
+        .expect("app starts");
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut test = TestApp {
+        api: app.api_url(),
+        admin: app.admin_url(),
+        workspace_id: String::new(),
+        key: String::new(),
+        client,
+        dir,
+        clock,
+        app: Some(app),
+    };
+    if let Some(b) = test.app.as_ref().and_then(|a| a.bootstrap.clone()) {
+        test.workspace_id = b.workspace_id;
+        test.key = b.api_key;
+    }
+    test
+}
+
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The error code of an error envelope.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    /// The paths named in a validation error.
+    pub fn paths(&self) -> Vec<String> {
+        self.body["error"]["details"]
+            .as_array()
+            .map(|d| {
+                d.iter()
+                    .filter_map(|e| e["path"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Self {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn expect_error(self, status: u16, code: &str) -> Self {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(self.code(), code, "unexpected code; body: {}", self.body);
+        self
+    }
+}
+
+/// A request being built: `app.call(Method::POST, "/tags").token(&k).json(...).send()`.
+pub struct Call<'a> {
+    app: &'a TestApp,
+    req: reqwest::RequestBuilder,
+}
+
+impl Call<'_> {
+    pub fn token(mut self, token: &str) -> Self {
+        self.req = self.req.bearer_auth(token);
+        self
+    }
+
+    pub fn json(mut self, body: Value) -> Self {
+        self.req = self.req.json(&body);
+        self
+    }
+
+    pub fn raw(mut self, body: &'static str) -> Self {
+        self.req = self
+            .req
+            .header("content-type", "application/json")
+            .body(body);
+        self
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.req = self.req.header(name, value);
+        self
+    }
+
+    pub async fn send(self) -> Resp {
+        let _ = self.app;
+        let r = self.req.send().await.expect("request sent");
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.expect("body read");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+impl TestApp {
+    /// A call to an API route (`path` below /api/v1).
+    pub fn call(&self, method: Method, path: &str) -> Call<'_> {
+        Call {
+            app: self,
+            req: self
+                .client
+                .request(method, format!("{}/api/v1{path}", self.api)),
+        }
+    }
+
+    /// A call to an operator route (`path` from /admin on), with the admin token.
+    pub fn admin_call(&self, method: Method, path: &str) -> Call<'_> {
+        Call {
+            app: self,
+            req: self
+                .client
+                .request(method, format!("{}{path}", self.admin))
+                .bearer_auth(ADMIN_TOKEN),
+        }
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Resp {
+        self.call(Method::GET, path).token(token).send().await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Resp {
+        self.call(Method::POST, path)
+            .token(token)
+            .json(body)
+            .send()
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, token: &str, body: Value) -> Resp {
+        self.call(Method::PATCH, path)
+            .token(token)
+            .json(body)
+            .send()
+            .await
+    }
+
+    pub async fn put(&self, path: &str, token: &str, body: Value) -> Resp {
+        self.call(Method::PUT, path)
+            .token(token)
+            .json(body)
+            .send()
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, token: &str) -> Resp {
+        self.call(Method::DELETE, path).token(token).send().await
+    }
+
+    pub async fn admin_post(&self, path: &str, body: Value) -> Resp {
+        self.admin_call(Method::POST, path).json(body).send().await
+    }
+
+    /// A new workspace: (id, API key).
+    pub async fn new_workspace(&self, name: &str) -> (String, String) {
+        let r = self
+            .admin_post("/admin/workspaces", json!({"name": name}))
+            .await
+            .expect(201);
+        (
+            r.body["id"].as_str().unwrap().to_string(),
+            r.body["api_key"].as_str().unwrap().to_string(),
+        )
+    }
+
+    pub async fn new_user(&self, name: &str) -> String {
+        let email = format!("{}@example.com", name.to_lowercase().replace(' ', "."));
+        let r = self
+            .admin_post("/admin/users", json!({"name": name, "email": email}))
+            .await
+            .expect(201);
+        r.body["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn add_member(&self, ws: &str, user: &str, role: &str, permissions: &[&str]) {
+        self.admin_post(
+            &format!("/admin/workspaces/{ws}/members"),
+            json!({"user_id": user, "role": role, "permissions": permissions}),
+        )
+        .await
+        .expect(201);
+    }
+
+    pub async fn token_for(&self, user: &str, expires_in: u64) -> String {
+        let r = self
+            .admin_post(
+                &format!("/admin/users/{user}/tokens"),
+                json!({"expires_in": expires_in}),
+            )
+            .await
+            .expect(201);
+        r.body["access_token"].as_str().unwrap().to_string()
+    }
+
+    /// A person with `role` and `permissions` in the bootstrap workspace (and nowhere
+    /// else), and a token for them.
+    pub async fn member_token(&self, role: &str, permissions: &[&str]) -> String {
+        let user = self.new_user("Team Member").await;
+        self.add_member(&self.workspace_id, &user, role, permissions)
+            .await;
+        self.token_for(&user, 3600).await
+    }
+
+    /// A funnel in the bootstrap workspace.
+    pub async fn new_funnel(&self, name: &str, stages: &[&str]) -> Value {
+        self.admin_post(
+            &format!("/admin/workspaces/{}/funnels", self.workspace_id),
+            json!({"name": name, "stages": stages}),
+        )
+        .await
+        .expect(201)
+        .body
+    }
+
+    /// Stops the app the way SIGTERM does.
+    pub async fn stop(&mut self) {
+        if let Some(app) = self.app.take() {
+            app.shutdown().await;
+        }
+    }
+
+    /// Stops and starts again on the same data folder.
+    pub async fn restart(mut self) -> TestApp {
+        self.stop().await;
+        let dir = self.dir.clone();
+        let clock = self.clock.clone();
+        let (ws, key) = (self.workspace_id.clone(), self.key.clone());
+        drop(self);
+        let mut again = None;
+        for _ in 0..100 {
+            // The store's lock is released once the previous flusher has seen the close.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let d = dir.clone();
+            let c = clock.clone();
+            let attempt = tokio::spawn(async move { spawn_in(d, c, |_| {}).await }).await;
+            if let Ok(app) = attempt {
+                again = Some(app);
+                break;
+            }
+        }
+        let mut again = again.expect("app restarts on the same folder");
+        again.workspace_id = ws;
+        again.key = key;
+        again
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(app) = self.app.take() {
+            tokio::spawn(app.shutdown());
+        }
+    }
+}

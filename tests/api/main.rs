@@ -1,0 +1,10 @@
+//! Black-box tests over real HTTP: one binary, one module per area.
+
+mod helpers;
+
+mod access;
+mod conventions;
+mod durability;
+mod idempotency;
+mod rate_limit;
+mod resources;
