@@ -56,18 +56,11 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             path.clear();
         }
         let inner = e.into_inner().to_string();
-        // serde reports an unknown field on its parent; name the field itself.
-        if let Some(field) = inner
-            .strip_prefix("unknown field `")
-            .and_then(|r| r.split('`').next())
-        {
-            let full = if path.is_empty() {
-                field.to_string()
-            } else {
-                format!("{path}.{field}")
-            };
-            return ApiError::invalid(full, "is not a known field");
+        if inner.starts_with("unknown field `") {
+            // The path already ends at the unknown field.
+            return ApiError::invalid(path, "is not a known field");
         }
+        // A missing field is reported on its parent; name the field itself.
         if let Some(field) = inner
             .strip_prefix("missing field `")
             .and_then(|r| r.split('`').next())

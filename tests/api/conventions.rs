@@ -30,3 +30,162 @@ async fn a_fresh_data_folder_gets_a_default_workspace_and_a_working_key() {
         .await
         .expect(201);
 }
+
+#[tokio::test]
+async fn malformed_json_is_400_invalid_request() {
+    let app = spawn_app().await;
+    let r = app
+        .call(Method::POST, "/tags")
+        .token(&app.key)
+        .raw("{\"name\": ")
+        .send()
+        .await
+        .expect_error(400, "invalid_request");
+    assert!(r.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("JSON"));
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_an_object_is_422() {
+    let app = spawn_app().await;
+    app.call(Method::POST, "/tags")
+        .token(&app.key)
+        .raw("[1, 2]")
+        .send()
+        .await
+        .expect_error(422, "validation_failed");
+}
+
+#[tokio::test]
+async fn a_non_json_content_type_is_400() {
+    let app = spawn_app().await;
+    app.call(Method::POST, "/tags")
+        .token(&app.key)
+        .header("content-type", "text/plain")
+        .send()
+        .await
+        .expect_error(400, "invalid_request");
+}
+
+#[tokio::test]
+async fn unknown_fields_and_wrong_types_are_422_with_the_field_path() {
+    let app = spawn_app().await;
+    let r = app
+        .post("/tags", &app.key, json!({"name": "a", "colour": "chart-1"}))
+        .await
+        .expect_error(422, "validation_failed");
+    assert_eq!(r.paths(), ["colour"]);
+    let r = app
+        .post("/tags", &app.key, json!({"name": 7}))
+        .await
+        .expect_error(422, "validation_failed");
+    assert_eq!(r.paths(), ["name"]);
+    let r = app
+        .post(
+            "/custom-fields",
+            &app.key,
+            json!({"label": "x", "options": [1]}),
+        )
+        .await
+        .expect_error(422, "validation_failed");
+    assert_eq!(r.paths(), ["options[0]"]);
+}
+
+#[tokio::test]
+async fn an_invalid_path_id_is_400() {
+    let app = spawn_app().await;
+    for id in ["abc", "-1", "0", "1.5"] {
+        app.delete(&format!("/tags/{id}"), &app.key)
+            .await
+            .expect_error(400, "invalid_request");
+    }
+}
+
+#[tokio::test]
+async fn unknown_routes_are_404_and_wrong_methods_405_in_the_error_envelope() {
+    let app = spawn_app().await;
+    app.get("/no-such-thing", &app.key)
+        .await
+        .expect_error(404, "not_found");
+    let r = app
+        .client
+        .get(format!("{}/nowhere", app.api))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = app
+        .call(Method::PUT, "/tags")
+        .token(&app.key)
+        .json(json!({}))
+        .send()
+        .await
+        .expect_error(405, "method_not_allowed");
+    assert!(r.header("allow").is_some());
+}
+
+#[tokio::test]
+async fn errors_carry_code_and_message_and_details_only_for_validation() {
+    let app = spawn_app().await;
+    let r = app.get("/tags", "ai_nope").await.expect(401);
+    assert!(r.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| !m.is_empty()));
+    assert!(r.body["error"].get("details").is_none());
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let r = app.post("/tags", &app.key, json!({})).await.expect(422);
+    assert_eq!(r.body["error"]["details"][0]["path"], "name");
+    assert!(r.body["error"]["details"][0]["message"].is_string());
+}
+
+#[tokio::test]
+async fn timestamps_are_utc_with_milliseconds() {
+    let app = spawn_app().await;
+    let tag = app
+        .post("/tags", &app.key, json!({"name": "t"}))
+        .await
+        .expect(201);
+    let created = tag.body["created_at"].as_str().unwrap();
+    assert_eq!(created.len(), "2026-01-02T03:04:05.678Z".len(), "{created}");
+    assert!(created.ends_with('Z'));
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_served_and_lists_every_route() {
+    let app = spawn_app().await;
+    let r = app
+        .client
+        .get(format!("{}/api/v1/openapi.json", app.api))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let doc: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/me", "get"),
+        ("/events", "get"),
+        ("/tags", "get"),
+        ("/tags", "post"),
+        ("/tags/{id}", "patch"),
+        ("/tags/{id}", "delete"),
+        ("/custom-fields", "get"),
+        ("/custom-fields", "post"),
+        ("/custom-fields/{id}", "get"),
+        ("/closing-notes", "get"),
+        ("/closing-notes", "post"),
+        ("/funnels", "get"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path}"
+        );
+    }
+    let tag_post = &paths["/tags"]["post"];
+    assert!(tag_post["responses"].get("201").is_some());
+    assert!(tag_post["responses"].get("409").is_some());
+    assert!(doc["components"]["schemas"].get("NewTagInput").is_some());
+}

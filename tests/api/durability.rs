@@ -1,1 +1,222 @@
+//! An acknowledged write survives `kill -9`; SIGTERM stops cleanly; actors that fail or
+//! passivate come back from the store.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_actors::ids::WorkspaceId;
+use switchboard_actors::workspace::WorkspaceMsg;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
 use crate::helpers::*;
+
+/// The real binary, started on a data folder; its addresses and bootstrap key are read
+/// from what it prints.
+struct Server {
+    child: Child,
+    api: String,
+    key: Option<String>,
+}
+
+async fn launch(dir: &Path) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("serve")
+        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", dir)
+        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
+        .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("binary starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut api, mut key) = (None, None);
+    let read = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(k) = line.strip_prefix("api key (shown once): ") {
+                key = Some(k.to_string());
+            }
+            if let Some(url) = line.strip_prefix("api listening on ") {
+                api = Some(url.to_string());
+            }
+            if line.starts_with("operator api listening on") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("server announces its addresses");
+    Server {
+        child,
+        api: api.expect("api address printed"),
+        key,
+    }
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.api)
+    }
+}
+
+#[tokio::test]
+async fn acknowledged_writes_survive_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path()).await;
+    let key = server.key.clone().expect("a fresh folder prints a key");
+    let client = reqwest::Client::new();
+
+    let writes = (0..40).map(|i| {
+        client
+            .post(server.url("/tags"))
+            .bearer_auth(&key)
+            .json(&json!({"name": format!("tag-{i}")}))
+            .send()
+    });
+    for r in futures::future::join_all(writes).await {
+        assert_eq!(r.unwrap().status(), 201);
+    }
+    let field = client
+        .post(server.url("/custom-fields"))
+        .bearer_auth(&key)
+        .header("Idempotency-Key", "field-once")
+        .json(&json!({"label": "Shoe size", "type": "number"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(field.status(), 201);
+    let field: serde_json::Value = field.json().await.unwrap();
+
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+
+    let server = launch(dir.path()).await;
+    assert!(server.key.is_none(), "the bootstrap runs only once");
+    let tags: serde_json::Value = client
+        .get(server.url("/tags"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut names: Vec<String> = tags["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = (0..40).map(|i| format!("tag-{i}")).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    let replay = client
+        .post(server.url("/custom-fields"))
+        .bearer_auth(&key)
+        .header("Idempotency-Key", "field-once")
+        .json(&json!({"label": "Shoe size", "type": "number"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.headers()["idempotent-replayed"], "true");
+    assert_eq!(replay.json::<serde_json::Value>().await.unwrap(), field);
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_service_with_exit_code_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path()).await;
+    let pid = server.child.id().unwrap().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = tokio::time::timeout(Duration::from_secs(30), server.child.wait())
+        .await
+        .expect("stops within the grace period")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
+
+#[tokio::test]
+async fn a_bad_setting_stops_the_start_naming_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("serve")
+        .env("SWITCHBOARD_DATA_DIR", dir.path())
+        .env("SWITCHBOARD_IDEMPOTENCY_TTL", "soon")
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("SWITCHBOARD_IDEMPOTENCY_TTL"), "{stderr}");
+}
+
+fn workspace(app: &TestApp) -> WorkspaceId {
+    WorkspaceId::parse(&app.workspace_id).unwrap()
+}
+
+#[tokio::test]
+async fn a_failed_workspace_actor_restarts_from_the_store() {
+    let app = spawn_app().await;
+    app.post("/tags", &app.key, json!({"name": "before"}))
+        .await
+        .expect(201);
+    let state = &app.app.as_ref().unwrap().state;
+    let restarts = || {
+        state
+            .registry
+            .stats()
+            .restarts
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(restarts(), 0);
+    state
+        .registry
+        .tell(&workspace(&app), WorkspaceMsg::Crash)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while restarts() == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "failure noticed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let tags = app.get("/tags", &app.key).await.expect(200);
+    assert_eq!(tags.body["data"][0]["name"], "before");
+    app.post("/tags", &app.key, json!({"name": "after"}))
+        .await
+        .expect(201);
+}
+
+#[tokio::test]
+async fn idle_workspace_actors_stop_and_come_back_on_the_next_request() {
+    let app = spawn_app_with(|s| s.actor_idle = Duration::from_millis(50)).await;
+    app.post("/tags", &app.key, json!({"name": "kept"}))
+        .await
+        .expect(201);
+    let registry = &app.app.as_ref().unwrap().state.registry;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while registry.live() > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "actor passivated");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        registry
+            .stats()
+            .passivations
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
+    let tags = app.get("/tags", &app.key).await.expect(200);
+    assert_eq!(tags.body["data"][0]["name"], "kept");
+    assert_eq!(registry.live(), 1);
+}

@@ -1,1 +1,172 @@
+use std::time::Duration;
+
+use chrono::Utc;
+use reqwest::Method;
+use serde_json::json;
+use switchboard_actors::clock::ManualClock;
+
 use crate::helpers::*;
+
+async fn post_with_key(app: &TestApp, token: &str, key: &str, body: serde_json::Value) -> Resp {
+    app.call(Method::POST, "/tags")
+        .token(token)
+        .header("Idempotency-Key", key)
+        .json(body)
+        .send()
+        .await
+}
+
+async fn tag_count(app: &TestApp, token: &str) -> usize {
+    app.get("/tags", token).await.expect(200).body["data"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn a_repeated_key_replays_the_first_response_without_running_again() {
+    let app = spawn_app().await;
+    let first = post_with_key(&app, &app.key, "k-1", json!({"name": "vip"}))
+        .await
+        .expect(201);
+    assert!(first.header("idempotent-replayed").is_none());
+    let again = post_with_key(&app, &app.key, "k-1", json!({"name": "vip"}))
+        .await
+        .expect(201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.body, first.body);
+    assert_eq!(tag_count(&app, &app.key).await, 1);
+}
+
+#[tokio::test]
+async fn the_same_key_with_a_different_body_is_409_idempotency_key_reused() {
+    let app = spawn_app().await;
+    post_with_key(&app, &app.key, "k-2", json!({"name": "a"}))
+        .await
+        .expect(201);
+    post_with_key(&app, &app.key, "k-2", json!({"name": "b"}))
+        .await
+        .expect_error(409, "idempotency_key_reused");
+    assert_eq!(tag_count(&app, &app.key).await, 1);
+}
+
+#[tokio::test]
+async fn failures_are_stored_and_replayed_too() {
+    let app = spawn_app().await;
+    post_with_key(&app, &app.key, "k-3", json!({"name": ""}))
+        .await
+        .expect_error(422, "validation_failed");
+    let again = post_with_key(&app, &app.key, "k-3", json!({"name": ""}))
+        .await
+        .expect_error(422, "validation_failed");
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+}
+
+#[tokio::test]
+async fn keys_are_scoped_to_the_credential_and_the_workspace() {
+    let app = spawn_app().await;
+    let second_key = app
+        .admin_post(
+            &format!("/admin/workspaces/{}/api-keys", app.workspace_id),
+            json!({}),
+        )
+        .await
+        .expect(201)
+        .body["api_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    post_with_key(&app, &app.key, "shared", json!({"name": "one"}))
+        .await
+        .expect(201);
+    let other_credential = post_with_key(&app, &second_key, "shared", json!({"name": "two"}))
+        .await
+        .expect(201);
+    assert!(other_credential.header("idempotent-replayed").is_none());
+    let (_, other_ws_key) = app.new_workspace("Other").await;
+    post_with_key(&app, &other_ws_key, "shared", json!({"name": "one"}))
+        .await
+        .expect(201);
+    assert_eq!(tag_count(&app, &app.key).await, 2);
+}
+
+#[tokio::test]
+async fn concurrent_requests_with_one_key_execute_once() {
+    let app = spawn_app().await;
+    let calls = (0..20).map(|_| post_with_key(&app, &app.key, "race", json!({"name": "once"})));
+    let answers = futures::future::join_all(calls).await;
+    let executed = answers
+        .iter()
+        .filter(|r| r.status == 201 && r.header("idempotent-replayed").is_none())
+        .count();
+    assert_eq!(executed, 1);
+    for r in &answers {
+        let replay = r.status == 201 && r.header("idempotent-replayed") == Some("true");
+        let running = r.status == 409 && r.code() == "request_in_progress";
+        let fresh = r.status == 201 && r.header("idempotent-replayed").is_none();
+        assert!(replay || running || fresh, "unexpected answer {r:?}");
+    }
+    assert_eq!(tag_count(&app, &app.key).await, 1);
+}
+
+#[tokio::test]
+async fn keys_longer_than_200_characters_are_refused() {
+    let app = spawn_app().await;
+    post_with_key(&app, &app.key, &"k".repeat(201), json!({"name": "a"}))
+        .await
+        .expect_error(400, "invalid_request");
+    post_with_key(&app, &app.key, &"k".repeat(200), json!({"name": "a"}))
+        .await
+        .expect(201);
+}
+
+#[tokio::test]
+async fn stored_responses_survive_a_restart() {
+    let app = spawn_app().await;
+    let first = post_with_key(&app, &app.key, "durable", json!({"name": "kept"}))
+        .await
+        .expect(201);
+    let app = app.restart().await;
+    let again = post_with_key(&app, &app.key, "durable", json!({"name": "kept"}))
+        .await
+        .expect(201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.body, first.body);
+}
+
+#[tokio::test]
+async fn a_key_is_forgotten_after_its_ttl() {
+    let clock = ManualClock::new(Utc::now());
+    let app = spawn_app_with_clock(clock.clone()).await;
+    post_with_key(&app, &app.key, "ttl", json!({"name": "first"}))
+        .await
+        .expect(201);
+    clock.advance(Duration::from_secs(24 * 3600 + 1));
+    let later = post_with_key(&app, &app.key, "ttl", json!({"name": "second"}))
+        .await
+        .expect(201);
+    assert!(later.header("idempotent-replayed").is_none());
+    assert_eq!(tag_count(&app, &app.key).await, 2);
+}
+
+#[tokio::test]
+async fn only_post_requests_use_the_key() {
+    let app = spawn_app().await;
+    let tag = app
+        .post("/tags", &app.key, json!({"name": "a"}))
+        .await
+        .expect(201);
+    let id = tag.body["id"].as_u64().unwrap();
+    for name in ["b", "c"] {
+        let r = app
+            .call(Method::PATCH, &format!("/tags/{id}"))
+            .token(&app.key)
+            .header("Idempotency-Key", "patch")
+            .json(json!({"name": name}))
+            .send()
+            .await
+            .expect(200);
+        assert_eq!(r.body["name"], name);
+        assert!(r.header("idempotent-replayed").is_none());
+    }
+}

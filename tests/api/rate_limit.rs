@@ -1,1 +1,79 @@
+use serde_json::json;
+
 use crate::helpers::*;
+
+#[tokio::test]
+async fn a_workspace_over_budget_gets_429_and_its_neighbour_does_not() {
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = 5).await;
+    let (_, other_key) = app.new_workspace("Neighbour").await;
+    for expected_remaining in (0..5).rev() {
+        let r = app.get("/tags", &app.key).await.expect(200);
+        assert_eq!(r.header("ratelimit-limit"), Some("5"));
+        assert_eq!(
+            r.header("ratelimit-remaining"),
+            Some(expected_remaining.to_string().as_str())
+        );
+        let reset: u64 = r.header("ratelimit-reset").unwrap().parse().unwrap();
+        assert!(reset <= 60);
+    }
+    let refused = app
+        .get("/tags", &app.key)
+        .await
+        .expect_error(429, "rate_limited");
+    let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=12).contains(&retry), "retry-after {retry}");
+    assert_eq!(refused.header("ratelimit-remaining"), Some("0"));
+
+    let neighbour = app.get("/tags", &other_key).await.expect(200);
+    assert_eq!(neighbour.header("ratelimit-remaining"), Some("4"));
+}
+
+#[tokio::test]
+async fn every_credential_of_a_workspace_shares_one_budget() {
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = 3).await;
+    let second_key = app
+        .admin_post(
+            &format!("/admin/workspaces/{}/api-keys", app.workspace_id),
+            json!({}),
+        )
+        .await
+        .expect(201)
+        .body["api_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let token = app.member_token("member", &["contacts"]).await;
+    app.get("/tags", &app.key).await.expect(200);
+    app.get("/tags", &second_key).await.expect(200);
+    app.get("/tags", &token).await.expect(200);
+    app.get("/tags", &second_key)
+        .await
+        .expect_error(429, "rate_limited");
+    app.post("/tags", &token, json!({"name": "x"}))
+        .await
+        .expect_error(429, "rate_limited");
+}
+
+#[tokio::test]
+async fn a_zero_budget_turns_the_limit_off() {
+    let app = spawn_app().await;
+    for _ in 0..200 {
+        let r = app.get("/tags", &app.key).await.expect(200);
+        assert!(r.header("ratelimit-limit").is_none());
+    }
+}
+
+#[tokio::test]
+async fn health_is_not_counted() {
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = 2).await;
+    for _ in 0..10 {
+        let r = app
+            .client
+            .get(format!("{}/health", app.api))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    app.get("/tags", &app.key).await.expect(200);
+}

@@ -266,9 +266,13 @@ mod tests {
             FieldKey::derive("  2nd  Phone!").unwrap().as_str(),
             "nd_phone"
         );
+        let long = FieldKey::derive(&"Ab ".repeat(40)).unwrap();
+        assert_eq!(long.as_str().len(), 64);
+        let cut_at_separator = FieldKey::derive(&format!("{} b", "a".repeat(63))).unwrap();
         assert_eq!(
-            FieldKey::derive(&"Ab ".repeat(40)).unwrap().as_str().len(),
-            62
+            cut_at_separator.as_str(),
+            "a".repeat(63),
+            "no trailing underscore"
         );
         assert!(FieldKey::derive("!!!").is_err());
         assert!(FieldKey::derive("Email").is_err(), "email is built in");
