@@ -36,7 +36,9 @@ fn codec(c: &mut Criterion) {
 fn group_commit(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = rt.block_on(async { Store::open(dir.path()) }).expect("store");
+    let store = rt
+        .block_on(async { Store::open(dir.path()) })
+        .expect("store");
     let store = Arc::new(store);
     let tag = sample_tag();
     let mut group = c.benchmark_group("store/durable_writes");

@@ -96,7 +96,7 @@ impl Store {
 
     /// Applies a batch atomically (in memory and the write-ahead log, not yet flushed).
     pub fn apply(&self, batch: Batch) -> StoreResult<()> {
-        self.db.apply_batch(batch.0)?;
+        self.db.apply_batch(batch.into_sled())?;
         Ok(())
     }
 
@@ -215,18 +215,42 @@ impl Tree {
     }
 }
 
-/// An atomic set of writes.
+/// An atomic set of writes, applied in order.
 #[derive(Default)]
-pub struct Batch(sled::Batch);
+pub struct Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>);
 
 impl Batch {
     pub fn put<T: Serialize>(&mut self, key: Vec<u8>, value: &T) -> StoreResult<()> {
-        self.0.insert(key, encode(value)?);
+        self.0.push((key, Some(encode(value)?)));
         Ok(())
     }
 
     pub fn delete(&mut self, key: Vec<u8>) {
-        self.0.remove(key);
+        self.0.push((key, None));
+    }
+
+    /// Appends another batch's writes after this one's.
+    pub fn extend(&mut self, other: Batch) {
+        self.0.extend(other.0);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn into_sled(self) -> sled::Batch {
+        let mut b = sled::Batch::default();
+        for (k, v) in self.0 {
+            match v {
+                Some(v) => b.insert(k, v),
+                None => b.remove(k),
+            }
+        }
+        b
     }
 }
 

@@ -48,8 +48,8 @@ async fn require_admin(State(app): State<AppState>, req: Request, next: Next) ->
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(|t| hash_secret(t.trim()));
+        .and_then(crate::http::auth::bearer_token)
+        .map(hash_secret);
     match presented {
         Some(h) if constant_time_eq(h.as_bytes(), app.admin_token_hash.as_bytes()) => {
             next.run(req).await

@@ -119,13 +119,18 @@ fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError>
     let token = value
         .to_str()
         .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
+        .and_then(bearer_token)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
             ApiError::unauthenticated("the Authorization header must be `Bearer <token>`")
         })?;
     Ok(app.directory.authenticate(token)?)
+}
+
+/// The token of `Bearer <token>`; the scheme name is case-insensitive (RFC 9110).
+pub fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, token) = header.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 fn select_workspace(

@@ -89,6 +89,7 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::custom_fields::router())
         .merge(routes::closing_notes::router())
         .merge(routes::funnels::router())
+        .merge(routes::contacts::router())
         .split_for_parts()
 }
 

@@ -4,6 +4,7 @@
 use serde::{Serialize, Serializer};
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::closing_note::ClosingNote;
+use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::domain::tag::{Tag, TagDeleted};
@@ -48,4 +49,7 @@ api_objects! {
     Workspace => "workspace",
     User => "user",
     Membership => "membership",
+    ContactView => "contact",
+    Note => "note",
+    ChannelIdentity => "contact_channel",
 }

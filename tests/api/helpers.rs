@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard::app::{start_with_clock, RunningApp};
 use switchboard::config::Settings;
-use switchboard_actors::clock::{Clock, ManualClock, SharedClock, SystemClock};
+use switchboard_actors::clock::{ManualClock, SharedClock, SystemClock};
 
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
 
@@ -58,7 +58,6 @@ pub async fn spawn_in(
         Some(c) => Arc::new(c.clone()),
         None => Arc::new(SystemClock),
     };
-    let _ = shared.now();
     let app = start_with_clock(settings, shared)
         .await
         .expect("app starts");

@@ -4,6 +4,7 @@
 //! its path.
 
 pub mod closing_note;
+pub mod contact;
 pub mod custom_field;
 pub mod error;
 pub mod funnel;

@@ -8,8 +8,10 @@
 //! next message at once and concurrent writers share flushes.
 
 mod closing_notes;
+mod contacts;
 mod custom_fields;
 mod funnels;
+pub mod search;
 mod tags;
 
 use std::time::{Duration, Instant};
@@ -18,6 +20,7 @@ use chrono::{DateTime, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use closing_notes::ClosingNoteMsg;
+pub use contacts::ContactMsg;
 pub use custom_fields::CustomFieldMsg;
 pub use funnels::FunnelMsg;
 pub use tags::TagMsg;
@@ -36,12 +39,21 @@ pub enum WorkspaceMsg {
     CustomField(CustomFieldMsg),
     ClosingNote(ClosingNoteMsg),
     Funnel(FunnelMsg),
+    Contact(Box<ContactMsg>),
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
-    #[doc(hidden)]
     Crash,
 }
+
+impl From<ContactMsg> for WorkspaceMsg {
+    fn from(m: ContactMsg) -> Self {
+        WorkspaceMsg::Contact(Box::new(m))
+    }
+}
+
+/// Told by a workspace actor that is about to passivate, so no new caller reaches it.
+pub type PassivationHook = std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorId) + Send + Sync>;
 
 impl WorkspaceMsg {
     /// A short name for logs and metrics.
@@ -51,6 +63,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::CustomField(m) => m.kind(),
             WorkspaceMsg::ClosingNote(m) => m.kind(),
             WorkspaceMsg::Funnel(m) => m.kind(),
+            WorkspaceMsg::Contact(m) => m.kind(),
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
         }
@@ -97,6 +110,7 @@ pub struct WorkspaceData {
     pub custom_fields: custom_fields::CustomFields,
     pub closing_notes: closing_notes::ClosingNotes,
     pub funnels: funnels::Funnels,
+    pub contacts: contacts::Contacts,
 }
 
 impl WorkspaceData {
@@ -106,6 +120,7 @@ impl WorkspaceData {
             custom_fields: custom_fields::CustomFields::load(store, ws)?,
             closing_notes: closing_notes::ClosingNotes::load(store, ws)?,
             funnels: funnels::Funnels::load(store, ws)?,
+            contacts: contacts::Contacts::load(store, ws)?,
         })
     }
 }
@@ -118,7 +133,7 @@ pub struct WorkspaceArgs {
     pub idle_after: Duration,
     /// Called when the actor decides to passivate, before it drains and stops, so that no
     /// new caller reaches it.
-    pub on_passivate: std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorId) + Send + Sync>,
+    pub on_passivate: PassivationHook,
 }
 
 pub struct WorkspaceState {
@@ -170,6 +185,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::CustomField(m) => custom_fields::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::ClosingNote(m) => closing_notes::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
+            WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::IdleCheck => {
                 if !state.passivating && state.last_active.elapsed() >= state.args.idle_after {
                     state.passivating = true;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::json;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
-use crate::domain::tag::{NewTag, Tag, TagChange, TagDeleted};
+use crate::domain::tag::{NewTag, Tag, TagChange, TagDeleted, TagName};
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
 use crate::ids::WorkspaceId;
@@ -58,6 +58,10 @@ impl Tags {
             .and_then(|id| self.by_id.get(id))
     }
 
+    pub fn get(&self, id: u64) -> Option<&Tag> {
+        self.by_id.get(&id)
+    }
+
     /// Newest first.
     pub fn list(&self) -> Vec<Tag> {
         self.by_id.values().rev().cloned().collect()
@@ -83,6 +87,23 @@ fn create(data: &mut WorkspaceData, ctx: &Ctx, new: NewTag) -> Result<Change<Tag
     if let Some(existing) = data.tags.find_by_name(new.name.as_str()) {
         return Err(taken(existing.name.as_str()));
     }
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    let tag = add(data, ctx, new, &mut writes, &mut events)?;
+    Ok(Change {
+        value: tag,
+        writes,
+        events,
+    })
+}
+
+fn add(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewTag,
+    writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
+) -> Result<Tag, DomainError> {
     let tag = Tag {
         id: ctx.next_id()?,
         name: new.name,
@@ -90,15 +111,28 @@ fn create(data: &mut WorkspaceData, ctx: &Ctx, new: NewTag) -> Result<Change<Tag
         created_at: ctx.now,
         updated_at: ctx.now,
     };
-    let mut writes = Batch::default();
     writes.put(ctx.key(KIND, tag.id), &tag)?;
     data.tags.insert(tag.clone());
-    let event = DomainEvent::new("tag.created", "tag", tag.id, &tag);
-    Ok(Change {
-        value: tag,
-        writes,
-        events: vec![event],
-    })
+    events.push(DomainEvent::new("tag.created", "tag", tag.id, &tag));
+    Ok(tag)
+}
+
+/// The id of the tag named `name` (any case), adding it to the workspace list if new.
+pub(super) fn ensure(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    name: &TagName,
+    writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
+) -> Result<u64, DomainError> {
+    if let Some(existing) = data.tags.find_by_name(name.as_str()) {
+        return Ok(existing.id);
+    }
+    let new = NewTag {
+        name: name.clone(),
+        color: None,
+    };
+    Ok(add(data, ctx, new, writes, events)?.id)
 }
 
 fn update(
@@ -158,12 +192,18 @@ fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<TagDele
     data.tags.by_name.remove(&tag.name.folded());
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, id));
+    let contacts_updated = super::contacts::drop_tag(data, ctx, id, &mut writes)?;
     let deleted = TagDeleted {
         id,
         deleted: true,
-        contacts_updated: 0,
+        contacts_updated,
     };
-    let event = DomainEvent::new("tag.deleted", "tag", id, &tag);
+    let event = DomainEvent::new(
+        "tag.deleted",
+        "tag",
+        id,
+        json!({"id": id, "name": tag.name, "color": tag.color, "contacts_updated": contacts_updated}),
+    );
     Ok(Change {
         value: deleted,
         writes,

@@ -1,6 +1,7 @@
 //! One file per resource, each with its own `router()`.
 
 pub mod closing_notes;
+pub mod contacts;
 pub mod custom_fields;
 pub mod events;
 pub mod funnels;

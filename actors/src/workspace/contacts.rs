@@ -1,0 +1,1064 @@
+//! Contacts, their notes, and the indexes that make lookup, upsert and search fast:
+//! phone, email and handle maps, tag membership, and the free-text index.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::search::{phone_tokens, tokenize, SearchIndex};
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::contact::{
+    custom_values, handle_key, phone_key, Channel, ChannelIdentity, Contact, ContactFields,
+    ContactFilter, ContactView, Dnc, LookupQuery, NewContact, Note, StageRef,
+};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::tag::TagName;
+use crate::domain::{DomainError, Patch};
+use crate::events::{DomainEvent, Origin};
+use crate::ids::WorkspaceId;
+use crate::store::{trailing_id, Batch, Store};
+
+pub enum ContactMsg {
+    Create(Origin, NewContact, Reply<ContactView>),
+    Get(u64, Reply<ContactView>),
+    List(ContactFilter, PageRequest, Reply<Page<ContactView>>),
+    Lookup(LookupQuery, Reply<ContactView>),
+    /// Answers whether a contact was created, and the contact.
+    Upsert(Origin, NewContact, Reply<(bool, ContactView)>),
+    Merge(Origin, u64, u64, Reply<ContactView>),
+    Update(Origin, u64, ContactFields, Reply<ContactView>),
+    Delete(Origin, u64, Reply<u64>),
+    Channels(u64, Reply<Vec<ChannelIdentity>>),
+    AddTags(Origin, u64, Vec<TagName>, Reply<ContactView>),
+    RemoveTags(Origin, u64, Vec<TagName>, Reply<ContactView>),
+    /// `Some((stage_id, funnel_id))` moves the contact; `None` removes the stage.
+    SetStage(Origin, u64, Option<(u64, Option<u64>)>, Reply<ContactView>),
+    Assign(Origin, u64, Option<String>, Reply<ContactView>),
+    ListNotes(u64, PageRequest, Reply<Page<Note>>),
+    AddNote(Origin, u64, String, Reply<Note>),
+    SetDnc(Origin, u64, Dnc, Reply<ContactView>),
+}
+
+impl ContactMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ContactMsg::Create(..) => "contact.create",
+            ContactMsg::Get(..) => "contact.get",
+            ContactMsg::List(..) => "contact.list",
+            ContactMsg::Lookup(..) => "contact.lookup",
+            ContactMsg::Upsert(..) => "contact.upsert",
+            ContactMsg::Merge(..) => "contact.merge",
+            ContactMsg::Update(..) => "contact.update",
+            ContactMsg::Delete(..) => "contact.delete",
+            ContactMsg::Channels(..) => "contact.channels",
+            ContactMsg::AddTags(..) => "contact.add_tags",
+            ContactMsg::RemoveTags(..) => "contact.remove_tags",
+            ContactMsg::SetStage(..) => "contact.set_stage",
+            ContactMsg::Assign(..) => "contact.assign",
+            ContactMsg::ListNotes(..) => "contact.list_notes",
+            ContactMsg::AddNote(..) => "contact.add_note",
+            ContactMsg::SetDnc(..) => "contact.set_dnc",
+        }
+    }
+}
+
+pub(super) const CONTACT: &str = "ct";
+const NOTE: &str = "nt";
+const REDIRECT: &str = "rd";
+
+/// A merged-away contact id and the contact it now answers as.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Redirect {
+    target: u64,
+}
+
+/// A query word reaching more contacts than this is answered by walking contacts newest
+/// first (matches are dense, so a page fills quickly) instead of from the index.
+const DENSE: usize = 4_096;
+
+#[derive(Default)]
+pub struct Contacts {
+    by_id: BTreeMap<u64, Contact>,
+    redirects: HashMap<u64, u64>,
+    notes: HashMap<u64, BTreeMap<u64, Note>>,
+    by_tag: HashMap<u64, BTreeSet<u64>>,
+    by_phone: HashMap<String, BTreeSet<u64>>,
+    by_email: HashMap<String, BTreeSet<u64>>,
+    by_handle: HashMap<(Channel, String), BTreeSet<u64>>,
+    search: SearchIndex,
+}
+
+fn add(map: &mut HashMap<String, BTreeSet<u64>>, key: String, id: u64) {
+    if !key.is_empty() {
+        map.entry(key).or_default().insert(id);
+    }
+}
+
+fn drop_from<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BTreeSet<u64>>, key: &K, id: u64) {
+    if let Some(ids) = map.get_mut(key) {
+        ids.remove(&id);
+        if ids.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
+/// The (channel, handle) pairs a contact can be looked up by.
+fn handles(c: &Contact) -> Vec<(Channel, String)> {
+    let mut out = Vec::new();
+    for (channel, value) in [
+        (Channel::ChanA, &c.chan_a_username),
+        (Channel::ChanC, &c.chan_c_username),
+        (Channel::ChanE, &c.chan_e_username),
+    ] {
+        if let Some(v) = value {
+            out.push((channel, handle_key(v)));
+        }
+    }
+    if let Some(p) = &c.chan_d_phone {
+        out.push((Channel::ChanD, phone_key(p)));
+    }
+    out
+}
+
+fn phones(c: &Contact) -> impl Iterator<Item = String> + '_ {
+    [&c.phone, &c.chan_d_phone]
+        .into_iter()
+        .flatten()
+        .map(|p| phone_key(p))
+}
+
+impl Contacts {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut contacts = Self::default();
+        for (_, c) in store.scan::<Contact>(&record_prefix(ws, CONTACT))? {
+            contacts.by_id.insert(c.id, c);
+        }
+        for (_, n) in store.scan::<Note>(&record_prefix(ws, NOTE))? {
+            contacts
+                .notes
+                .entry(n.contact_id)
+                .or_default()
+                .insert(n.id, n);
+        }
+        for (key, r) in store.scan::<Redirect>(&record_prefix(ws, REDIRECT))? {
+            if let Some(from) = trailing_id(&key) {
+                contacts.redirects.insert(from, r.target);
+            }
+        }
+        let ids: Vec<u64> = contacts.by_id.keys().copied().collect();
+        for id in ids {
+            contacts.index(id);
+        }
+        Ok(contacts)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// The live contact an id names, following merge redirects.
+    pub fn resolve(&self, id: u64) -> Option<u64> {
+        if self.by_id.contains_key(&id) {
+            return Some(id);
+        }
+        self.redirects
+            .get(&id)
+            .filter(|t| self.by_id.contains_key(t))
+            .copied()
+    }
+
+    pub fn get(&self, id: u64) -> Option<&Contact> {
+        self.resolve(id).and_then(|id| self.by_id.get(&id))
+    }
+
+    /// How many contacts carry a tag.
+    pub fn count_with_tag(&self, tag_id: u64) -> usize {
+        self.by_tag.get(&tag_id).map_or(0, BTreeSet::len)
+    }
+
+    fn index(&mut self, id: u64) {
+        let Some(c) = self.by_id.get(&id) else { return };
+        let phones: Vec<String> = phones(c).collect();
+        let email = c.email.clone();
+        let hs = handles(c);
+        let tags = c.tag_ids.clone();
+        let tokens = self.tokens_of(c);
+        for p in phones {
+            add(&mut self.by_phone, p, id);
+        }
+        if let Some(e) = email {
+            add(&mut self.by_email, e, id);
+        }
+        for h in hs {
+            if !h.1.is_empty() {
+                self.by_handle.entry(h).or_default().insert(id);
+            }
+        }
+        for t in tags {
+            self.by_tag.entry(t).or_default().insert(id);
+        }
+        self.search.set(id, tokens);
+    }
+
+    fn unindex(&mut self, id: u64) {
+        let Some(c) = self.by_id.get(&id) else { return };
+        let phones: Vec<String> = phones(c).collect();
+        let email = c.email.clone();
+        let hs = handles(c);
+        let tags = c.tag_ids.clone();
+        for p in phones {
+            drop_from(&mut self.by_phone, &p, id);
+        }
+        if let Some(e) = email {
+            drop_from(&mut self.by_email, &e, id);
+        }
+        for h in hs {
+            drop_from(&mut self.by_handle, &h, id);
+        }
+        for t in tags {
+            drop_from(&mut self.by_tag, &t, id);
+        }
+        self.search.remove(id);
+    }
+
+    /// The searchable text of a contact: names, email, phones, usernames, notes.
+    fn tokens_of(&self, c: &Contact) -> Vec<String> {
+        let mut out = Vec::new();
+        for text in [
+            &c.first_name,
+            &c.last_name,
+            &c.email,
+            &c.chan_a_username,
+            &c.chan_c_username,
+            &c.chan_e_username,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            out.extend(tokenize(text));
+        }
+        for p in [&c.phone, &c.chan_d_phone].into_iter().flatten() {
+            out.extend(phone_tokens(p));
+        }
+        if let Some(notes) = self.notes.get(&c.id) {
+            for n in notes.values() {
+                out.extend(tokenize(&n.body));
+            }
+        }
+        out
+    }
+
+    /// Stores a new or changed contact in memory and in the batch, keeping indexes right.
+    fn put(&mut self, ctx: &Ctx, c: Contact, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(CONTACT, c.id), &c)?;
+        let id = c.id;
+        self.unindex(id);
+        self.by_id.insert(id, c);
+        self.index(id);
+        Ok(())
+    }
+
+    fn oldest(ids: Option<&BTreeSet<u64>>) -> Option<u64> {
+        ids.and_then(|s| s.iter().next().copied())
+    }
+}
+
+pub(super) fn handle(msg: ContactMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        ContactMsg::Create(o, new, reply) => finish(reply, o, create(data, ctx, new)),
+        ContactMsg::Get(id, reply) => answer(reply, view_of(data, id)),
+        ContactMsg::List(filter, page, reply) => answer(reply, Ok(list(data, &filter, page))),
+        ContactMsg::Lookup(q, reply) => answer(reply, lookup(data, &q)),
+        ContactMsg::Upsert(o, new, reply) => finish(reply, o, upsert(data, ctx, new)),
+        ContactMsg::Merge(o, p, s, reply) => finish(reply, o, merge(data, ctx, p, s)),
+        ContactMsg::Update(o, id, fields, reply) => finish(reply, o, update(data, ctx, id, fields)),
+        ContactMsg::Delete(o, id, reply) => finish(reply, o, delete(data, ctx, id)),
+        ContactMsg::Channels(id, reply) => answer(
+            reply,
+            data.contacts
+                .get(id)
+                .map(Contact::channels)
+                .ok_or(DomainError::NotFound("contact")),
+        ),
+        ContactMsg::AddTags(o, id, tags, reply) => finish(reply, o, add_tags(data, ctx, id, tags)),
+        ContactMsg::RemoveTags(o, id, tags, reply) => {
+            finish(reply, o, remove_tags(data, ctx, id, tags))
+        }
+        ContactMsg::SetStage(o, id, stage, reply) => {
+            finish(reply, o, set_stage(data, ctx, id, stage))
+        }
+        ContactMsg::Assign(o, id, user, reply) => finish(reply, o, assign(data, ctx, id, user)),
+        ContactMsg::ListNotes(id, page, reply) => answer(reply, list_notes(data, id, page)),
+        ContactMsg::AddNote(o, id, body, reply) => finish(reply, o, add_note(data, ctx, id, body)),
+        ContactMsg::SetDnc(o, id, dnc, reply) => finish(reply, o, set_dnc(data, ctx, id, dnc)),
+    }
+}
+
+/// A contact as answered.
+pub fn view(data: &WorkspaceData, c: &Contact) -> ContactView {
+    let stage = c.stage_id.and_then(|sid| {
+        data.funnels.stage(sid).map(|(f, s)| StageRef {
+            funnel_id: f.id,
+            stage_id: s.id,
+            stage_name: s.name.clone(),
+        })
+    });
+    ContactView {
+        id: c.id,
+        name: c.name(),
+        first_name: c.first_name.clone(),
+        last_name: c.last_name.clone(),
+        phone: c.phone.clone(),
+        chan_d_phone: c.chan_d_phone.clone(),
+        email: c.email.clone(),
+        chan_a_username: c.chan_a_username.clone(),
+        chan_c_username: c.chan_c_username.clone(),
+        chan_e_username: c.chan_e_username.clone(),
+        country_code: c.country_code.clone(),
+        channel: c.channel,
+        source: c.source.clone(),
+        tags: c
+            .tag_ids
+            .iter()
+            .filter_map(|t| data.tags.get(*t).map(|t| t.name.as_str().to_string()))
+            .collect(),
+        stage,
+        assigned_to_user_id: c.assigned_to_user_id.clone(),
+        language: c.language.clone(),
+        custom_fields: c
+            .custom_fields
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect(),
+        do_not_contact: c.do_not_contact,
+        do_not_contact_reason: c.do_not_contact_reason.clone(),
+        created_at: c.created_at,
+        updated_at: c.updated_at,
+    }
+}
+
+fn view_of(data: &WorkspaceData, id: u64) -> Result<ContactView, DomainError> {
+    data.contacts
+        .get(id)
+        .map(|c| view(data, c))
+        .ok_or(DomainError::NotFound("contact"))
+}
+
+/// Changed top-level fields of a contact, mapped to their previous values.
+fn changes(before: &ContactView, after: &ContactView) -> Map<String, Value> {
+    let (Ok(Value::Object(b)), Ok(Value::Object(a))) =
+        (serde_json::to_value(before), serde_json::to_value(after))
+    else {
+        return Map::new();
+    };
+    b.into_iter()
+        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
+        .collect()
+}
+
+/// Applies checked fields (custom fields against the workspace's definitions).
+fn apply_fields(
+    data: &WorkspaceData,
+    c: &mut Contact,
+    fields: ContactFields,
+) -> Result<(), DomainError> {
+    if let Some(input) = &fields.custom_fields {
+        let values = custom_values(input, |k| data.custom_fields.by_key(k).cloned())
+            .map_err(DomainError::Validation)?;
+        for (k, v) in values {
+            match v {
+                Some(v) => {
+                    c.custom_fields.insert(k, v);
+                }
+                None => {
+                    c.custom_fields.remove(&k);
+                }
+            }
+        }
+    }
+    c.apply(fields);
+    Ok(())
+}
+
+fn check_stage(data: &WorkspaceData, stage_id: u64, path: &str) -> Result<(), DomainError> {
+    data.funnels
+        .stage(stage_id)
+        .map(|_| ())
+        .ok_or_else(|| DomainError::invalid(path, "no such stage in this workspace"))
+}
+
+/// Tag ids for names, adding names the workspace does not have yet.
+fn tag_ids(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    names: &[TagName],
+    writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
+) -> Result<Vec<u64>, DomainError> {
+    let mut ids = Vec::new();
+    for name in names {
+        let id = super::tags::ensure(data, ctx, name, writes, events)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+fn contact_event(kind: &'static str, c: &ContactView) -> DomainEvent {
+    DomainEvent::new(kind, "contact", c.id, c)
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewContact,
+) -> Result<Change<ContactView>, DomainError> {
+    if let Some(stage) = new.stage_id {
+        check_stage(data, stage, "stage_id")?;
+    }
+    let mut c = Contact {
+        id: ctx.next_id()?,
+        first_name: None,
+        last_name: None,
+        phone: None,
+        chan_d_phone: None,
+        email: None,
+        chan_a_username: None,
+        chan_c_username: None,
+        chan_e_username: None,
+        country_code: None,
+        channel: Channel::Api,
+        source: new.source,
+        tag_ids: Vec::new(),
+        stage_id: new.stage_id,
+        assigned_to_user_id: new.assigned_to_user_id,
+        language: None,
+        custom_fields: BTreeMap::new(),
+        do_not_contact: false,
+        do_not_contact_reason: None,
+        created_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    apply_fields(data, &mut c, new.fields)?;
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    c.tag_ids = tag_ids(data, ctx, &new.tags, &mut writes, &mut events)?;
+    data.contacts.put(ctx, c.clone(), &mut writes)?;
+    let v = view(data, &c);
+    events.push(contact_event("contact.created", &v));
+    Ok(Change {
+        value: v,
+        writes,
+        events,
+    })
+}
+
+/// Changes one contact through `edit`; answers its new view. `edit` returns the events
+/// specific to the change; a contact.updated with the changed fields is added when
+/// `announce_update` is set.
+fn change_contact(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    announce_update: bool,
+    edit: impl FnOnce(
+        &mut WorkspaceData,
+        &mut Contact,
+        &mut Batch,
+        &mut Vec<DomainEvent>,
+    ) -> Result<(), DomainError>,
+) -> Result<Change<ContactView>, DomainError> {
+    let id = data
+        .contacts
+        .resolve(id)
+        .ok_or(DomainError::NotFound("contact"))?;
+    let before_record = data.contacts.by_id[&id].clone();
+    let before = view(data, &before_record);
+    let mut c = before_record.clone();
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    edit(data, &mut c, &mut writes, &mut events)?;
+    if c == before_record {
+        return Ok(Change {
+            value: before,
+            writes,
+            events,
+        });
+    }
+    c.updated_at = ctx.now;
+    data.contacts.put(ctx, c.clone(), &mut writes)?;
+    let after = view(data, &c);
+    if announce_update {
+        let diff = changes(&before, &after);
+        if !diff.is_empty() {
+            events.push(contact_event("contact.updated", &after).with_changes(diff));
+        }
+    }
+    Ok(Change {
+        value: after,
+        writes,
+        events,
+    })
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    fields: ContactFields,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, true, |data, c, _, _| {
+        apply_fields(data, c, fields)
+    })
+}
+
+fn upsert(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewContact,
+) -> Result<Change<(bool, ContactView)>, DomainError> {
+    if !new.fields.has_identifier() {
+        return Err(DomainError::invalid(
+            "",
+            "send at least one of phone, chan_d_phone, email, chan_a_username, chan_c_username, chan_e_username",
+        ));
+    }
+    let Some(existing) = match_for_upsert(data, &new.fields) else {
+        let created = create(data, ctx, new)?;
+        return Ok(Change {
+            value: (true, created.value),
+            writes: created.writes,
+            events: created.events,
+        });
+    };
+    if let Some(stage) = new.stage_id {
+        check_stage(data, stage, "stage_id")?;
+    }
+    let NewContact {
+        fields,
+        tags,
+        stage_id,
+        assigned_to_user_id,
+        source: _,
+    } = new;
+    let updated = change_contact(data, ctx, existing, true, |data, c, writes, events| {
+        apply_fields(data, c, fields)?;
+        for t in tag_ids(data, ctx, &tags, writes, events)? {
+            if !c.tag_ids.contains(&t) {
+                c.tag_ids.push(t);
+            }
+        }
+        if stage_id.is_some() {
+            c.stage_id = stage_id;
+        }
+        if assigned_to_user_id.is_some() {
+            c.assigned_to_user_id = assigned_to_user_id;
+        }
+        Ok(())
+    })?;
+    Ok(Change {
+        value: (false, updated.value),
+        writes: updated.writes,
+        events: updated.events,
+    })
+}
+
+/// Phone (or channel phone) first, then email, then usernames; the oldest match wins.
+fn match_for_upsert(data: &WorkspaceData, f: &ContactFields) -> Option<u64> {
+    let set = |p: &Patch<String>| match p {
+        Patch::Set(v) => Some(v.clone()),
+        _ => None,
+    };
+    let cs = &data.contacts;
+    let by_phone = [set(&f.phone), set(&f.chan_d_phone)]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Contacts::oldest(cs.by_phone.get(&phone_key(&p))))
+        .min();
+    if by_phone.is_some() {
+        return by_phone;
+    }
+    if let Some(e) = set(&f.email) {
+        if let Some(id) = Contacts::oldest(cs.by_email.get(&e)) {
+            return Some(id);
+        }
+    }
+    [
+        (Channel::ChanA, set(&f.chan_a_username)),
+        (Channel::ChanC, set(&f.chan_c_username)),
+        (Channel::ChanE, set(&f.chan_e_username)),
+    ]
+    .into_iter()
+    .filter_map(|(ch, u)| u.and_then(|u| Contacts::oldest(cs.by_handle.get(&(ch, handle_key(&u))))))
+    .min()
+}
+
+fn lookup(data: &WorkspaceData, q: &LookupQuery) -> Result<ContactView, DomainError> {
+    let cs = &data.contacts;
+    let mut sets: Vec<BTreeSet<u64>> = Vec::new();
+    if let Some(p) = &q.phone {
+        sets.push(cs.by_phone.get(&phone_key(p)).cloned().unwrap_or_default());
+    }
+    if let Some(e) = &q.email {
+        sets.push(
+            cs.by_email
+                .get(&e.trim().to_lowercase())
+                .cloned()
+                .unwrap_or_default(),
+        );
+    }
+    if let Some(h) = &q.handle {
+        let channels = match q.channel {
+            Some(c) => vec![c],
+            None => vec![
+                Channel::ChanA,
+                Channel::ChanC,
+                Channel::ChanE,
+                Channel::ChanD,
+            ],
+        };
+        let mut found = BTreeSet::new();
+        for ch in channels {
+            let key = if ch == Channel::ChanD {
+                phone_key(h)
+            } else {
+                handle_key(h)
+            };
+            if let Some(ids) = cs.by_handle.get(&(ch, key)) {
+                found.extend(ids.iter().copied());
+            }
+        }
+        sets.push(found);
+    }
+    let mut iter = sets.into_iter();
+    let first = iter.next().unwrap_or_default();
+    let all: BTreeSet<u64> = iter.fold(first, |acc, s| acc.intersection(&s).copied().collect());
+    all.into_iter()
+        .next()
+        .and_then(|id| cs.by_id.get(&id))
+        .map(|c| view(data, c))
+        .ok_or(DomainError::NotFound("contact"))
+}
+
+fn passes(data: &WorkspaceData, c: &Contact, f: &ContactFilter, tag: Option<u64>) -> bool {
+    f.phone
+        .as_ref()
+        .is_none_or(|p| phones(c).any(|k| k == phone_key(p)))
+        && f.email
+            .as_ref()
+            .is_none_or(|e| c.email.as_deref() == Some(e.trim().to_lowercase().as_str()))
+        && tag.is_none_or(|t| c.tag_ids.contains(&t))
+        && f.stage_id.is_none_or(|s| c.stage_id == Some(s))
+        && f.assigned_to_user_id
+            .as_ref()
+            .is_none_or(|u| c.assigned_to_user_id.as_ref() == Some(u))
+        && f.channel.is_none_or(|ch| c.channel == ch)
+        && f.updated_since.is_none_or(|t| c.updated_at >= t)
+        && (f.words.is_empty() || data.contacts.search.matches(c.id, &f.words))
+}
+
+fn list(data: &WorkspaceData, f: &ContactFilter, page: PageRequest) -> Page<ContactView> {
+    let cs = &data.contacts;
+    let tag = match &f.tag {
+        None => None,
+        Some(name) => match data.tags.find_by_name(name) {
+            Some(t) => Some(t.id),
+            None => {
+                return Page {
+                    items: vec![],
+                    has_more: false,
+                }
+            }
+        },
+    };
+    let upper = page.after.unwrap_or(u64::MAX);
+    // Start from the narrowest index the filter allows; walk everything otherwise.
+    let narrowed: Option<BTreeSet<u64>> = match (tag, cs.search.most_selective(&f.words, DENSE)) {
+        (_, Some((word, n))) if n < DENSE => Some(cs.search.candidates(word)),
+        (Some(t), _) => Some(cs.by_tag.get(&t).cloned().unwrap_or_default()),
+        _ => None,
+    };
+    let walk: Box<dyn Iterator<Item = &Contact>> = match &narrowed {
+        Some(ids) => Box::new(ids.range(..upper).rev().filter_map(|id| cs.by_id.get(id))),
+        None => Box::new(cs.by_id.range(..upper).rev().map(|(_, c)| c)),
+    };
+    let mut items: Vec<&Contact> = walk
+        .filter(|c| passes(data, c, f, tag))
+        .take(page.limit + 1)
+        .collect();
+    let has_more = items.len() > page.limit;
+    items.truncate(page.limit);
+    Page {
+        items: items.into_iter().map(|c| view(data, c)).collect(),
+        has_more,
+    }
+}
+
+fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<u64>, DomainError> {
+    let id = data
+        .contacts
+        .resolve(id)
+        .ok_or(DomainError::NotFound("contact"))?;
+    let mut writes = Batch::default();
+    let cs = &mut data.contacts;
+    cs.unindex(id);
+    cs.by_id.remove(&id);
+    writes.delete(ctx.key(CONTACT, id));
+    for note in cs.notes.remove(&id).unwrap_or_default().into_keys() {
+        writes.delete(ctx.key(NOTE, note));
+    }
+    let pointing: Vec<u64> = cs
+        .redirects
+        .iter()
+        .filter(|(_, t)| **t == id)
+        .map(|(from, _)| *from)
+        .collect();
+    for from in pointing {
+        cs.redirects.remove(&from);
+        writes.delete(ctx.key(REDIRECT, from));
+    }
+    Ok(Change {
+        value: id,
+        writes,
+        events: vec![DomainEvent::new(
+            "contact.deleted",
+            "contact",
+            id,
+            json!({"id": id}),
+        )],
+    })
+}
+
+fn merge(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    primary: u64,
+    secondary: u64,
+) -> Result<Change<ContactView>, DomainError> {
+    let p = data.contacts.resolve(primary).ok_or_else(|| {
+        DomainError::invalid("primary_contact_id", "no such contact in this workspace")
+    })?;
+    let s = data.contacts.resolve(secondary).ok_or_else(|| {
+        DomainError::invalid("secondary_contact_id", "no such contact in this workspace")
+    })?;
+    if p == s {
+        return Err(DomainError::invalid(
+            "secondary_contact_id",
+            "must be a different contact from primary_contact_id",
+        ));
+    }
+    let sec = data.contacts.by_id[&s].clone();
+    let mut writes = Batch::default();
+    // The secondary goes first, so the primary's indexes are rebuilt with its notes.
+    data.contacts.unindex(s);
+    data.contacts.by_id.remove(&s);
+    writes.delete(ctx.key(CONTACT, s));
+    let moved = data.contacts.notes.remove(&s).unwrap_or_default();
+    for (nid, mut note) in moved {
+        note.contact_id = p;
+        writes.put(ctx.key(NOTE, nid), &note)?;
+        data.contacts.notes.entry(p).or_default().insert(nid, note);
+    }
+    let repoint: Vec<u64> = data
+        .contacts
+        .redirects
+        .iter()
+        .filter(|(_, t)| **t == s)
+        .map(|(from, _)| *from)
+        .chain([s])
+        .collect();
+    for from in repoint {
+        data.contacts.redirects.insert(from, p);
+        writes.put(ctx.key(REDIRECT, from), &Redirect { target: p })?;
+    }
+    let mut change = change_contact(data, ctx, p, false, |_, c, _, _| {
+        fill(c, &sec);
+        Ok(())
+    })?;
+    // The primary's text now includes the moved notes even if no field changed.
+    if data.contacts.by_id.contains_key(&p) {
+        data.contacts.unindex(p);
+        data.contacts.index(p);
+    }
+    let mut all = writes;
+    all.extend(change.writes);
+    change.writes = all;
+    change.events.push(DomainEvent::new(
+        "contact.merged",
+        "contact",
+        p,
+        json!({"primary_contact_id": p, "secondary_contact_id": s, "contact": change.value}),
+    ));
+    Ok(change)
+}
+
+/// Fills the primary's empty fields from the secondary; tags and custom fields are united;
+/// an opt-out on either side stays.
+fn fill(c: &mut Contact, s: &Contact) {
+    let pick = |mine: &mut Option<String>, theirs: &Option<String>| {
+        if mine.is_none() {
+            mine.clone_from(theirs);
+        }
+    };
+    pick(&mut c.first_name, &s.first_name);
+    pick(&mut c.last_name, &s.last_name);
+    pick(&mut c.phone, &s.phone);
+    pick(&mut c.chan_d_phone, &s.chan_d_phone);
+    pick(&mut c.email, &s.email);
+    pick(&mut c.chan_a_username, &s.chan_a_username);
+    pick(&mut c.chan_c_username, &s.chan_c_username);
+    pick(&mut c.chan_e_username, &s.chan_e_username);
+    pick(&mut c.country_code, &s.country_code);
+    pick(&mut c.assigned_to_user_id, &s.assigned_to_user_id);
+    pick(&mut c.language, &s.language);
+    if c.stage_id.is_none() {
+        c.stage_id = s.stage_id;
+    }
+    for t in &s.tag_ids {
+        if !c.tag_ids.contains(t) {
+            c.tag_ids.push(*t);
+        }
+    }
+    for (k, v) in &s.custom_fields {
+        c.custom_fields
+            .entry(k.clone())
+            .or_insert_with(|| v.clone());
+    }
+    if s.do_not_contact && !c.do_not_contact {
+        c.do_not_contact = true;
+        c.do_not_contact_reason.clone_from(&s.do_not_contact_reason);
+    }
+}
+
+fn add_tags(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    names: Vec<TagName>,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |data, c, writes, events| {
+        let mut added = Vec::new();
+        for t in tag_ids(data, ctx, &names, writes, events)? {
+            if !c.tag_ids.contains(&t) {
+                c.tag_ids.push(t);
+                if let Some(tag) = data.tags.get(t) {
+                    added.push(tag.name.as_str().to_string());
+                }
+            }
+        }
+        if !added.is_empty() {
+            events.push(DomainEvent::new(
+                "contact.tag_added",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "tags": added}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn remove_tags(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    names: Vec<TagName>,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |data, c, _, events| {
+        let mut removed = Vec::new();
+        for name in &names {
+            if let Some(tag) = data.tags.find_by_name(name.as_str()) {
+                if let Some(at) = c.tag_ids.iter().position(|t| *t == tag.id) {
+                    c.tag_ids.remove(at);
+                    removed.push(tag.name.as_str().to_string());
+                }
+            }
+        }
+        if !removed.is_empty() {
+            events.push(DomainEvent::new(
+                "contact.tag_removed",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "tags": removed}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn stage_ref(data: &WorkspaceData, stage: Option<u64>) -> Value {
+    stage
+        .and_then(|s| data.funnels.stage(s))
+        .map(|(f, s)| json!({"funnel_id": f.id, "stage_id": s.id, "stage_name": s.name}))
+        .unwrap_or(Value::Null)
+}
+
+fn set_stage(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    stage: Option<(u64, Option<u64>)>,
+) -> Result<Change<ContactView>, DomainError> {
+    if let Some((stage_id, funnel_id)) = stage {
+        check_stage(data, stage_id, "stage_id")?;
+        if let Some(fid) = funnel_id {
+            let in_funnel = data
+                .funnels
+                .stage(stage_id)
+                .is_some_and(|(f, _)| f.id == fid);
+            if !in_funnel {
+                return Err(DomainError::invalid(
+                    "funnel_id",
+                    "the stage does not belong to this funnel",
+                ));
+            }
+        }
+    }
+    change_contact(data, ctx, id, false, |data, c, _, events| {
+        let new = stage.map(|(s, _)| s);
+        if c.stage_id != new {
+            let previous = stage_ref(data, c.stage_id);
+            c.stage_id = new;
+            events.push(DomainEvent::new(
+                "contact.stage_changed",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "stage": stage_ref(data, new), "previous_stage": previous}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn assign(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    user: Option<String>,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |_, c, _, events| {
+        if c.assigned_to_user_id != user {
+            let previous = c
+                .assigned_to_user_id
+                .replace(user.clone().unwrap_or_default());
+            c.assigned_to_user_id = user;
+            events.push(DomainEvent::new(
+                "contact.assigned",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "assigned_to_user_id": c.assigned_to_user_id, "previous_assigned_to_user_id": previous}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn set_dnc(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    dnc: Dnc,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |_, c, _, events| {
+        let was = c.do_not_contact;
+        c.do_not_contact = dnc.do_not_contact;
+        c.do_not_contact_reason = if dnc.do_not_contact {
+            dnc.reason.clone()
+        } else {
+            None
+        };
+        if dnc.do_not_contact && !was {
+            events.push(DomainEvent::new(
+                "contact.opted_out",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "reason": c.do_not_contact_reason}),
+            ));
+        } else if was != dnc.do_not_contact {
+            let mut changes = Map::new();
+            changes.insert("do_not_contact".into(), Value::Bool(was));
+            events.push(
+                DomainEvent::new(
+                    "contact.updated",
+                    "contact",
+                    c.id,
+                    json!({"id": c.id, "do_not_contact": false}),
+                )
+                .with_changes(changes),
+            );
+        }
+        Ok(())
+    })
+}
+
+fn list_notes(data: &WorkspaceData, id: u64, page: PageRequest) -> Result<Page<Note>, DomainError> {
+    let id = data
+        .contacts
+        .resolve(id)
+        .ok_or(DomainError::NotFound("contact"))?;
+    let empty = BTreeMap::new();
+    let notes = data.contacts.notes.get(&id).unwrap_or(&empty);
+    Ok(page.select(notes, |_| true))
+}
+
+fn add_note(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    body: String,
+) -> Result<Change<Note>, DomainError> {
+    let cid = data
+        .contacts
+        .resolve(id)
+        .ok_or(DomainError::NotFound("contact"))?;
+    let note = Note {
+        id: ctx.next_id()?,
+        contact_id: cid,
+        body,
+        created_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    writes.put(ctx.key(NOTE, note.id), &note)?;
+    let cs = &mut data.contacts;
+    cs.notes
+        .entry(cid)
+        .or_default()
+        .insert(note.id, note.clone());
+    cs.unindex(cid);
+    cs.index(cid);
+    Ok(Change {
+        value: note.clone(),
+        writes,
+        events: vec![DomainEvent::new("note.created", "note", note.id, &note)],
+    })
+}
+
+/// Removes a deleted tag from every contact carrying it; answers how many changed.
+pub(super) fn drop_tag(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    tag_id: u64,
+    writes: &mut Batch,
+) -> Result<u64, DomainError> {
+    let carriers: Vec<u64> = data
+        .contacts
+        .by_tag
+        .get(&tag_id)
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    for id in &carriers {
+        if let Some(mut c) = data.contacts.by_id.get(id).cloned() {
+            c.tag_ids.retain(|t| *t != tag_id);
+            c.updated_at = ctx.now;
+            data.contacts.put(ctx, c, writes)?;
+        }
+    }
+    Ok(carriers.len() as u64)
+}

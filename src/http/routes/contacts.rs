@@ -1,0 +1,518 @@
+//! Contacts: CRUD, search, lookup, upsert, merge, tags, stage, assignee, notes and
+//! do-not-contact. Permission: contacts.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::contact::{
+    self, AssigneeInput, Channel, ChannelIdentity, ContactFilter, ContactInput, ContactPatchInput,
+    ContactTagsInput, ContactView, Dnc, DncInput, LookupQuery, MergeInput, NewContact,
+    NewNoteInput, Note, StageInput, MAX_QUERY,
+};
+use switchboard_actors::ids::UserId;
+use switchboard_actors::workspace::search::tokenize;
+use switchboard_actors::workspace::ContactMsg;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::extract::{ApiJson, PathId, QueryParams};
+use crate::http::object::Obj;
+use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_contacts, create_contact))
+        .routes(routes!(lookup_contact))
+        .routes(routes!(upsert_contact))
+        .routes(routes!(merge_contacts))
+        .routes(routes!(get_contact, update_contact, delete_contact))
+        .routes(routes!(contact_channels))
+        .routes(routes!(add_contact_tags, remove_contact_tags))
+        .routes(routes!(set_contact_stage, remove_contact_stage))
+        .routes(routes!(set_contact_assignee))
+        .routes(routes!(list_contact_notes, add_contact_note))
+        .routes(routes!(set_contact_dnc))
+}
+
+type ContactJson = Json<Obj<ContactView>>;
+
+/// `assigned_to_user_id` must name a member of the workspace.
+fn member(app: &AppState, ws: &Ws, user: &str, path: &str) -> Result<String, ApiError> {
+    UserId::parse(user)
+        .filter(|u| app.directory.membership(&ws.id, u).is_some())
+        .map(|u| u.to_string())
+        .ok_or_else(|| ApiError::invalid(path, "is not a member of this workspace"))
+}
+
+fn parse_new(app: &AppState, ws: &Ws, input: ContactInput) -> ApiResult<NewContact> {
+    let mut new = NewContact::parse(input)?;
+    if let Some(user) = new.assigned_to_user_id.take() {
+        new.assigned_to_user_id = Some(member(app, ws, &user, "assigned_to_user_id")?);
+    }
+    Ok(new)
+}
+
+fn channel_param(q: &QueryParams, name: &str) -> ApiResult<Option<Channel>> {
+    q.text(name)
+        .map(|c| Channel::parse(c).map_err(|m| ApiError::invalid(name, m)))
+        .transpose()
+}
+
+/// Contacts, newest first. Every word of `q` must match (case-insensitive prefix of a word)
+/// in the name, email, phones, usernames or notes.
+#[utoipa::path(get, path = "/contacts", tag = "contacts",
+    params(
+        ("q" = Option<String>, Query), ("phone" = Option<String>, Query), ("email" = Option<String>, Query),
+        ("tag" = Option<String>, Query), ("stage_id" = Option<u64>, Query), ("assigned_to_user_id" = Option<String>, Query),
+        ("channel" = Option<String>, Query), ("updated_since" = Option<String>, Query),
+        ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<ContactView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn list_contacts(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<ContactView>>>> {
+    ws.require(Permission::Contacts)?;
+    let page = page_request(&q)?;
+    let words = match q.text("q") {
+        Some(text) if text.chars().count() > MAX_QUERY => {
+            return Err(ApiError::invalid(
+                "q",
+                format!("must be at most {MAX_QUERY} characters"),
+            ))
+        }
+        Some(text) => tokenize(text).collect(),
+        None => Vec::new(),
+    };
+    let updated_since = q
+        .text("updated_since")
+        .map(|t| {
+            DateTime::parse_from_rfc3339(t)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| {
+                    ApiError::invalid(
+                        "updated_since",
+                        "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z",
+                    )
+                })
+        })
+        .transpose()?;
+    let filter = ContactFilter {
+        words,
+        phone: q.text("phone").map(str::to_string),
+        email: q.text("email").map(str::to_string),
+        tag: q.text("tag").map(str::to_string),
+        stage_id: q.int("stage_id")?,
+        assigned_to_user_id: q.text("assigned_to_user_id").map(str::to_string),
+        channel: channel_param(&q, "channel")?,
+        updated_since,
+    };
+    let found = app
+        .registry
+        .call(&ws.id, |r| ContactMsg::List(filter.clone(), page, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |c| c.id)))
+}
+
+#[utoipa::path(post, path = "/contacts", tag = "contacts", request_body = ContactInput,
+    responses((status = 201, body = ContactView), (status = 422, body = ErrorBody)))]
+async fn create_contact(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<ContactInput>,
+) -> ApiResult<(StatusCode, ContactJson)> {
+    ws.require(Permission::Contacts)?;
+    let new = parse_new(&app, &ws, input)?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::Create(origin.clone(), new.clone(), r).into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(c))))
+}
+
+/// One contact by phone, email or handle; every criterion given must match; the oldest
+/// match is answered.
+#[utoipa::path(get, path = "/contacts/lookup", tag = "contacts",
+    params(("phone" = Option<String>, Query), ("email" = Option<String>, Query),
+        ("handle" = Option<String>, Query), ("channel" = Option<String>, Query, description = "chan_a, chan_c, chan_e or chan_d; limits handle search")),
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn lookup_contact(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let text = |n: &str| {
+        q.text(n)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let query = LookupQuery {
+        phone: text("phone"),
+        email: text("email"),
+        handle: text("handle"),
+        channel: channel_param(&q, "channel")?,
+    };
+    if query.phone.is_none() && query.email.is_none() && query.handle.is_none() {
+        return Err(ApiError::invalid(
+            "",
+            "send at least one of phone, email or handle",
+        ));
+    }
+    if let Some(c) = query.channel {
+        if !matches!(
+            c,
+            Channel::ChanA | Channel::ChanC | Channel::ChanE | Channel::ChanD
+        ) {
+            return Err(ApiError::invalid(
+                "channel",
+                "must be one of chan_a, chan_c, chan_e, chan_d",
+            ));
+        }
+        if query.handle.is_none() {
+            return Err(ApiError::invalid(
+                "channel",
+                "limits a handle search; send handle too",
+            ));
+        }
+    }
+    let c = app
+        .registry
+        .call(&ws.id, |r| ContactMsg::Lookup(query.clone(), r).into())
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// The answer of POST /contacts/upsert.
+#[derive(Serialize, ToSchema)]
+pub struct ContactUpsert {
+    /// Always `contact_upsert`.
+    pub object: &'static str,
+    pub created: bool,
+    #[schema(value_type = ContactView)]
+    pub contact: Obj<ContactView>,
+}
+
+/// Matches by phone (or channel phone), then email, then channel usernames; creates when
+/// nothing matches (201), else updates the oldest match (200).
+#[utoipa::path(post, path = "/contacts/upsert", tag = "contacts", request_body = ContactInput,
+    responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 422, body = ErrorBody)))]
+async fn upsert_contact(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<ContactInput>,
+) -> ApiResult<(StatusCode, Json<ContactUpsert>)> {
+    ws.require(Permission::Contacts)?;
+    let new = parse_new(&app, &ws, input)?;
+    let origin = ws.origin();
+    let (created, c) = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::Upsert(origin.clone(), new.clone(), r).into()
+        })
+        .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(ContactUpsert {
+            object: "contact_upsert",
+            created,
+            contact: Obj(c),
+        }),
+    ))
+}
+
+/// Moves the secondary's records to the primary, fills the primary's empty fields, and
+/// makes the secondary's id answer as the primary.
+#[utoipa::path(post, path = "/contacts/merge", tag = "contacts", request_body = MergeInput,
+    responses((status = 200, body = ContactView), (status = 422, body = ErrorBody)))]
+async fn merge_contacts(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<MergeInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let origin = ws.origin();
+    let (p, s) = (input.primary_contact_id, input.secondary_contact_id);
+    if p == s {
+        return Err(ApiError::invalid(
+            "secondary_contact_id",
+            "must be a different contact from primary_contact_id",
+        ));
+    }
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::Merge(origin.clone(), p, s, r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+#[utoipa::path(get, path = "/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody)))]
+async fn get_contact(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| ContactMsg::Get(id, r).into())
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Omitted fields keep their value; null clears. source, tags, stage_id and
+/// assigned_to_user_id are refused (they have their own routes).
+#[utoipa::path(patch, path = "/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
+    request_body = ContactPatchInput,
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_contact(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<ContactPatchInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let fields = contact::parse_patch(input)?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::Update(origin.clone(), id, fields.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// The answer of DELETE /contacts/{id}.
+#[derive(Serialize, ToSchema)]
+pub struct ContactDeleted {
+    /// Always `contact`.
+    pub object: &'static str,
+    pub id: u64,
+    pub deleted: bool,
+}
+
+#[utoipa::path(delete, path = "/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
+    responses((status = 200, body = ContactDeleted), (status = 404, body = ErrorBody)))]
+async fn delete_contact(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<ContactDeleted>> {
+    ws.require(Permission::Contacts)?;
+    let origin = ws.origin();
+    let id = app
+        .registry
+        .call(&ws.id, |r| ContactMsg::Delete(origin.clone(), id, r).into())
+        .await?;
+    Ok(Json(ContactDeleted {
+        object: "contact",
+        id,
+        deleted: true,
+    }))
+}
+
+/// The channel identities the contact can be reached on: phone (sms, voice), channel
+/// phone (chan_d), email, and the usernames (chan_a, chan_c, chan_e).
+#[utoipa::path(get, path = "/contacts/{id}/channels", tag = "contacts", params(("id" = u64, Path)),
+    responses((status = 200, body = ListEnvelope<ChannelIdentity>), (status = 404, body = ErrorBody)))]
+async fn contact_channels(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<ListEnvelope<Obj<ChannelIdentity>>>> {
+    ws.require(Permission::Contacts)?;
+    let channels = app
+        .registry
+        .call(&ws.id, |r| ContactMsg::Channels(id, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::all(channels)))
+}
+
+/// Adds tags; names the workspace does not have yet are added to it.
+#[utoipa::path(post, path = "/contacts/{id}/tags", tag = "contacts", params(("id" = u64, Path)),
+    request_body = ContactTagsInput,
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn add_contact_tags(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<ContactTagsInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let tags = contact::parse_tags(input)?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::AddTags(origin.clone(), id, tags.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Removes tags (case-insensitively); they stay in the workspace list.
+#[utoipa::path(delete, path = "/contacts/{id}/tags", tag = "contacts", params(("id" = u64, Path)),
+    request_body = ContactTagsInput,
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn remove_contact_tags(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<ContactTagsInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let tags = contact::parse_tags(input)?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::RemoveTags(origin.clone(), id, tags.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+#[utoipa::path(put, path = "/contacts/{id}/stage", tag = "contacts", params(("id" = u64, Path)),
+    request_body = StageInput,
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn set_contact_stage(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<StageInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let origin = ws.origin();
+    let stage = Some((input.stage_id, input.funnel_id));
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::SetStage(origin.clone(), id, stage, r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+#[utoipa::path(delete, path = "/contacts/{id}/stage", tag = "contacts", params(("id" = u64, Path)),
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody)))]
+async fn remove_contact_stage(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::SetStage(origin.clone(), id, None, r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// `user_id` assigns a member of the workspace; omitted or null unassigns.
+#[utoipa::path(put, path = "/contacts/{id}/assignee", tag = "contacts", params(("id" = u64, Path)),
+    request_body = AssigneeInput,
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn set_contact_assignee(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<AssigneeInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let user = input
+        .user_id
+        .map(|u| member(&app, &ws, &u, "user_id"))
+        .transpose()?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::Assign(origin.clone(), id, user.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Internal notes, newest first; customers never see them.
+#[utoipa::path(get, path = "/contacts/{id}/notes", tag = "contacts",
+    params(("id" = u64, Path), ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<Note>), (status = 404, body = ErrorBody)))]
+async fn list_contact_notes(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<Note>>>> {
+    ws.require(Permission::Contacts)?;
+    let page = page_request(&q)?;
+    let notes = app
+        .registry
+        .call(&ws.id, |r| ContactMsg::ListNotes(id, page, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::page(notes, |n| n.id)))
+}
+
+#[utoipa::path(post, path = "/contacts/{id}/notes", tag = "contacts", params(("id" = u64, Path)),
+    request_body = NewNoteInput,
+    responses((status = 201, body = Note), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn add_contact_note(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<NewNoteInput>,
+) -> ApiResult<(StatusCode, Json<Obj<Note>>)> {
+    ws.require(Permission::Contacts)?;
+    let body = contact::note_body(input)?;
+    let origin = ws.origin();
+    let note = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::AddNote(origin.clone(), id, body.clone(), r).into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(note))))
+}
+
+/// `do_not_contact: true` opts the contact out of messages.
+#[utoipa::path(put, path = "/contacts/{id}/dnc", tag = "contacts", params(("id" = u64, Path)),
+    request_body = DncInput,
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn set_contact_dnc(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<DncInput>,
+) -> ApiResult<ContactJson> {
+    ws.require(Permission::Contacts)?;
+    let dnc = Dnc::parse(input)?;
+    let origin = ws.origin();
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ContactMsg::SetDnc(origin.clone(), id, dnc.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
