@@ -11,10 +11,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::{hash_secret, Membership, Permission, Role, User, Workspace};
+use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::{Funnel, NewFunnel, NewFunnelInput};
 use switchboard_actors::events::Origin;
 use switchboard_actors::ids::{UserId, WorkspaceId};
-use switchboard_actors::workspace::{FunnelMsg, WorkspaceMsg};
+use switchboard_actors::workspace::{CustomFieldMsg, FunnelMsg, WorkspaceMsg};
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::ApiJson;
@@ -34,6 +35,10 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/workspaces/{id}/members", post(add_member))
         .route("/admin/users/{id}/tokens", post(issue_token))
         .route("/admin/workspaces/{id}/funnels", post(create_funnel))
+        .route(
+            "/admin/workspaces/{id}/custom-fields/{field_id}/archive",
+            post(archive_custom_field),
+        )
         .route(
             "/admin/health",
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
@@ -224,4 +229,22 @@ async fn create_funnel(
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(funnel))))
+}
+
+async fn archive_custom_field(
+    State(app): State<AppState>,
+    Path((id, field_id)): Path<(String, String)>,
+) -> ApiResult<Json<Obj<CustomField>>> {
+    let ws = workspace_id(&id)?;
+    if app.directory.workspace(&ws).is_none() {
+        return Err(ApiError::not_found("workspace"));
+    }
+    let field_id = crate::http::extract::parse_id(&field_id)?;
+    let field = app
+        .registry
+        .call(&ws, |r| {
+            WorkspaceMsg::CustomField(CustomFieldMsg::Archive(field_id, r))
+        })
+        .await?;
+    Ok(Json(Obj(field)))
 }

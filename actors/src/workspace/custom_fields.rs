@@ -13,6 +13,8 @@ pub enum CustomFieldMsg {
     List(Reply<Vec<CustomField>>),
     Get(u64, Reply<CustomField>),
     Create(Origin, NewCustomField, Reply<CustomField>),
+    /// Archived fields stay readable but take no new values on contacts.
+    Archive(u64, Reply<CustomField>),
 }
 
 impl CustomFieldMsg {
@@ -21,6 +23,7 @@ impl CustomFieldMsg {
             CustomFieldMsg::List(_) => "custom_field.list",
             CustomFieldMsg::Get(..) => "custom_field.get",
             CustomFieldMsg::Create(..) => "custom_field.create",
+            CustomFieldMsg::Archive(..) => "custom_field.archive",
         }
     }
 }
@@ -64,6 +67,9 @@ pub(super) fn handle(msg: CustomFieldMsg, data: &mut WorkspaceData, ctx: &Ctx) -
                 .ok_or(DomainError::NotFound("custom field")),
         ),
         CustomFieldMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+        CustomFieldMsg::Archive(id, reply) => {
+            finish(reply, Origin::system(), archive(data, ctx, id))
+        }
     }
 }
 
@@ -95,6 +101,26 @@ fn create(
     data.custom_fields.by_id.insert(field.id, field.clone());
     Ok(Change {
         value: field,
+        writes,
+        events: Vec::new(),
+    })
+}
+
+fn archive(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+) -> Result<Change<CustomField>, DomainError> {
+    let field = data
+        .custom_fields
+        .by_id
+        .get_mut(&id)
+        .ok_or(DomainError::NotFound("custom field"))?;
+    field.archived = true;
+    let mut writes = Batch::default();
+    writes.put(ctx.key(KIND, id), &*field)?;
+    Ok(Change {
+        value: field.clone(),
         writes,
         events: Vec::new(),
     })
