@@ -54,6 +54,9 @@ impl Store {
         let db = sled::Config::new()
             .path(dir.join("db"))
             .mode(sled::Mode::HighThroughput)
+            // Workspace actors hold their state in memory; sled's cache only speeds up the
+            // scan that loads them, so a small one is enough.
+            .cache_capacity(64 * 1024 * 1024)
             .open()?;
         let (tx, rx) = mpsc::unbounded_channel();
         let stats = Arc::new(StoreStats::default());

@@ -787,9 +787,11 @@ fn merge(
         data.contacts.unindex(p);
         data.contacts.index(p);
     }
+    let moved_orders = super::orders::reassign(data, ctx, s, p, &mut writes)?;
     let mut all = writes;
     all.extend(change.writes);
     change.writes = all;
+    change.events.extend(moved_orders);
     change.events.push(DomainEvent::new(
         "contact.merged",
         "contact",
@@ -1061,4 +1063,163 @@ pub(super) fn drop_tag(
         }
     }
     Ok(carriers.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::contact::ContactInput;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        store: Store,
+        ws: WorkspaceId,
+        data: WorkspaceData,
+    }
+
+    impl Fixture {
+        async fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path()).unwrap();
+            Self {
+                _dir: dir,
+                store,
+                ws: WorkspaceId::generate(),
+                data: WorkspaceData::default(),
+            }
+        }
+
+        /// Runs a mutation and keeps its writes, as the actor would.
+        fn run<T>(
+            &mut self,
+            f: impl FnOnce(&mut WorkspaceData, &Ctx) -> Result<Change<T>, DomainError>,
+        ) -> (T, Vec<DomainEvent>) {
+            let ctx = Ctx {
+                workspace: &self.ws,
+                store: &self.store,
+                now: chrono::Utc::now(),
+            };
+            let change = f(&mut self.data, &ctx).unwrap();
+            self.store.apply(change.writes).unwrap();
+            (change.value, change.events)
+        }
+    }
+
+    fn new_contact(json: serde_json::Value) -> NewContact {
+        NewContact::parse(serde_json::from_value::<ContactInput>(json).unwrap()).unwrap()
+    }
+
+    fn types(events: &[DomainEvent]) -> Vec<&'static str> {
+        events.iter().map(|e| e.event_type).collect()
+    }
+
+    #[tokio::test]
+    async fn creating_with_new_tags_announces_the_tags_and_the_contact() {
+        let mut fx = Fixture::new().await;
+        let (c, events) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"first_name": "Ann", "tags": ["VIP"]})),
+            )
+        });
+        assert_eq!(types(&events), ["tag.created", "contact.created"]);
+        assert_eq!(events[1].resource_id, c.id.to_string());
+        assert_eq!(events[1].data["first_name"], "Ann");
+    }
+
+    #[tokio::test]
+    async fn an_update_lists_changed_fields_with_previous_values() {
+        let mut fx = Fixture::new().await;
+        let (c, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"first_name": "Ann", "email": "a@x.io"})),
+            )
+        });
+        let fields = crate::domain::contact::parse_patch(
+            serde_json::from_value(json!({"first_name": "Anna", "email": "a@x.io"})).unwrap(),
+        )
+        .unwrap();
+        let (_, events) = fx.run(|d, ctx| update(d, ctx, c.id, fields));
+        assert_eq!(types(&events), ["contact.updated"]);
+        let changes = events[0].changes.as_ref().unwrap();
+        assert_eq!(changes.get("first_name"), Some(&json!("Ann")));
+        assert_eq!(changes.get("name"), Some(&json!("Ann")));
+        assert!(
+            !changes.contains_key("email"),
+            "unchanged fields are not listed"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_update_that_changes_nothing_announces_nothing() {
+        let mut fx = Fixture::new().await;
+        let (c, _) = fx.run(|d, ctx| create(d, ctx, new_contact(json!({"first_name": "Ann"}))));
+        let fields = crate::domain::contact::parse_patch(
+            serde_json::from_value(json!({"first_name": "Ann"})).unwrap(),
+        )
+        .unwrap();
+        let (after, events) = fx.run(|d, ctx| update(d, ctx, c.id, fields));
+        assert!(events.is_empty());
+        assert_eq!(after.updated_at, c.updated_at);
+    }
+
+    #[tokio::test]
+    async fn tags_stage_assignee_dnc_notes_merge_and_delete_each_announce_themselves() {
+        let mut fx = Fixture::new().await;
+        let (a, _) = fx.run(|d, ctx| create(d, ctx, new_contact(json!({"phone": "+15550100"}))));
+        let (b, _) = fx.run(|d, ctx| create(d, ctx, new_contact(json!({"email": "b@x.io"}))));
+        let vip = vec![TagName::parse("vip").unwrap()];
+        let (_, e) = fx.run(|d, ctx| add_tags(d, ctx, a.id, vip.clone()));
+        assert_eq!(types(&e), ["tag.created", "contact.tag_added"]);
+        let (_, e) = fx.run(|d, ctx| add_tags(d, ctx, a.id, vip.clone()));
+        assert!(e.is_empty(), "adding a tag the contact has changes nothing");
+        let (_, e) = fx.run(|d, ctx| remove_tags(d, ctx, a.id, vip.clone()));
+        assert_eq!(types(&e), ["contact.tag_removed"]);
+        let (_, e) = fx.run(|d, ctx| assign(d, ctx, a.id, Some("usr_1".into())));
+        assert_eq!(types(&e), ["contact.assigned"]);
+        assert_eq!(e[0].data["previous_assigned_to_user_id"], Value::Null);
+        let dnc = Dnc {
+            do_not_contact: true,
+            reason: Some("asked".into()),
+        };
+        let (_, e) = fx.run(|d, ctx| set_dnc(d, ctx, a.id, dnc));
+        assert_eq!(types(&e), ["contact.opted_out"]);
+        let (_, e) = fx.run(|d, ctx| add_note(d, ctx, b.id, "called".into()));
+        assert_eq!(types(&e), ["note.created"]);
+        let (merged, e) = fx.run(|d, ctx| merge(d, ctx, a.id, b.id));
+        assert_eq!(types(&e), ["contact.merged"]);
+        assert_eq!(merged.email.as_deref(), Some("b@x.io"));
+        let (_, e) = fx.run(|d, ctx| delete(d, ctx, b.id));
+        assert_eq!(types(&e), ["contact.deleted"]);
+        assert_eq!(
+            e[0].resource_id,
+            a.id.to_string(),
+            "the redirect resolves to the primary"
+        );
+    }
+
+    #[tokio::test]
+    async fn indexes_follow_every_change_and_reload_from_the_store() {
+        let mut fx = Fixture::new().await;
+        let (c, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"first_name": "Zed", "phone": "+1 555 0199"})),
+            )
+        });
+        let (_, _) = fx.run(|d, ctx| add_note(d, ctx, c.id, "prefers mornings".into()));
+        let reloaded = WorkspaceData::load(&fx.store, &fx.ws).unwrap();
+        for data in [&fx.data, &reloaded] {
+            let words = |q: &str| tokenize(q).collect::<Vec<_>>();
+            assert!(data.contacts.search.matches(c.id, &words("zed morn 0199")));
+            assert_eq!(
+                Contacts::oldest(data.contacts.by_phone.get("15550199")),
+                Some(c.id)
+            );
+        }
+    }
 }

@@ -26,9 +26,11 @@ pub fn phone_tokens(phone: &str) -> Vec<String> {
     out
 }
 
+/// Postings are sorted `Vec`s rather than sets: most tokens (phone suffixes, email local
+/// parts) belong to one contact, and a one-element `Vec` costs a fraction of a tree node.
 #[derive(Default)]
 pub struct SearchIndex {
-    postings: BTreeMap<Box<str>, BTreeSet<u64>>,
+    postings: BTreeMap<Box<str>, Vec<u64>>,
     tokens: HashMap<u64, Box<[Box<str>]>>,
 }
 
@@ -40,7 +42,16 @@ impl SearchIndex {
         unique.sort_unstable();
         unique.dedup();
         for t in &unique {
-            self.postings.entry(t.clone()).or_default().insert(id);
+            let ids = self.postings.entry(t.clone()).or_default();
+            // Ids mostly arrive in increasing order, so this is usually a push.
+            match ids.last() {
+                Some(last) if *last >= id => {
+                    if let Err(at) = ids.binary_search(&id) {
+                        ids.insert(at, id);
+                    }
+                }
+                _ => ids.push(id),
+            }
         }
         self.tokens.insert(id, unique.into_boxed_slice());
     }
@@ -49,7 +60,9 @@ impl SearchIndex {
         if let Some(old) = self.tokens.remove(&id) {
             for t in old.iter() {
                 if let Some(ids) = self.postings.get_mut(t) {
-                    ids.remove(&id);
+                    if let Ok(at) = ids.binary_search(&id) {
+                        ids.remove(at);
+                    }
                     if ids.is_empty() {
                         self.postings.remove(t);
                     }
@@ -58,7 +71,7 @@ impl SearchIndex {
         }
     }
 
-    fn prefixed<'a>(&'a self, word: &'a str) -> impl Iterator<Item = &'a BTreeSet<u64>> + 'a {
+    fn prefixed<'a>(&'a self, word: &'a str) -> impl Iterator<Item = &'a Vec<u64>> + 'a {
         self.postings
             .range::<str, _>((Bound::Included(word), Bound::Unbounded))
             .take_while(move |(t, _)| t.starts_with(word))
