@@ -90,6 +90,8 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::closing_notes::router())
         .merge(routes::funnels::router())
         .merge(routes::contacts::router())
+        .merge(routes::orders::router())
+        .merge(routes::products::router())
         .split_for_parts()
 }
 

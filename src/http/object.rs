@@ -7,6 +7,8 @@ use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::Funnel;
+use switchboard_actors::domain::order::OrderView;
+use switchboard_actors::domain::product::ProductView;
 use switchboard_actors::domain::tag::{Tag, TagDeleted};
 use switchboard_actors::events::catalog::EventType;
 
@@ -52,4 +54,6 @@ api_objects! {
     ContactView => "contact",
     Note => "note",
     ChannelIdentity => "contact_channel",
+    OrderView => "order",
+    ProductView => "product",
 }

@@ -8,8 +8,11 @@ pub mod contact;
 pub mod custom_field;
 pub mod error;
 pub mod funnel;
+pub mod money;
+pub mod order;
 pub mod page;
 pub mod patch;
+pub mod product;
 pub mod tag;
 pub mod text;
 

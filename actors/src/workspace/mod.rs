@@ -11,6 +11,8 @@ mod closing_notes;
 mod contacts;
 mod custom_fields;
 mod funnels;
+mod orders;
+mod products;
 pub mod search;
 mod tags;
 
@@ -23,6 +25,8 @@ pub use closing_notes::ClosingNoteMsg;
 pub use contacts::ContactMsg;
 pub use custom_fields::CustomFieldMsg;
 pub use funnels::FunnelMsg;
+pub use orders::OrderMsg;
+pub use products::ProductMsg;
 pub use tags::TagMsg;
 
 use crate::clock::SharedClock;
@@ -40,6 +44,8 @@ pub enum WorkspaceMsg {
     ClosingNote(ClosingNoteMsg),
     Funnel(FunnelMsg),
     Contact(Box<ContactMsg>),
+    Order(Box<OrderMsg>),
+    Product(Box<ProductMsg>),
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
@@ -49,6 +55,18 @@ pub enum WorkspaceMsg {
 impl From<ContactMsg> for WorkspaceMsg {
     fn from(m: ContactMsg) -> Self {
         WorkspaceMsg::Contact(Box::new(m))
+    }
+}
+
+impl From<OrderMsg> for WorkspaceMsg {
+    fn from(m: OrderMsg) -> Self {
+        WorkspaceMsg::Order(Box::new(m))
+    }
+}
+
+impl From<ProductMsg> for WorkspaceMsg {
+    fn from(m: ProductMsg) -> Self {
+        WorkspaceMsg::Product(Box::new(m))
     }
 }
 
@@ -64,6 +82,8 @@ impl WorkspaceMsg {
             WorkspaceMsg::ClosingNote(m) => m.kind(),
             WorkspaceMsg::Funnel(m) => m.kind(),
             WorkspaceMsg::Contact(m) => m.kind(),
+            WorkspaceMsg::Order(m) => m.kind(),
+            WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
         }
@@ -111,6 +131,8 @@ pub struct WorkspaceData {
     pub closing_notes: closing_notes::ClosingNotes,
     pub funnels: funnels::Funnels,
     pub contacts: contacts::Contacts,
+    pub orders: orders::Orders,
+    pub products: products::Products,
 }
 
 impl WorkspaceData {
@@ -121,6 +143,8 @@ impl WorkspaceData {
             closing_notes: closing_notes::ClosingNotes::load(store, ws)?,
             funnels: funnels::Funnels::load(store, ws)?,
             contacts: contacts::Contacts::load(store, ws)?,
+            orders: orders::Orders::load(store, ws)?,
+            products: products::Products::load(store, ws)?,
         })
     }
 }
@@ -186,6 +210,8 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::ClosingNote(m) => closing_notes::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::IdleCheck => {
                 if !state.passivating && state.last_active.elapsed() >= state.args.idle_after {
                     state.passivating = true;

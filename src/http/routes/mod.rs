@@ -6,4 +6,6 @@ pub mod custom_fields;
 pub mod events;
 pub mod funnels;
 pub mod me;
+pub mod orders;
+pub mod products;
 pub mod tags;

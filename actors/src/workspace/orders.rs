@@ -1,0 +1,404 @@
+//! Orders of the workspace's contacts.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{json, Map, Value};
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::order::{
+    FulfillmentStatus, NewItem, NewOrder, Order, OrderChange, OrderFilter, OrderItem, OrderView,
+    PaymentStatus, TimelineEntry, MAX_ITEMS,
+};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+pub enum OrderMsg {
+    List(OrderFilter, PageRequest, Reply<Page<OrderView>>),
+    Get(u64, Reply<OrderView>),
+    Create(Origin, NewOrder, Reply<OrderView>),
+    Update(Origin, u64, OrderChange, Reply<OrderView>),
+    SetStatus(Origin, u64, FulfillmentStatus, Reply<OrderView>),
+    AddItem(Origin, u64, NewItem, Reply<OrderView>),
+    /// Order id, item id, quantity.
+    SetItemQuantity(Origin, u64, u64, u32, Reply<OrderView>),
+    RemoveItem(Origin, u64, u64, Reply<OrderView>),
+    AddTimeline(Origin, u64, String, Reply<OrderView>),
+}
+
+impl OrderMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OrderMsg::List(..) => "order.list",
+            OrderMsg::Get(..) => "order.get",
+            OrderMsg::Create(..) => "order.create",
+            OrderMsg::Update(..) => "order.update",
+            OrderMsg::SetStatus(..) => "order.set_status",
+            OrderMsg::AddItem(..) => "order.add_item",
+            OrderMsg::SetItemQuantity(..) => "order.set_item_quantity",
+            OrderMsg::RemoveItem(..) => "order.remove_item",
+            OrderMsg::AddTimeline(..) => "order.add_timeline",
+        }
+    }
+}
+
+const KIND: &str = "or";
+
+#[derive(Default)]
+pub struct Orders {
+    by_id: BTreeMap<u64, Order>,
+    by_contact: HashMap<u64, BTreeSet<u64>>,
+}
+
+impl Orders {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut orders = Self::default();
+        for (_, o) in store.scan::<Order>(&record_prefix(ws, KIND))? {
+            orders
+                .by_contact
+                .entry(o.contact_id)
+                .or_default()
+                .insert(o.id);
+            orders.by_id.insert(o.id, o);
+        }
+        Ok(orders)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    fn put(&mut self, ctx: &Ctx, o: Order, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(KIND, o.id), &o)?;
+        if let Some(old) = self.by_id.get(&o.id) {
+            if old.contact_id != o.contact_id {
+                if let Some(ids) = self.by_contact.get_mut(&old.contact_id) {
+                    ids.remove(&o.id);
+                }
+            }
+        }
+        self.by_contact
+            .entry(o.contact_id)
+            .or_default()
+            .insert(o.id);
+        self.by_id.insert(o.id, o);
+        Ok(())
+    }
+}
+
+pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        OrderMsg::List(filter, page, reply) => {
+            let contact = filter
+                .contact_id
+                .map(|c| data.contacts.resolve(c).unwrap_or(c));
+            let found = page.select(&data.orders.by_id, |o| {
+                filter.status.is_none_or(|s| o.status == s)
+                    && filter.payment_status.is_none_or(|s| o.payment_status == s)
+                    && contact.is_none_or(|c| o.contact_id == c)
+                    && filter.created_since.is_none_or(|t| o.created_at >= t)
+            });
+            answer(
+                reply,
+                Ok(Page {
+                    items: found.items.iter().map(Order::view).collect(),
+                    has_more: found.has_more,
+                }),
+            )
+        }
+        OrderMsg::Get(id, reply) => answer(reply, get(data, id).map(Order::view)),
+        OrderMsg::Create(o, new, reply) => finish(reply, o, create(data, ctx, new)),
+        OrderMsg::Update(o, id, change, reply) => finish(reply, o, update(data, ctx, id, change)),
+        OrderMsg::SetStatus(o, id, status, reply) => finish(
+            reply,
+            o,
+            change_order(data, ctx, id, |_, order| {
+                order.status = status;
+                Ok(())
+            }),
+        ),
+        OrderMsg::AddItem(o, id, item, reply) => finish(reply, o, add_item(data, ctx, id, item)),
+        OrderMsg::SetItemQuantity(o, id, item, quantity, reply) => finish(
+            reply,
+            o,
+            change_order(data, ctx, id, |_, order| {
+                order.editable()?;
+                let item = order
+                    .items
+                    .iter_mut()
+                    .find(|i| i.id == item)
+                    .ok_or(DomainError::NotFound("order item"))?;
+                item.quantity = quantity;
+                Ok(())
+            }),
+        ),
+        OrderMsg::RemoveItem(o, id, item, reply) => finish(
+            reply,
+            o,
+            change_order(data, ctx, id, |_, order| {
+                let at = order
+                    .items
+                    .iter()
+                    .position(|i| i.id == item)
+                    .ok_or(DomainError::NotFound("order item"))?;
+                order.editable()?;
+                if order.items.len() == 1 {
+                    return Err(DomainError::conflict(
+                        "an order keeps at least one item; cancel the order instead",
+                    ));
+                }
+                order.items.remove(at);
+                Ok(())
+            }),
+        ),
+        OrderMsg::AddTimeline(o, id, note, reply) => {
+            let entry_id = ctx.next_id();
+            finish(
+                reply,
+                o,
+                change_order(data, ctx, id, |ctx, order| {
+                    order.timeline.push(TimelineEntry {
+                        id: entry_id?,
+                        note,
+                        created_at: ctx.now,
+                    });
+                    Ok(())
+                }),
+            )
+        }
+    }
+}
+
+fn get(data: &WorkspaceData, id: u64) -> Result<&Order, DomainError> {
+    data.orders
+        .by_id
+        .get(&id)
+        .ok_or(DomainError::NotFound("order"))
+}
+
+/// The event payload: the order with the customer's name and phone (contact details).
+fn payload(data: &WorkspaceData, o: &OrderView) -> Value {
+    let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
+    let contact = data.contacts.get(o.contact_id);
+    if let Value::Object(m) = &mut v {
+        m.insert(
+            "customer_name".into(),
+            json!(contact.and_then(|c| c.name())),
+        );
+        m.insert(
+            "customer_phone".into(),
+            json!(contact.and_then(|c| c.phone.clone())),
+        );
+    }
+    v
+}
+
+fn event(data: &WorkspaceData, kind: &'static str, o: &OrderView) -> DomainEvent {
+    DomainEvent::new(kind, "order", o.id, payload(data, o))
+}
+
+fn minor(o: &Order, path: &str, major: f64) -> Result<i64, DomainError> {
+    o.currency
+        .minor(major)
+        .map_err(|m| DomainError::invalid(path, m))
+}
+
+fn check_product(data: &WorkspaceData, path: &str, id: Option<u64>) -> Result<(), DomainError> {
+    match id {
+        Some(p) if !data.products.contains(p) => Err(DomainError::invalid(
+            path,
+            "no such product in this workspace",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewOrder,
+) -> Result<Change<OrderView>, DomainError> {
+    let contact_id = data
+        .contacts
+        .resolve(new.contact_id)
+        .ok_or_else(|| DomainError::invalid("contact_id", "no such contact in this workspace"))?;
+    let c = new.currency;
+    let money = |path: String, v: f64| c.minor(v).map_err(|m| DomainError::invalid(path, m));
+    let mut items = Vec::new();
+    for (i, item) in new.items.into_iter().enumerate() {
+        check_product(data, &format!("items[{i}].product_id"), item.product_id)?;
+        items.push(OrderItem {
+            id: ctx.next_id()?,
+            unit_price: money(format!("items[{i}].unit_price"), item.unit_price)?,
+            name: item.name,
+            quantity: item.quantity,
+            product_id: item.product_id,
+            sku: item.sku,
+        });
+    }
+    let order = Order {
+        id: ctx.next_id()?,
+        contact_id,
+        status: new.status,
+        payment_status: new.payment_status,
+        currency: c,
+        items,
+        paid_amount: money("paid_amount".into(), new.paid_amount)?,
+        shipping_fee: money("shipping_fee".into(), new.shipping_fee)?,
+        notes: new.notes,
+        timeline: Vec::new(),
+        created_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    let view = order.view();
+    data.orders.put(ctx, order, &mut writes)?;
+    let mut events = vec![event(data, "order.created", &view)];
+    if view.payment_status == PaymentStatus::Paid {
+        events.push(event(data, "order.paid", &view));
+    }
+    Ok(Change {
+        value: view,
+        writes,
+        events,
+    })
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    change: OrderChange,
+) -> Result<Change<OrderView>, DomainError> {
+    change_order(data, ctx, id, |_, o| {
+        if let Some(s) = change.status {
+            o.status = s;
+        }
+        if let Some(s) = change.payment_status {
+            o.payment_status = s;
+        }
+        if let Some(v) = change.paid_amount {
+            o.paid_amount = minor(o, "paid_amount", v)?;
+        }
+        if let Some(v) = change.shipping_fee {
+            o.shipping_fee = minor(o, "shipping_fee", v)?;
+        }
+        o.notes = change.notes.apply_to(o.notes.take());
+        Ok(())
+    })
+}
+
+fn add_item(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    item: NewItem,
+) -> Result<Change<OrderView>, DomainError> {
+    check_product(data, "product_id", item.product_id)?;
+    let item_id = ctx.next_id()?;
+    change_order(data, ctx, id, |_, o| {
+        o.editable()?;
+        if o.items.len() >= MAX_ITEMS {
+            return Err(DomainError::LimitReached(format!(
+                "an order holds at most {MAX_ITEMS} items"
+            )));
+        }
+        let unit_price = minor(o, "unit_price", item.unit_price)?;
+        o.items.push(OrderItem {
+            id: item_id,
+            name: item.name,
+            quantity: item.quantity,
+            unit_price,
+            product_id: item.product_id,
+            sku: item.sku,
+        });
+        Ok(())
+    })
+}
+
+/// Changes one order through `edit`, announcing order.updated with the changed fields, and
+/// order.status_changed, order.cancelled and order.paid where they apply.
+fn change_order(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    edit: impl FnOnce(&Ctx, &mut Order) -> Result<(), DomainError>,
+) -> Result<Change<OrderView>, DomainError> {
+    let before = get(data, id)?.clone();
+    let mut order = before.clone();
+    edit(ctx, &mut order)?;
+    let mut writes = Batch::default();
+    if order == before {
+        return Ok(Change {
+            value: before.view(),
+            writes,
+            events: Vec::new(),
+        });
+    }
+    order.updated_at = ctx.now;
+    let (old, new) = (before.view(), order.view());
+    data.orders.put(ctx, order.clone(), &mut writes)?;
+    let mut events = vec![event(data, "order.updated", &new).with_changes(diff(&old, &new))];
+    if order.status != before.status {
+        let mut e = event(data, "order.status_changed", &new);
+        e.data["previous_status"] = json!(before.status);
+        events.push(e);
+        if order.status == FulfillmentStatus::Cancelled {
+            events.push(event(data, "order.cancelled", &new));
+        }
+    }
+    if order.payment_status == PaymentStatus::Paid && before.payment_status != PaymentStatus::Paid {
+        events.push(event(data, "order.paid", &new));
+    }
+    Ok(Change {
+        value: new,
+        writes,
+        events,
+    })
+}
+
+fn diff(before: &OrderView, after: &OrderView) -> Map<String, Value> {
+    let (Ok(Value::Object(b)), Ok(Value::Object(a))) =
+        (serde_json::to_value(before), serde_json::to_value(after))
+    else {
+        return Map::new();
+    };
+    b.into_iter()
+        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
+        .collect()
+}
+
+/// Moves every order of contact `from` to contact `to` (a merge).
+pub(super) fn reassign(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    from: u64,
+    to: u64,
+    writes: &mut Batch,
+) -> Result<Vec<DomainEvent>, DomainError> {
+    let ids: Vec<u64> = data
+        .orders
+        .by_contact
+        .remove(&from)
+        .map(|s| s.into_iter().collect())
+        .unwrap_or_default();
+    let mut events = Vec::new();
+    for id in ids {
+        if let Some(mut o) = data.orders.by_id.get(&id).cloned() {
+            o.contact_id = to;
+            o.updated_at = ctx.now;
+            let view = o.view();
+            data.orders.put(ctx, o, writes)?;
+            let mut changes = Map::new();
+            changes.insert("contact_id".into(), json!(from));
+            events.push(event(data, "order.updated", &view).with_changes(changes));
+        }
+    }
+    Ok(events)
+}

@@ -1,0 +1,199 @@
+//! The product catalog.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::product::{Product, ProductChange, ProductFilter, ProductSource, ProductView};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+pub enum ProductMsg {
+    List(ProductFilter, PageRequest, Reply<Page<ProductView>>),
+    Get(u64, Reply<ProductView>),
+    Create(Origin, ProductChange, Reply<ProductView>),
+    Update(Origin, u64, ProductChange, Reply<ProductView>),
+    Delete(Origin, u64, Reply<u64>),
+}
+
+impl ProductMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ProductMsg::List(..) => "product.list",
+            ProductMsg::Get(..) => "product.get",
+            ProductMsg::Create(..) => "product.create",
+            ProductMsg::Update(..) => "product.update",
+            ProductMsg::Delete(..) => "product.delete",
+        }
+    }
+}
+
+const KIND: &str = "pr";
+
+#[derive(Default)]
+pub struct Products {
+    by_id: BTreeMap<u64, Product>,
+}
+
+impl Products {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let by_id = store
+            .scan::<Product>(&record_prefix(ws, KIND))?
+            .into_iter()
+            .map(|(_, p)| (p.id, p))
+            .collect();
+        Ok(Self { by_id })
+    }
+
+    pub fn contains(&self, id: u64) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
+pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        ProductMsg::List(filter, page, reply) => {
+            let found = page.select(&data.products.by_id, |p| passes(p, &filter));
+            answer(
+                reply,
+                Ok(Page {
+                    items: found.items.iter().map(Product::view).collect(),
+                    has_more: found.has_more,
+                }),
+            )
+        }
+        ProductMsg::Get(id, reply) => answer(
+            reply,
+            data.products
+                .by_id
+                .get(&id)
+                .map(Product::view)
+                .ok_or(DomainError::NotFound("product")),
+        ),
+        ProductMsg::Create(o, change, reply) => finish(reply, o, create(data, ctx, change)),
+        ProductMsg::Update(o, id, change, reply) => finish(reply, o, update(data, ctx, id, change)),
+        ProductMsg::Delete(o, id, reply) => finish(reply, o, delete(data, ctx, id)),
+    }
+}
+
+fn passes(p: &Product, f: &ProductFilter) -> bool {
+    f.search
+        .as_ref()
+        .is_none_or(|s| p.name.to_lowercase().contains(s.as_str()))
+        && f.in_stock.is_none_or(|want| p.in_stock == Some(want))
+        && f.source.is_none_or(|s| p.source == s)
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    change: ProductChange,
+) -> Result<Change<ProductView>, DomainError> {
+    let mut p = Product {
+        id: ctx.next_id()?,
+        name: String::new(),
+        description: None,
+        price: None,
+        original_price: None,
+        currency: None,
+        sku: None,
+        brand: None,
+        in_stock: None,
+        stock_quantity: None,
+        image_url: None,
+        images: Vec::new(),
+        url: None,
+        tags: Vec::new(),
+        categories: Vec::new(),
+        source: ProductSource::Manual,
+        created_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    change.apply(&mut p);
+    let mut writes = Batch::default();
+    writes.put(ctx.key(KIND, p.id), &p)?;
+    let view = p.view();
+    data.products.by_id.insert(p.id, p);
+    let event = DomainEvent::new("product.created", "product", view.id, &view);
+    Ok(Change {
+        value: view,
+        writes,
+        events: vec![event],
+    })
+}
+
+fn diff(before: &ProductView, after: &ProductView) -> Map<String, Value> {
+    let (Ok(Value::Object(b)), Ok(Value::Object(a))) =
+        (serde_json::to_value(before), serde_json::to_value(after))
+    else {
+        return Map::new();
+    };
+    b.into_iter()
+        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
+        .collect()
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    change: ProductChange,
+) -> Result<Change<ProductView>, DomainError> {
+    let p = data
+        .products
+        .by_id
+        .get_mut(&id)
+        .ok_or(DomainError::NotFound("product"))?;
+    let before = p.view();
+    let mut next = p.clone();
+    change.apply(&mut next);
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    if next != *p {
+        next.updated_at = ctx.now;
+        writes.put(ctx.key(KIND, id), &next)?;
+        *p = next;
+        let after = p.view();
+        events.push(
+            DomainEvent::new("product.updated", "product", id, &after)
+                .with_changes(diff(&before, &after)),
+        );
+    }
+    Ok(Change {
+        value: p.view(),
+        writes,
+        events,
+    })
+}
+
+fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<u64>, DomainError> {
+    let p = data
+        .products
+        .by_id
+        .remove(&id)
+        .ok_or(DomainError::NotFound("product"))?;
+    let mut writes = Batch::default();
+    writes.delete(ctx.key(KIND, id));
+    Ok(Change {
+        value: id,
+        writes,
+        events: vec![DomainEvent::new(
+            "product.deleted",
+            "product",
+            id,
+            json!({"id": id, "name": p.name}),
+        )],
+    })
+}

@@ -1,0 +1,248 @@
+//! Orders with items and timelines. Permission: orders.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::order::{
+    self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
+    OrderPatchInput, OrderView, PaymentStatus, QuantityInput, StatusInput, TimelineInput,
+};
+use switchboard_actors::workspace::OrderMsg;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::extract::{parse_id, ApiJson, PathId, QueryParams};
+use crate::http::object::Obj;
+use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_orders, create_order))
+        .routes(routes!(get_order, update_order))
+        .routes(routes!(set_order_status))
+        .routes(routes!(add_order_item))
+        .routes(routes!(update_order_item, remove_order_item))
+        .routes(routes!(add_order_timeline_note))
+}
+
+type OrderJson = Json<Obj<OrderView>>;
+
+/// Orders, newest first.
+#[utoipa::path(get, path = "/orders", tag = "orders",
+    params(("status" = Option<String>, Query), ("payment_status" = Option<String>, Query),
+        ("contact_id" = Option<u64>, Query), ("created_since" = Option<String>, Query),
+        ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<OrderView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn list_orders(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<OrderView>>>> {
+    ws.require(Permission::Orders)?;
+    let page = page_request(&q)?;
+    let filter = OrderFilter {
+        status: q
+            .text("status")
+            .map(|s| FulfillmentStatus::parse(s).map_err(|m| ApiError::invalid("status", m)))
+            .transpose()?,
+        payment_status: q
+            .text("payment_status")
+            .map(|s| PaymentStatus::parse(s).map_err(|m| ApiError::invalid("payment_status", m)))
+            .transpose()?,
+        contact_id: q.int("contact_id")?,
+        created_since: q
+            .text("created_since")
+            .map(|t| {
+                DateTime::parse_from_rfc3339(t)
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(|_| {
+                        ApiError::invalid(
+                            "created_since",
+                            "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z",
+                        )
+                    })
+            })
+            .transpose()?,
+    };
+    let found = app
+        .registry
+        .call(&ws.id, |r| OrderMsg::List(filter.clone(), page, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |o| o.id)))
+}
+
+#[utoipa::path(get, path = "/orders/{id}", tag = "orders", params(("id" = u64, Path)),
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody)))]
+async fn get_order(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<OrderJson> {
+    ws.require(Permission::Orders)?;
+    let o = app
+        .registry
+        .call(&ws.id, |r| OrderMsg::Get(id, r).into())
+        .await?;
+    Ok(Json(Obj(o)))
+}
+
+/// Creates an order for a contact with 1-200 items; currency defaults to USD, status to
+/// unfulfilled, payment_status to pending.
+#[utoipa::path(post, path = "/orders", tag = "orders", request_body = NewOrderInput,
+    responses((status = 201, body = OrderView), (status = 422, body = ErrorBody)))]
+async fn create_order(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<NewOrderInput>,
+) -> ApiResult<(StatusCode, OrderJson)> {
+    ws.require(Permission::Orders)?;
+    let new = NewOrder::parse(input)?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::Create(origin.clone(), new.clone(), r).into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(o))))
+}
+
+/// Changes status, payment_status, paid_amount, shipping_fee or notes (at least one).
+#[utoipa::path(patch, path = "/orders/{id}", tag = "orders", params(("id" = u64, Path)),
+    request_body = OrderPatchInput,
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_order(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<OrderPatchInput>,
+) -> ApiResult<OrderJson> {
+    ws.require(Permission::Orders)?;
+    let change = OrderChange::parse(input)?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::Update(origin.clone(), id, change.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(o)))
+}
+
+#[utoipa::path(put, path = "/orders/{id}/status", tag = "orders", params(("id" = u64, Path)),
+    request_body = StatusInput,
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn set_order_status(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<StatusInput>,
+) -> ApiResult<OrderJson> {
+    ws.require(Permission::Orders)?;
+    let status =
+        FulfillmentStatus::parse(&input.status).map_err(|m| ApiError::invalid("status", m))?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::SetStatus(origin.clone(), id, status, r).into()
+        })
+        .await?;
+    Ok(Json(Obj(o)))
+}
+
+/// Adds an item; 409 `order_not_editable` unless the order is unfulfilled and unpaid.
+#[utoipa::path(post, path = "/orders/{id}/items", tag = "orders", params(("id" = u64, Path)),
+    request_body = ItemInput,
+    responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn add_order_item(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<ItemInput>,
+) -> ApiResult<(StatusCode, OrderJson)> {
+    ws.require(Permission::Orders)?;
+    let item = order::parse_new_item(input)?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::AddItem(origin.clone(), id, item.clone(), r).into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(o))))
+}
+
+fn ids(raw: (String, String)) -> ApiResult<(u64, u64)> {
+    Ok((parse_id(&raw.0)?, parse_id(&raw.1)?))
+}
+
+/// Changes an item's quantity, only while the order is unfulfilled and unpaid.
+#[utoipa::path(patch, path = "/orders/{id}/items/{item_id}", tag = "orders",
+    params(("id" = u64, Path), ("item_id" = u64, Path)), request_body = QuantityInput,
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_order_item(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(raw): Path<(String, String)>,
+    ApiJson(input): ApiJson<QuantityInput>,
+) -> ApiResult<OrderJson> {
+    ws.require(Permission::Orders)?;
+    let (id, item) = ids(raw)?;
+    let quantity = order::parse_quantity(input)?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::SetItemQuantity(origin.clone(), id, item, quantity, r).into()
+        })
+        .await?;
+    Ok(Json(Obj(o)))
+}
+
+/// Removes an item; removing the last one answers 409 (cancel the order instead).
+#[utoipa::path(delete, path = "/orders/{id}/items/{item_id}", tag = "orders",
+    params(("id" = u64, Path), ("item_id" = u64, Path)),
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+async fn remove_order_item(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(raw): Path<(String, String)>,
+) -> ApiResult<OrderJson> {
+    ws.require(Permission::Orders)?;
+    let (id, item) = ids(raw)?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::RemoveItem(origin.clone(), id, item, r).into()
+        })
+        .await?;
+    Ok(Json(Obj(o)))
+}
+
+/// Adds a note (1-2,000 characters) to the order's timeline.
+#[utoipa::path(post, path = "/orders/{id}/timeline", tag = "orders", params(("id" = u64, Path)),
+    request_body = TimelineInput,
+    responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn add_order_timeline_note(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<TimelineInput>,
+) -> ApiResult<(StatusCode, OrderJson)> {
+    ws.require(Permission::Orders)?;
+    let note = order::parse_timeline_note(input)?;
+    let origin = ws.origin();
+    let o = app
+        .registry
+        .call(&ws.id, |r| {
+            OrderMsg::AddTimeline(origin.clone(), id, note.clone(), r).into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(o))))
+}

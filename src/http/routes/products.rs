@@ -1,0 +1,147 @@
+//! The product catalog. Reading: any team member; writing: business_pages.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Serialize;
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::product::{
+    ProductChange, ProductFilter, ProductInput, ProductSource, ProductView,
+};
+use switchboard_actors::workspace::ProductMsg;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::extract::{ApiJson, PathId, QueryParams};
+use crate::http::object::Obj;
+use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_products, create_product))
+        .routes(routes!(get_product, update_product, delete_product))
+}
+
+/// Products, newest first. `search` matches text within the name, case-insensitively.
+#[utoipa::path(get, path = "/products", tag = "products",
+    params(("search" = Option<String>, Query), ("in_stock" = Option<bool>, Query),
+        ("source" = Option<String>, Query, description = "manual, store_a or store_b"),
+        ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<ProductView>), (status = 422, body = ErrorBody)))]
+async fn list_products(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<ProductView>>>> {
+    let page = page_request(&q)?;
+    let search = match q.text("search") {
+        Some(s) if s.chars().count() > 200 => {
+            return Err(ApiError::invalid(
+                "search",
+                "must be at most 200 characters",
+            ))
+        }
+        s => s.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()),
+    };
+    let filter = ProductFilter {
+        search,
+        in_stock: q.bool("in_stock")?,
+        source: q
+            .text("source")
+            .map(|s| ProductSource::parse(s).map_err(|m| ApiError::invalid("source", m)))
+            .transpose()?,
+    };
+    let found = app
+        .registry
+        .call(&ws.id, |r| ProductMsg::List(filter.clone(), page, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |p| p.id)))
+}
+
+#[utoipa::path(get, path = "/products/{id}", tag = "products", params(("id" = u64, Path)),
+    responses((status = 200, body = ProductView), (status = 404, body = ErrorBody)))]
+async fn get_product(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<Obj<ProductView>>> {
+    let p = app
+        .registry
+        .call(&ws.id, |r| ProductMsg::Get(id, r).into())
+        .await?;
+    Ok(Json(Obj(p)))
+}
+
+/// Adds a product (source `manual`).
+#[utoipa::path(post, path = "/products", tag = "products", request_body = ProductInput,
+    responses((status = 201, body = ProductView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn create_product(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<ProductInput>,
+) -> ApiResult<(StatusCode, Json<Obj<ProductView>>)> {
+    ws.require(Permission::BusinessPages)?;
+    let change = ProductChange::parse(input, true)?;
+    let origin = ws.origin();
+    let p = app
+        .registry
+        .call(&ws.id, |r| {
+            ProductMsg::Create(origin.clone(), change.clone(), r).into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(p))))
+}
+
+/// Changes the fields sent (at least one); null clears a field.
+#[utoipa::path(patch, path = "/products/{id}", tag = "products", params(("id" = u64, Path)),
+    request_body = ProductInput,
+    responses((status = 200, body = ProductView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_product(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<ProductInput>,
+) -> ApiResult<Json<Obj<ProductView>>> {
+    ws.require(Permission::BusinessPages)?;
+    let change = ProductChange::parse(input, false)?;
+    let origin = ws.origin();
+    let p = app
+        .registry
+        .call(&ws.id, |r| {
+            ProductMsg::Update(origin.clone(), id, change.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(p)))
+}
+
+/// The answer of DELETE /products/{id}.
+#[derive(Serialize, ToSchema)]
+pub struct ProductDeleted {
+    /// Always `product`.
+    pub object: &'static str,
+    pub id: u64,
+    pub deleted: bool,
+}
+
+#[utoipa::path(delete, path = "/products/{id}", tag = "products", params(("id" = u64, Path)),
+    responses((status = 200, body = ProductDeleted), (status = 404, body = ErrorBody)))]
+async fn delete_product(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<ProductDeleted>> {
+    ws.require(Permission::BusinessPages)?;
+    let origin = ws.origin();
+    let id = app
+        .registry
+        .call(&ws.id, |r| ProductMsg::Delete(origin.clone(), id, r).into())
+        .await?;
+    Ok(Json(ProductDeleted {
+        object: "product",
+        id,
+        deleted: true,
+    }))
+}
