@@ -147,6 +147,22 @@ impl QueryParams {
         }
     }
 
+    /// An ISO 8601 date-time with an offset (`2026-01-31T12:00:00Z`).
+    pub fn datetime(&self, name: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+        self.text(name)
+            .map(|raw| {
+                chrono::DateTime::parse_from_rfc3339(raw)
+                    .map(|t| t.with_timezone(&chrono::Utc))
+                    .map_err(|_| {
+                        ApiError::invalid(
+                            name,
+                            "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z",
+                        )
+                    })
+            })
+            .transpose()
+    }
+
     pub fn int(&self, name: &str) -> Result<Option<u64>, ApiError> {
         self.text(name)
             .map(|raw| {

@@ -94,6 +94,22 @@ impl DomainEvent {
     }
 }
 
+/// The `changes` of an update-style event: each top-level field of `before` whose value
+/// differs in `after`, mapped to its previous value (`updated_at` aside).
+pub fn field_changes<T: Serialize>(
+    before: &T,
+    after: &T,
+) -> serde_json::Map<String, serde_json::Value> {
+    let (Ok(serde_json::Value::Object(b)), Ok(serde_json::Value::Object(a))) =
+        (serde_json::to_value(before), serde_json::to_value(after))
+    else {
+        return serde_json::Map::new();
+    };
+    b.into_iter()
+        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
+        .collect()
+}
+
 /// Where committed events go. The workspace actor stages a mutation's events into the same
 /// store batch as the state change (so neither exists without the other), then reports the
 /// commit once it is durable.

@@ -15,7 +15,7 @@ use crate::domain::contact::{
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::tag::TagName;
 use crate::domain::{DomainError, Patch};
-use crate::events::{DomainEvent, Origin};
+use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::store::{trailing_id, Batch, Store};
 
@@ -72,10 +72,6 @@ const REDIRECT: &str = "rd";
 struct Redirect {
     target: u64,
 }
-
-/// A query word reaching more contacts than this is answered by walking contacts newest
-/// first (matches are dense, so a page fills quickly) instead of from the index.
-const DENSE: usize = 4_096;
 
 #[derive(Default)]
 pub struct Contacts {
@@ -350,18 +346,6 @@ fn view_of(data: &WorkspaceData, id: u64) -> Result<ContactView, DomainError> {
         .ok_or(DomainError::NotFound("contact"))
 }
 
-/// Changed top-level fields of a contact, mapped to their previous values.
-fn changes(before: &ContactView, after: &ContactView) -> Map<String, Value> {
-    let (Ok(Value::Object(b)), Ok(Value::Object(a))) =
-        (serde_json::to_value(before), serde_json::to_value(after))
-    else {
-        return Map::new();
-    };
-    b.into_iter()
-        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
-        .collect()
-}
-
 /// Applies checked fields (custom fields against the workspace's definitions).
 fn apply_fields(
     data: &WorkspaceData,
@@ -496,7 +480,7 @@ fn change_contact(
     data.contacts.put(ctx, c.clone(), &mut writes)?;
     let after = view(data, &c);
     if announce_update {
-        let diff = changes(&before, &after);
+        let diff = field_changes(&before, &after);
         if !diff.is_empty() {
             events.push(contact_event("contact.updated", &after).with_changes(diff));
         }
@@ -679,14 +663,25 @@ fn list(data: &WorkspaceData, f: &ContactFilter, page: PageRequest) -> Page<Cont
         },
     };
     let upper = page.after.unwrap_or(u64::MAX);
-    // Start from the narrowest index the filter allows; walk everything otherwise.
-    let narrowed: Option<BTreeSet<u64>> = match (tag, cs.search.most_selective(&f.words, DENSE)) {
-        (_, Some((word, n))) if n < DENSE => Some(cs.search.candidates(word)),
-        (Some(t), _) => Some(cs.by_tag.get(&t).cloned().unwrap_or_default()),
+    // Walk the narrowest candidate list newest first, checking the other conditions on each
+    // candidate. A word reaching more than a quarter of the workspace is not worth
+    // materialising: walking every contact fills a page about as fast.
+    let dense = cs.len() / 4 + 1;
+    let narrowed: Option<Vec<u64>> = match (tag, cs.search.most_selective(&f.words, dense)) {
+        (_, Some((word, n))) if n < dense => Some(cs.search.candidates(word)),
+        (Some(t), _) => Some(
+            cs.by_tag
+                .get(&t)
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default(),
+        ),
         _ => None,
     };
     let walk: Box<dyn Iterator<Item = &Contact>> = match &narrowed {
-        Some(ids) => Box::new(ids.range(..upper).rev().filter_map(|id| cs.by_id.get(id))),
+        Some(ids) => {
+            let end = ids.partition_point(|id| *id < upper);
+            Box::new(ids[..end].iter().rev().filter_map(|id| cs.by_id.get(id)))
+        }
         None => Box::new(cs.by_id.range(..upper).rev().map(|(_, c)| c)),
     };
     let mut items: Vec<&Contact> = walk

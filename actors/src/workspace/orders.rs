@@ -11,7 +11,7 @@ use crate::domain::order::{
 };
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
-use crate::events::{DomainEvent, Origin};
+use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
@@ -344,7 +344,8 @@ fn change_order(
     order.updated_at = ctx.now;
     let (old, new) = (before.view(), order.view());
     data.orders.put(ctx, order.clone(), &mut writes)?;
-    let mut events = vec![event(data, "order.updated", &new).with_changes(diff(&old, &new))];
+    let mut events =
+        vec![event(data, "order.updated", &new).with_changes(field_changes(&old, &new))];
     if order.status != before.status {
         let mut e = event(data, "order.status_changed", &new);
         e.data["previous_status"] = json!(before.status);
@@ -361,17 +362,6 @@ fn change_order(
         writes,
         events,
     })
-}
-
-fn diff(before: &OrderView, after: &OrderView) -> Map<String, Value> {
-    let (Ok(Value::Object(b)), Ok(Value::Object(a))) =
-        (serde_json::to_value(before), serde_json::to_value(after))
-    else {
-        return Map::new();
-    };
-    b.into_iter()
-        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
-        .collect()
 }
 
 /// Moves every order of contact `from` to contact `to` (a merge).

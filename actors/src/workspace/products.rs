@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::product::{Product, ProductChange, ProductFilter, ProductSource, ProductView};
 use crate::domain::DomainError;
-use crate::events::{DomainEvent, Origin};
+use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
@@ -134,17 +134,6 @@ fn create(
     })
 }
 
-fn diff(before: &ProductView, after: &ProductView) -> Map<String, Value> {
-    let (Ok(Value::Object(b)), Ok(Value::Object(a))) =
-        (serde_json::to_value(before), serde_json::to_value(after))
-    else {
-        return Map::new();
-    };
-    b.into_iter()
-        .filter(|(k, v)| k != "updated_at" && a.get(k) != Some(v))
-        .collect()
-}
-
 fn update(
     data: &mut WorkspaceData,
     ctx: &Ctx,
@@ -168,7 +157,7 @@ fn update(
         let after = p.view();
         events.push(
             DomainEvent::new("product.updated", "product", id, &after)
-                .with_changes(diff(&before, &after)),
+                .with_changes(field_changes(&before, &after)),
         );
     }
     Ok(Change {

@@ -6,7 +6,7 @@
 //! Each contact's tokens are kept as well as the postings, so a query can start from its
 //! most selective word and check the other words on each candidate directly.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
 /// Lower-case alphanumeric runs of `text`.
@@ -90,13 +90,18 @@ impl SearchIndex {
         n
     }
 
-    /// Every contact with a token starting with `word`.
-    pub fn candidates(&self, word: &str) -> BTreeSet<u64> {
-        let mut out = BTreeSet::new();
-        for ids in self.prefixed(word) {
-            out.extend(ids.iter().copied());
+    /// Every contact with a token starting with `word`, sorted by id.
+    pub fn candidates(&self, word: &str) -> Vec<u64> {
+        let lists: Vec<&Vec<u64>> = self.prefixed(word).collect();
+        match lists.as_slice() {
+            [one] => (*one).clone(),
+            _ => {
+                let mut all: Vec<u64> = lists.into_iter().flatten().copied().collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            }
         }
-        out
     }
 
     /// Whether every word is a prefix of one of `id`'s tokens.
@@ -138,8 +143,8 @@ mod tests {
         assert!(idx.matches(1, &words("ann exam")));
         assert!(idx.matches(1, &words("LEE")));
         assert!(!idx.matches(1, &words("ann bob")));
-        assert_eq!(idx.candidates("exam"), BTreeSet::from([1, 2]));
-        assert_eq!(idx.candidates("ne"), BTreeSet::new(), "prefix, not infix");
+        assert_eq!(idx.candidates("exam"), [1, 2]);
+        assert!(idx.candidates("ne").is_empty(), "prefix, not infix");
     }
 
     #[test]
@@ -157,7 +162,7 @@ mod tests {
         idx.set(1, words("old name"));
         idx.set(1, words("new name"));
         assert!(idx.candidates("old").is_empty());
-        assert_eq!(idx.candidates("new"), BTreeSet::from([1]));
+        assert_eq!(idx.candidates("new"), [1]);
         idx.remove(1);
         assert!(idx.postings.is_empty());
         assert!(!idx.matches(1, &words("new")));

@@ -4,7 +4,6 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::contact::{
@@ -90,19 +89,7 @@ async fn list_contacts(
         Some(text) => tokenize(text).collect(),
         None => Vec::new(),
     };
-    let updated_since = q
-        .text("updated_since")
-        .map(|t| {
-            DateTime::parse_from_rfc3339(t)
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|_| {
-                    ApiError::invalid(
-                        "updated_since",
-                        "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z",
-                    )
-                })
-        })
-        .transpose()?;
+    let updated_since = q.datetime("updated_since")?;
     let filter = ContactFilter {
         words,
         phone: q.text("phone").map(str::to_string),

@@ -3,7 +3,6 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use chrono::{DateTime, Utc};
 use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::order::{
     self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
@@ -54,19 +53,7 @@ async fn list_orders(
             .map(|s| PaymentStatus::parse(s).map_err(|m| ApiError::invalid("payment_status", m)))
             .transpose()?,
         contact_id: q.int("contact_id")?,
-        created_since: q
-            .text("created_since")
-            .map(|t| {
-                DateTime::parse_from_rfc3339(t)
-                    .map(|t| t.with_timezone(&Utc))
-                    .map_err(|_| {
-                        ApiError::invalid(
-                            "created_since",
-                            "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z",
-                        )
-                    })
-            })
-            .transpose()?,
+        created_since: q.datetime("created_since")?,
     };
     let found = app
         .registry
