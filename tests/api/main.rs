@@ -3,6 +3,8 @@
 mod helpers;
 
 mod access;
+mod contacts;
+mod contacts_search;
 mod conventions;
 mod durability;
 mod idempotency;

@@ -61,6 +61,8 @@ impl FieldValue {
     pub fn to_json(&self) -> Value {
         match self {
             FieldValue::Text(s) | FieldValue::Date(s) => Value::String(s.clone()),
+            // Whole numbers go back as integers: a client that sent 42 gets 42, not 42.0.
+            FieldValue::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Value::from(*n as i64),
             FieldValue::Number(n) => serde_json::Number::from_f64(*n)
                 .map(Value::Number)
                 .unwrap_or(Value::Null),
@@ -760,6 +762,13 @@ pub struct LookupQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_numbers_render_as_integers() {
+        assert_eq!(FieldValue::Number(42.0).to_json().to_string(), "42");
+        assert_eq!(FieldValue::Number(-3.0).to_json().to_string(), "-3");
+        assert_eq!(FieldValue::Number(4.25).to_json().to_string(), "4.25");
+    }
 
     #[test]
     fn usernames_lose_a_leading_at() {
