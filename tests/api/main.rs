@@ -8,5 +8,7 @@ mod contacts_search;
 mod conventions;
 mod durability;
 mod idempotency;
+mod orders;
+mod products;
 mod rate_limit;
 mod resources;

@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The largest amount, in minor units, that converts to and from a JSON number exactly.
+pub const MAX_EXACT_MINOR: i64 = 1 << 53;
+
 /// An ISO 4217 code and how many minor-unit digits it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Currency {
@@ -41,6 +44,10 @@ impl Currency {
         }
         let scaled = major * self.scale() as f64;
         let rounded = scaled.round();
+        // Past 2^53 a float no longer holds every integer: refuse rather than alter.
+        if rounded.abs() > MAX_EXACT_MINOR as f64 {
+            return Err("is too large to be kept exactly".into());
+        }
         if (scaled - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
             return Err(format!(
                 "has more than {} decimal places, which {} does not have",
@@ -53,6 +60,11 @@ impl Currency {
 
     /// Major units, for the wire.
     pub fn major(&self, minor: i64) -> f64 {
+        self.major_wide(minor as i128)
+    }
+
+    /// Major units of a sum, which may exceed i64.
+    pub fn major_wide(&self, minor: i128) -> f64 {
         minor as f64 / self.scale() as f64
     }
 }
@@ -97,6 +109,15 @@ mod tests {
         assert_eq!(usd.major(cents), 1.0);
         assert_eq!(usd.minor(19.99).unwrap(), 1999);
         assert_eq!(usd.minor(100_000_000.0).unwrap(), 10_000_000_000);
+    }
+
+    #[test]
+    fn amounts_too_large_to_keep_exactly_are_refused() {
+        let usd = Currency::parse("USD").unwrap();
+        assert!(usd.minor(1e17).is_err());
+        assert!(usd.minor(1e300).is_err());
+        assert!(usd.minor(90_000_000_000_000.0).is_ok());
+        assert_eq!(usd.major_wide(2_000_000_000_000_000_000), 2e16);
     }
 
     #[test]

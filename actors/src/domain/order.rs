@@ -115,7 +115,7 @@ impl Order {
 
     pub fn view(&self) -> OrderView {
         let c = self.currency;
-        let major = |minor: i128| c.major(minor as i64);
+        let major = |minor: i128| c.major_wide(minor);
         let items_total = self.items_total();
         OrderView {
             id: self.id,
@@ -416,14 +416,13 @@ impl OrderChange {
         let shipping_fee = input
             .shipping_fee
             .and_then(|v| c.take("shipping_fee", non_negative(v)));
-        let notes = c
-            .take(
-                "notes",
-                input
-                    .notes
-                    .try_map(|n| text::bounded(&n, 0, MAX_NOTES).map(|_| n)),
-            )
-            .unwrap_or(Patch::Keep);
+        // Empty notes mean no notes, as on create.
+        let notes = match input.notes {
+            Patch::Set(n) if n.is_empty() => Patch::Clear,
+            other => c
+                .take("notes", other.try_map(|n| text::bounded(&n, 0, MAX_NOTES).map(|_| n)))
+                .unwrap_or(Patch::Keep),
+        };
         let change = OrderChange {
             status,
             payment_status,
