@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_actors::clock::SystemClock;
+use switchboard_actors::delivery::{DeliverySettings, Dispatcher};
 use switchboard_actors::domain::contact::{ContactFilter, ContactInput, LookupQuery, NewContact};
 use switchboard_actors::domain::page::PageRequest;
-use switchboard_actors::events::{NoSubscribers, Origin};
+use switchboard_actors::events::Origin;
 use switchboard_actors::ids::WorkspaceId;
 use switchboard_actors::registry::{Registry, RegistrySettings};
 use switchboard_actors::store::Store;
@@ -69,7 +70,12 @@ async fn registry(store: &Store) -> Registry {
     Registry::start(
         store.clone(),
         Arc::new(SystemClock),
-        Arc::new(NoSubscribers),
+        Dispatcher::new(
+            store.clone(),
+            Arc::new(SystemClock),
+            DeliverySettings::default(),
+        )
+        .expect("dispatcher"),
         RegistrySettings {
             idle_after: Duration::from_secs(3600),
             call_timeout: Duration::from_secs(60),

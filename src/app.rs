@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_actors::clock::{SharedClock, SystemClock};
+use switchboard_actors::delivery::Dispatcher;
 use switchboard_actors::directory::{hash_secret, Directory};
-use switchboard_actors::events::NoSubscribers;
 use switchboard_actors::idempotency::Idempotency;
 use switchboard_actors::ids::random_id;
 use switchboard_actors::registry::{Registry, RegistrySettings};
@@ -107,10 +107,15 @@ pub async fn start_with_clock(
         None
     };
 
+    if settings.webhooks.allow_private {
+        tracing::warn!("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http:// and private addresses. Use this for local development and tests only.");
+    }
+    let dispatcher = Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
+        .map_err(|e| store_err(&e))?;
     let registry = Registry::start(
         store.clone(),
         clock.clone(),
-        Arc::new(NoSubscribers),
+        dispatcher.clone(),
         RegistrySettings {
             idle_after: settings.actor_idle,
             call_timeout: Duration::from_secs(30),
@@ -118,10 +123,13 @@ pub async fn start_with_clock(
     )
     .await
     .map_err(|e| store_err(&e))?;
+    dispatcher.attach(registry.clone());
+    resume_deliveries(&directory, &store, &dispatcher, clock.now()).await;
     let idempotency = Idempotency::open(&store, clock.clone(), settings.idempotency_ttl)
         .map_err(|e| store_err(&e))?;
 
     let state = AppState::new(Shared {
+        dispatcher,
         rate_limit: RateLimit::new(settings.rate_limit_per_minute),
         settings: settings.clone(),
         directory,
@@ -169,6 +177,28 @@ pub async fn start_with_clock(
         servers,
         store,
     })
+}
+
+/// Starts a delivery actor for every stored endpoint, so that deliveries pending before a
+/// stop or crash go out on schedule.
+async fn resume_deliveries(
+    directory: &Directory,
+    store: &Store,
+    dispatcher: &Dispatcher,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    for ws in directory.workspaces() {
+        match switchboard_actors::workspace::stored_endpoints(store, &ws.id, now) {
+            Ok(configs) => {
+                for cfg in configs {
+                    if let Err(e) = dispatcher.ensure(cfg).await {
+                        tracing::error!(error = %e, "could not resume deliveries");
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, workspace = %ws.id, "could not read endpoints"),
+        }
+    }
 }
 
 async fn serve(listener: TcpListener, router: axum::Router, mut stopped: watch::Receiver<bool>) {
@@ -220,6 +250,7 @@ impl RunningApp {
                 "in-flight requests did not finish within the grace period"
             );
         }
+        self.state.dispatcher.stop_all();
         self.state.registry.shutdown(grace).await;
         if let Err(e) = self.store.flush_now() {
             tracing::error!(error = %e, "final flush failed");

@@ -88,6 +88,21 @@ pub enum AdminAction {
         #[arg(long, default_value_t = 3600)]
         expires_in: u64,
     },
+    /// Emit an event of any catalog type through the delivery pipeline.
+    Trigger {
+        /// The event type, e.g. booking.created.
+        event_type: String,
+        #[arg(long)]
+        workspace: String,
+        /// The event's data as JSON; sample data when omitted.
+        #[arg(long)]
+        data: Option<String>,
+    },
+    /// List owner notifications (endpoints the service disabled).
+    Notifications {
+        #[arg(long)]
+        workspace: String,
+    },
     /// Create a funnel with stages.
     CreateFunnel {
         #[arg(long)]
@@ -140,6 +155,25 @@ impl AdminAction {
                 Method::POST,
                 format!("/admin/users/{user}/tokens"),
                 Some(json!({"expires_in": expires_in})),
+            ),
+            AdminAction::Trigger {
+                event_type,
+                workspace,
+                data,
+            } => {
+                let data = data.as_deref().map(|d| {
+                    serde_json::from_str::<Value>(d).unwrap_or(Value::String(d.to_string()))
+                });
+                (
+                    Method::POST,
+                    format!("/admin/workspaces/{workspace}/events"),
+                    Some(json!({"type": event_type, "data": data})),
+                )
+            }
+            AdminAction::Notifications { workspace } => (
+                Method::GET,
+                format!("/admin/workspaces/{workspace}/notifications"),
+                None,
             ),
             AdminAction::CreateFunnel {
                 workspace,

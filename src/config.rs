@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use switchboard_actors::delivery::DeliverySettings;
+
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// SWITCHBOARD_ADDR: the API listener.
@@ -25,6 +27,8 @@ pub struct Settings {
     pub shutdown_grace: Duration,
     /// SWITCHBOARD_LOG_FORMAT: `text` or `json`.
     pub log_json: bool,
+    /// SWITCHBOARD_WEBHOOK_*: the delivery rules.
+    pub webhooks: DeliverySettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +50,7 @@ impl Default for Settings {
             actor_idle: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),
             log_json: false,
+            webhooks: DeliverySettings::default(),
         }
     }
 }
@@ -104,6 +109,36 @@ impl Settings {
                 }
             };
         }
+        if let Some(v) = var("SWITCHBOARD_WEBHOOK_RETRY_DELAYS") {
+            s.webhooks.retry_delays = v
+                .split(',')
+                .map(|d| parse_duration("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", d))
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(v) = var("SWITCHBOARD_WEBHOOK_TIMEOUT") {
+            s.webhooks.timeout = parse_duration("SWITCHBOARD_WEBHOOK_TIMEOUT", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_WEBHOOK_DISABLE_AFTER") {
+            s.webhooks.disable_after = parse_duration("SWITCHBOARD_WEBHOOK_DISABLE_AFTER", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_WEBHOOK_SECRET_OVERLAP") {
+            s.webhooks.secret_overlap = parse_duration("SWITCHBOARD_WEBHOOK_SECRET_OVERLAP", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_WEBHOOK_TICK") {
+            s.webhooks.tick = parse_duration("SWITCHBOARD_WEBHOOK_TICK", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE") {
+            s.webhooks.allow_private = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                other => {
+                    return Err(ConfigError {
+                        var: "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE",
+                        message: format!("`{other}` is not true or false"),
+                    })
+                }
+            };
+        }
         Ok(s)
     }
 }
@@ -153,6 +188,32 @@ mod tests {
     }
 
     #[test]
+    fn the_webhook_ladder_defaults_to_the_spec_and_can_be_shortened() {
+        let s = with(&[]).unwrap();
+        let secs: Vec<u64> = s
+            .webhooks
+            .retry_delays
+            .iter()
+            .map(|d| d.as_secs())
+            .collect();
+        assert_eq!(secs, [30, 120, 600, 3600, 21600, 86400]);
+        assert_eq!(s.webhooks.max_attempts(), 7);
+        assert_eq!(s.webhooks.disable_after, Duration::from_secs(72 * 3600));
+        assert_eq!(s.webhooks.timeout, Duration::from_secs(10));
+        assert!(!s.webhooks.allow_private);
+        let short = with(&[
+            ("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "10ms,20ms"),
+            ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ])
+        .unwrap();
+        assert_eq!(
+            short.webhooks.retry_delays,
+            [Duration::from_millis(10), Duration::from_millis(20)]
+        );
+        assert!(short.webhooks.allow_private);
+    }
+
+    #[test]
     fn durations_are_human_readable() {
         let s = with(&[("SWITCHBOARD_IDEMPOTENCY_TTL", "300ms")]).unwrap();
         assert_eq!(s.idempotency_ttl, Duration::from_millis(300));
@@ -172,6 +233,8 @@ mod tests {
             ("SWITCHBOARD_ADDR", "nowhere"),
             ("SWITCHBOARD_LOG_FORMAT", "xml"),
             ("SWITCHBOARD_ADMIN_TOKEN", "short"),
+            ("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "30s,soon"),
+            ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "maybe"),
         ] {
             let err = with(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);

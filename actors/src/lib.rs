@@ -16,6 +16,7 @@
 //! actor -> outbox (same atomic batch as the change) -> delivery.
 
 pub mod clock;
+pub mod delivery;
 pub mod directory;
 pub mod domain;
 pub mod events;

@@ -20,8 +20,8 @@ use ractor::{
 use tokio::sync::OnceCell;
 
 use crate::clock::SharedClock;
+use crate::delivery::Dispatcher;
 use crate::domain::DomainError;
-use crate::events::EventSink;
 use crate::ids::WorkspaceId;
 use crate::store::Store;
 use crate::workspace::{WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
@@ -44,7 +44,7 @@ type Slot = Arc<OnceCell<ActorRef<WorkspaceMsg>>>;
 struct Inner {
     store: Store,
     clock: SharedClock,
-    events: Arc<dyn EventSink>,
+    dispatcher: Dispatcher,
     settings: RegistrySettings,
     slots: DashMap<WorkspaceId, Slot>,
     owners: DashMap<ActorId, WorkspaceId>,
@@ -70,13 +70,13 @@ impl Registry {
     pub async fn start(
         store: Store,
         clock: SharedClock,
-        events: Arc<dyn EventSink>,
+        dispatcher: Dispatcher,
         settings: RegistrySettings,
     ) -> Result<Self, DomainError> {
         let inner = Arc::new(Inner {
             store,
             clock,
-            events,
+            dispatcher,
             settings,
             slots: DashMap::new(),
             owners: DashMap::new(),
@@ -113,7 +113,7 @@ impl Registry {
             id: ws.clone(),
             store: self.inner.store.clone(),
             clock: self.inner.clock.clone(),
-            events: self.inner.events.clone(),
+            dispatcher: self.inner.dispatcher.clone(),
             idle_after: self.inner.settings.idle_after,
             on_passivate: Arc::new(move |ws, id| {
                 if let Some(inner) = weak.upgrade() {

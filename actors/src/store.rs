@@ -97,6 +97,53 @@ impl Store {
             .collect()
     }
 
+    /// Records under `prefix` whose trailing id is greater than `after`, in id order.
+    pub fn scan_after<T: DeserializeOwned>(
+        &self,
+        prefix: &[u8],
+        after: u64,
+    ) -> StoreResult<Vec<(u64, T)>> {
+        let mut from = prefix.to_vec();
+        from.extend_from_slice(&after.saturating_add(1).to_be_bytes());
+        self.db
+            .range(from..)
+            .take_while(|item| item.as_ref().map_or(true, |(k, _)| k.starts_with(prefix)))
+            .map(|item| {
+                let (k, v) = item?;
+                Ok((trailing_id(&k).unwrap_or(0), decode(&v)?))
+            })
+            .collect()
+    }
+
+    /// Up to `limit` records under `prefix`, highest id first, below `before` if given.
+    pub fn newest<T: DeserializeOwned>(
+        &self,
+        prefix: &[u8],
+        before: Option<u64>,
+        limit: usize,
+    ) -> StoreResult<Vec<(u64, T)>> {
+        let mut end = prefix.to_vec();
+        end.extend_from_slice(&before.unwrap_or(u64::MAX).to_be_bytes());
+        self.db
+            .range(prefix.to_vec()..end)
+            .rev()
+            .take(limit)
+            .map(|item| {
+                let (k, v) = item?;
+                Ok((trailing_id(&k).unwrap_or(0), decode(&v)?))
+            })
+            .collect()
+    }
+
+    /// Keys under `prefix`, for clean-up.
+    pub fn keys(&self, prefix: &[u8]) -> StoreResult<Vec<Vec<u8>>> {
+        self.db
+            .scan_prefix(prefix)
+            .keys()
+            .map(|k| Ok(k?.to_vec()))
+            .collect()
+    }
+
     /// Applies a batch atomically (in memory and the write-ahead log, not yet flushed).
     pub fn apply(&self, batch: Batch) -> StoreResult<()> {
         self.db.apply_batch(batch.into_sled())?;

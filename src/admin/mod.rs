@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::{hash_secret, Membership, Permission, Role, User, Workspace};
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::{Funnel, NewFunnel, NewFunnelInput};
+use switchboard_actors::domain::webhook::Notification;
 use switchboard_actors::events::Origin;
 use switchboard_actors::ids::{UserId, WorkspaceId};
-use switchboard_actors::workspace::{CustomFieldMsg, FunnelMsg, WorkspaceMsg};
+use switchboard_actors::workspace::{CustomFieldMsg, FunnelMsg, WebhookMsg, WorkspaceMsg};
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::ApiJson;
@@ -35,6 +36,11 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/workspaces/{id}/members", post(add_member))
         .route("/admin/users/{id}/tokens", post(issue_token))
         .route("/admin/workspaces/{id}/funnels", post(create_funnel))
+        .route("/admin/workspaces/{id}/events", post(trigger_event))
+        .route(
+            "/admin/workspaces/{id}/notifications",
+            get(list_notifications),
+        )
         .route(
             "/admin/workspaces/{id}/custom-fields/{field_id}/archive",
             post(archive_custom_field),
@@ -247,4 +253,62 @@ async fn archive_custom_field(
         })
         .await?;
     Ok(Json(Obj(field)))
+}
+
+fn known_workspace(app: &AppState, raw: &str) -> Result<WorkspaceId, ApiError> {
+    let ws = workspace_id(raw)?;
+    app.directory
+        .workspace(&ws)
+        .map(|_| ws)
+        .ok_or_else(|| ApiError::not_found("workspace"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Trigger {
+    #[serde(rename = "type")]
+    event_type: String,
+    #[serde(default)]
+    data: Option<serde_json::Value>,
+}
+
+/// Emits an event of any catalog type (sample data unless `data` is given) through the
+/// same pipeline as real changes: subscriptions, filters, privacy, delivery.
+async fn trigger_event(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Trigger>,
+) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+    let ws = known_workspace(&app, &id)?;
+    if let Some(d) = &body.data {
+        if !d.is_object() {
+            return Err(ApiError::invalid("data", "must be an object"));
+        }
+    }
+    let data = body.data.unwrap_or(serde_json::Value::Null);
+    let event_id = app
+        .registry
+        .call(&ws, |r| {
+            WebhookMsg::Emit(Origin::system(), body.event_type.clone(), data.clone(), r).into()
+        })
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(serde_json::json!({"object": "event", "id": event_id})),
+    ))
+}
+
+/// Owner notifications: endpoints the service disabled, newest first.
+async fn list_notifications(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    q: crate::http::extract::QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<Notification>>>> {
+    let ws = known_workspace(&app, &id)?;
+    let page = crate::http::pagination::page_request(&q)?;
+    let found = app
+        .registry
+        .call(&ws, |r| WebhookMsg::Notifications(page, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |n| n.id)))
 }

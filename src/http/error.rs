@@ -116,6 +116,10 @@ impl From<DomainError> for ApiError {
             DomainError::LimitReached(message) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "limit_reached", message)
             }
+            DomainError::Forbidden(message) => Self::forbidden("insufficient_permissions", message),
+            DomainError::UnsafeUrl(message) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "unsafe_url", message)
+            }
             DomainError::Internal(cause) => Self::internal(cause),
         }
     }

@@ -34,6 +34,7 @@ pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     pub settings: Settings,
+    pub dispatcher: switchboard_actors::delivery::Dispatcher,
     pub directory: Directory,
     pub registry: Registry,
     pub idempotency: Idempotency,
@@ -92,6 +93,7 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::contacts::router())
         .merge(routes::orders::router())
         .merge(routes::products::router())
+        .merge(routes::webhooks::router())
         .split_for_parts()
 }
 

@@ -2,6 +2,7 @@
 //! plain (they are also stored); [`Obj`] adds the field when a record is sent.
 
 use serde::{Serialize, Serializer};
+use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
@@ -10,6 +11,7 @@ use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::domain::order::OrderView;
 use switchboard_actors::domain::product::ProductView;
 use switchboard_actors::domain::tag::{Tag, TagDeleted};
+use switchboard_actors::domain::webhook::{EndpointView, Notification};
 use switchboard_actors::events::catalog::EventType;
 
 pub trait ApiObject: Serialize {
@@ -56,4 +58,7 @@ api_objects! {
     ChannelIdentity => "contact_channel",
     OrderView => "order",
     ProductView => "product",
+    EndpointView => "webhook_endpoint",
+    DeliveryView => "webhook_delivery",
+    Notification => "notification",
 }

@@ -1,6 +1,7 @@
 //! Black-box tests over real HTTP: one binary, one module per area.
 
 mod helpers;
+mod receiver;
 
 mod access;
 mod contacts;
@@ -12,3 +13,4 @@ mod orders;
 mod products;
 mod rate_limit;
 mod resources;
+mod webhooks;

@@ -33,6 +33,12 @@ pub enum DomainError {
     /// 422 `limit_reached`.
     #[error("{0}")]
     LimitReached(String),
+    /// 403 `insufficient_permissions`: the caller's role may not make this change.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 422 `unsafe_url`: a webhook URL pointing at a private or internal address.
+    #[error("{0}")]
+    UnsafeUrl(String),
     /// 500; the text is logged, never sent.
     #[error("internal: {0}")]
     Internal(String),

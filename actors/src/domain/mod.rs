@@ -15,6 +15,7 @@ pub mod patch;
 pub mod product;
 pub mod tag;
 pub mod text;
+pub mod webhook;
 
 pub use error::{DomainError, FieldError};
 pub use patch::Patch;

@@ -420,7 +420,10 @@ impl OrderChange {
         let notes = match input.notes {
             Patch::Set(n) if n.is_empty() => Patch::Clear,
             other => c
-                .take("notes", other.try_map(|n| text::bounded(&n, 0, MAX_NOTES).map(|_| n)))
+                .take(
+                    "notes",
+                    other.try_map(|n| text::bounded(&n, 0, MAX_NOTES).map(|_| n)),
+                )
                 .unwrap_or(Patch::Keep),
         };
         let change = OrderChange {

@@ -2,6 +2,9 @@
 //! subscriptions, privacy, endpoint actors) builds on these.
 
 pub mod catalog;
+pub mod privacy;
+pub mod signature;
+pub mod subscription;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -66,6 +69,8 @@ pub struct DomainEvent {
     pub data: serde_json::Value,
     /// Update-style events: changed field names mapped to previous values.
     pub changes: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A pre-assigned `evt_` id (the operator trigger answers with it); generated if None.
+    pub event_id: Option<String>,
 }
 
 impl DomainEvent {
@@ -85,6 +90,7 @@ impl DomainEvent {
             resource_id: resource_id.to_string(),
             data: serde_json::to_value(data).unwrap_or(serde_json::Value::Null),
             changes: None,
+            event_id: None,
         }
     }
 
@@ -110,36 +116,93 @@ pub fn field_changes<T: Serialize>(
         .collect()
 }
 
-/// Where committed events go. The workspace actor stages a mutation's events into the same
-/// store batch as the state change (so neither exists without the other), then reports the
-/// commit once it is durable.
-pub trait EventSink: Send + Sync + 'static {
-    fn stage(
-        &self,
-        workspace: &crate::ids::WorkspaceId,
-        origin: &Origin,
-        events: &[DomainEvent],
-        at: chrono::DateTime<chrono::Utc>,
-        batch: &mut crate::store::Batch,
-    ) -> Result<(), crate::domain::DomainError>;
+/// The date-formatted version carried by every delivered event.
+pub const API_VERSION: &str = "2026-11-01";
 
-    /// The staged events of `workspace` are durable and may be delivered.
-    fn committed(&self, _workspace: &crate::ids::WorkspaceId) {}
+/// The envelope's `resource`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ResourceRef {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
 }
 
-/// A sink for a service without webhook endpoints: an event nobody subscribes to needs no
-/// outbox record.
-pub struct NoSubscribers;
+/// An event as delivered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Envelope {
+    /// `evt_...`
+    pub id: String,
+    /// Always `event`.
+    pub object: String,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub api_version: String,
+    pub occurred_at: String,
+    pub created_at: String,
+    pub workspace_id: String,
+    pub actor: EventActor,
+    pub resource: ResourceRef,
+    pub source: EventSource,
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+    #[schema(value_type = Option<Object>)]
+    pub changes: Option<serde_json::Map<String, serde_json::Value>>,
+}
 
-impl EventSink for NoSubscribers {
-    fn stage(
-        &self,
-        _: &crate::ids::WorkspaceId,
-        _: &Origin,
-        _: &[DomainEvent],
-        _: chrono::DateTime<chrono::Utc>,
-        _: &mut crate::store::Batch,
-    ) -> Result<(), crate::domain::DomainError> {
-        Ok(())
+impl Envelope {
+    /// Wraps a domain event; `at` is when the change happened (and was recorded).
+    pub fn new(
+        workspace: &crate::ids::WorkspaceId,
+        origin: &Origin,
+        event: &DomainEvent,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        let at = crate::clock::rfc3339_millis::format(&at);
+        Self {
+            id: event
+                .event_id
+                .clone()
+                .unwrap_or_else(|| crate::ids::random_id("evt", 24)),
+            object: "event".into(),
+            event_type: event.event_type.to_string(),
+            api_version: API_VERSION.into(),
+            occurred_at: at.clone(),
+            created_at: at,
+            workspace_id: workspace.to_string(),
+            actor: origin.actor.clone(),
+            resource: ResourceRef {
+                kind: event.resource_type.to_string(),
+                id: event.resource_id.clone(),
+            },
+            source: origin.source.clone(),
+            data: event.data.clone(),
+            changes: event.changes.clone(),
+        }
     }
+}
+
+/// Realistic sample data for an event type, naming every private field of the type so
+/// that privacy can be seen at work; used by the operator trigger and test sends.
+pub fn sample_data(event_type: &str) -> serde_json::Value {
+    let mut data = serde_json::Map::new();
+    data.insert("id".into(), serde_json::json!(1001));
+    data.insert("sample".into(), serde_json::json!(true));
+    let (content, contact) = privacy::private_fields(event_type);
+    for field in content {
+        data.insert(
+            field.to_string(),
+            serde_json::json!(format!("sample {}", field.replace('_', " "))),
+        );
+    }
+    for field in contact {
+        let value = match field {
+            f if f.contains("phone") || f.contains("number") => serde_json::json!("+15550100"),
+            "email" => serde_json::json!("ann.lee@example.com"),
+            "custom_fields" => serde_json::json!({"size": "M"}),
+            f if f.contains("name") => serde_json::json!("Ann Lee"),
+            _ => serde_json::json!("ann_lee"),
+        };
+        data.insert(field.to_string(), value);
+    }
+    serde_json::Value::Object(data)
 }

@@ -791,7 +791,7 @@ fn merge(
         "contact.merged",
         "contact",
         p,
-        json!({"primary_contact_id": p, "secondary_contact_id": s, "contact": change.value}),
+        json!({"primary_contact_id": p, "secondary_contact_id": s}),
     ));
     Ok(change)
 }
@@ -1068,6 +1068,7 @@ mod tests {
     struct Fixture {
         _dir: tempfile::TempDir,
         store: Store,
+        dispatcher: crate::delivery::Dispatcher,
         ws: WorkspaceId,
         data: WorkspaceData,
     }
@@ -1076,8 +1077,15 @@ mod tests {
         async fn new() -> Self {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path()).unwrap();
+            let dispatcher = crate::delivery::Dispatcher::new(
+                store.clone(),
+                std::sync::Arc::new(crate::clock::SystemClock),
+                crate::delivery::DeliverySettings::default(),
+            )
+            .unwrap();
             Self {
                 _dir: dir,
+                dispatcher,
                 store,
                 ws: WorkspaceId::generate(),
                 data: WorkspaceData::default(),
@@ -1092,6 +1100,7 @@ mod tests {
             let ctx = Ctx {
                 workspace: &self.ws,
                 store: &self.store,
+                dispatcher: &self.dispatcher,
                 now: chrono::Utc::now(),
             };
             let change = f(&mut self.data, &ctx).unwrap();

@@ -15,6 +15,7 @@ mod orders;
 mod products;
 pub mod search;
 mod tags;
+mod webhooks;
 
 use std::time::{Duration, Instant};
 
@@ -28,10 +29,13 @@ pub use funnels::FunnelMsg;
 pub use orders::OrderMsg;
 pub use products::ProductMsg;
 pub use tags::TagMsg;
+pub use webhooks::{EndpointCaller, WebhookMsg};
 
 use crate::clock::SharedClock;
+use crate::delivery::endpoint::EndpointConfig;
+use crate::delivery::Dispatcher;
 use crate::domain::DomainError;
-use crate::events::{DomainEvent, EventSink, Origin};
+use crate::events::{DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Key, Store};
 
@@ -46,6 +50,7 @@ pub enum WorkspaceMsg {
     Contact(Box<ContactMsg>),
     Order(Box<OrderMsg>),
     Product(Box<ProductMsg>),
+    Webhook(Box<WebhookMsg>),
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
@@ -61,6 +66,12 @@ impl From<ContactMsg> for WorkspaceMsg {
 impl From<OrderMsg> for WorkspaceMsg {
     fn from(m: OrderMsg) -> Self {
         WorkspaceMsg::Order(Box::new(m))
+    }
+}
+
+impl From<WebhookMsg> for WorkspaceMsg {
+    fn from(m: WebhookMsg) -> Self {
+        WorkspaceMsg::Webhook(Box::new(m))
     }
 }
 
@@ -84,6 +95,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Contact(m) => m.kind(),
             WorkspaceMsg::Order(m) => m.kind(),
             WorkspaceMsg::Product(m) => m.kind(),
+            WorkspaceMsg::Webhook(m) => m.kind(),
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
         }
@@ -101,6 +113,7 @@ pub struct Change<T> {
 pub struct Ctx<'a> {
     pub workspace: &'a WorkspaceId,
     pub store: &'a Store,
+    pub dispatcher: &'a Dispatcher,
     pub now: DateTime<Utc>,
 }
 
@@ -133,6 +146,7 @@ pub struct WorkspaceData {
     pub contacts: contacts::Contacts,
     pub orders: orders::Orders,
     pub products: products::Products,
+    pub webhooks: webhooks::Webhooks,
 }
 
 impl WorkspaceData {
@@ -145,6 +159,7 @@ impl WorkspaceData {
             contacts: contacts::Contacts::load(store, ws)?,
             orders: orders::Orders::load(store, ws)?,
             products: products::Products::load(store, ws)?,
+            webhooks: webhooks::Webhooks::load(store, ws)?,
         })
     }
 }
@@ -153,7 +168,7 @@ pub struct WorkspaceArgs {
     pub id: WorkspaceId,
     pub store: Store,
     pub clock: SharedClock,
-    pub events: std::sync::Arc<dyn EventSink>,
+    pub dispatcher: Dispatcher,
     pub idle_after: Duration,
     /// Called when the actor decides to passivate, before it drains and stops, so that no
     /// new caller reaches it.
@@ -202,6 +217,7 @@ impl Actor for WorkspaceActor {
         let ctx = Ctx {
             workspace: &state.args.id,
             store: &state.args.store,
+            dispatcher: &state.args.dispatcher,
             now: state.args.clock.now(),
         };
         let done = match msg {
@@ -212,6 +228,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::IdleCheck => {
                 if !state.passivating && state.last_active.elapsed() >= state.args.idle_after {
                     state.passivating = true;
@@ -224,7 +241,7 @@ impl Actor for WorkspaceActor {
         };
         match done {
             Handled::Done => Ok(()),
-            Handled::Commit(pending) => pending.commit(&state.args),
+            Handled::Commit(pending) => pending.commit(&state.args, &state.data),
         }
     }
 }
@@ -240,7 +257,11 @@ pub enum Handled {
 /// A change plus the reply port it answers on, with the value type erased so that every
 /// resource shares one commit path.
 pub trait PendingCommit: Send {
-    fn commit(self: Box<Self>, args: &WorkspaceArgs) -> Result<(), ActorProcessingErr>;
+    fn commit(
+        self: Box<Self>,
+        args: &WorkspaceArgs,
+        data: &WorkspaceData,
+    ) -> Result<(), ActorProcessingErr>;
 }
 
 struct Pending<T> {
@@ -250,33 +271,53 @@ struct Pending<T> {
 }
 
 impl<T: Send + 'static> PendingCommit for Pending<T> {
-    fn commit(self: Box<Self>, args: &WorkspaceArgs) -> Result<(), ActorProcessingErr> {
+    fn commit(
+        self: Box<Self>,
+        args: &WorkspaceArgs,
+        data: &WorkspaceData,
+    ) -> Result<(), ActorProcessingErr> {
         let Pending {
             change,
             origin,
             reply,
         } = *self;
         let mut batch = change.writes;
-        let staged = args.events.stage(
-            &args.id,
-            &origin,
-            &change.events,
-            args.clock.now(),
-            &mut batch,
-        );
-        if let Err(e) = staged.and_then(|_| args.store.apply(batch).map_err(DomainError::from)) {
-            // The in-memory state is now ahead of the store: fail, so that the supervisor
-            // drops this actor and the next message reloads from what is stored.
-            let _ = reply.send(Err(DomainError::Internal(e.to_string())));
-            return Err(format!("store write failed: {e}").into());
-        }
+        let now = args.clock.now();
+        // The deliveries announcing the change go into the change's own batch: neither
+        // exists without the other.
+        let staged = data
+            .webhooks
+            .stage(
+                &args.id,
+                &args.store,
+                &origin,
+                &change.events,
+                now,
+                &mut batch,
+            )
+            .and_then(|woken| {
+                args.store
+                    .apply(batch)
+                    .map(|_| woken)
+                    .map_err(DomainError::from)
+            });
+        let woken: Vec<EndpointConfig> = match staged {
+            Ok(w) => w,
+            Err(e) => {
+                // The in-memory state is now ahead of the store: fail, so that the
+                // supervisor drops this actor and the next message reloads from the store.
+                let _ = reply.send(Err(DomainError::Internal(e.to_string())));
+                return Err(format!("store write failed: {e}").into());
+            }
+        };
         let durable = args.store.durable();
-        let sink = args.events.clone();
-        let ws = args.id.clone();
+        let dispatcher = args.dispatcher.clone();
         tokio::spawn(async move {
             match durable.await {
                 Ok(()) => {
-                    sink.committed(&ws);
+                    if !woken.is_empty() {
+                        dispatcher.wake(woken);
+                    }
                     let _ = reply.send(Ok(change.value));
                 }
                 Err(e) => {
@@ -286,6 +327,16 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         });
         Ok(())
     }
+}
+
+/// The configurations of a workspace's stored endpoints, read without starting its actor
+/// (for resuming deliveries at start).
+pub fn stored_endpoints(
+    store: &Store,
+    ws: &WorkspaceId,
+    now: DateTime<Utc>,
+) -> Result<Vec<EndpointConfig>, DomainError> {
+    Ok(webhooks::Webhooks::load(store, ws)?.configs(ws, now))
 }
 
 /// Answers a read or a refusal now.

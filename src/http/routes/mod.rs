@@ -9,3 +9,4 @@ pub mod me;
 pub mod orders;
 pub mod products;
 pub mod tags;
+pub mod webhooks;

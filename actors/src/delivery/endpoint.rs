@@ -1,0 +1,314 @@
+//! `EndpointActor`: one per webhook endpoint. It owns the endpoint's pending deliveries
+//! and their timers: on every tick it sends what is due (a few at a time, each attempt in
+//! its own task so the mailbox never waits on the network), records each attempt, puts
+//! failures back on the retry ladder, and reports outcomes to the workspace, which keeps
+//! the endpoint's health and decides when to disable it.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use super::dispatcher::Dispatcher;
+use super::record::{self, Attempt, Delivery, DeliveryStatus};
+use super::sender::{self, Outcome, SendResult};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::webhook::LastDelivery;
+use crate::domain::DomainError;
+use crate::ids::WorkspaceId;
+use crate::store::Batch;
+
+/// What a delivery actor needs to know about its endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointConfig {
+    pub id: String,
+    pub workspace_id: WorkspaceId,
+    pub url: String,
+    /// The current secret first; the previous one during a rotation overlap.
+    pub secrets: Vec<String>,
+    /// Paused and disabled endpoints receive nothing; their deliveries wait.
+    pub active: bool,
+}
+
+pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
+
+pub enum EndpointMsg {
+    Configure(EndpointConfig),
+    /// New deliveries were committed for this endpoint.
+    Wake,
+    Tick,
+    Done(u64, SendResult),
+    List(PageRequest, Reply<Page<Delivery>>),
+    Redeliver(u64, Reply<Delivery>),
+    /// The endpoint was deleted: forget its deliveries and stop.
+    Remove,
+}
+
+pub struct EndpointActor;
+
+pub struct EndpointState {
+    cfg: EndpointConfig,
+    dispatcher: Dispatcher,
+    pending: BTreeMap<u64, Delivery>,
+    in_flight: HashSet<u64>,
+    seen_up_to: u64,
+    last_prune: DateTime<Utc>,
+}
+
+impl Actor for EndpointActor {
+    type Msg = EndpointMsg;
+    type State = EndpointState;
+    type Arguments = (EndpointConfig, Dispatcher);
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<EndpointMsg>,
+        (cfg, dispatcher): (EndpointConfig, Dispatcher),
+    ) -> Result<EndpointState, ActorProcessingErr> {
+        myself.send_interval(dispatcher.settings().tick, || EndpointMsg::Tick);
+        let mut state = EndpointState {
+            cfg,
+            last_prune: dispatcher.now(),
+            dispatcher,
+            pending: BTreeMap::new(),
+            in_flight: HashSet::new(),
+            seen_up_to: 0,
+        };
+        state.load_new()?;
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<EndpointMsg>,
+        msg: EndpointMsg,
+        state: &mut EndpointState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            EndpointMsg::Configure(cfg) => {
+                state.cfg = cfg;
+                state.send_due(&myself);
+            }
+            EndpointMsg::Wake => {
+                state.load_new()?;
+                state.send_due(&myself);
+            }
+            EndpointMsg::Tick => {
+                state.send_due(&myself);
+                state.prune_old()?;
+            }
+            EndpointMsg::Done(id, result) => state.record(id, result)?,
+            EndpointMsg::List(page, reply) => {
+                let _ = reply.send(state.list(page));
+            }
+            EndpointMsg::Redeliver(id, reply) => {
+                let answer = state.redeliver(id);
+                let _ = reply.send(answer);
+                state.send_due(&myself);
+            }
+            EndpointMsg::Remove => {
+                state.forget_all()?;
+                myself.stop(Some("endpoint deleted".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl EndpointState {
+    fn store(&self) -> &crate::store::Store {
+        self.dispatcher.store()
+    }
+
+    /// Picks up deliveries committed since the last look.
+    fn load_new(&mut self) -> Result<(), DomainError> {
+        let found = self
+            .store()
+            .scan_after::<Delivery>(&record::prefix(&self.cfg.id), self.seen_up_to)?;
+        for (id, d) in found {
+            self.seen_up_to = self.seen_up_to.max(id);
+            if d.status == DeliveryStatus::Pending {
+                self.pending.insert(id, d);
+            }
+        }
+        self.dispatcher
+            .set_pending(&self.cfg.id, self.pending.len());
+        Ok(())
+    }
+
+    fn send_due(&mut self, myself: &ActorRef<EndpointMsg>) {
+        if !self.cfg.active {
+            return;
+        }
+        let now = self.dispatcher.now();
+        let room = self
+            .dispatcher
+            .settings()
+            .max_in_flight
+            .saturating_sub(self.in_flight.len());
+        let due: Vec<u64> = self
+            .pending
+            .values()
+            .filter(|d| {
+                !self.in_flight.contains(&d.id) && d.next_attempt_at.is_none_or(|t| t <= now)
+            })
+            .take(room)
+            .map(|d| d.id)
+            .collect();
+        for id in due {
+            let Some(d) = self.pending.get(&id) else {
+                continue;
+            };
+            self.in_flight.insert(id);
+            let sender = self.dispatcher.sender().clone();
+            let (url, body, secrets) = (
+                self.cfg.url.clone(),
+                d.body.clone(),
+                self.cfg.secrets.clone(),
+            );
+            let (event_id, event_type) = (d.event_id.clone(), d.event_type.clone());
+            let number = d.attempts.len() as u32 + 1;
+            let t = now.timestamp();
+            let me = myself.clone();
+            tokio::spawn(async move {
+                let result = sender
+                    .send(sender::Attempt {
+                        url: &url,
+                        body: &body,
+                        secrets: &secrets,
+                        event_id: &event_id,
+                        event_type: &event_type,
+                        number,
+                        t,
+                    })
+                    .await;
+                let _ = me.send_message(EndpointMsg::Done(id, result));
+            });
+        }
+    }
+
+    /// Records an attempt: delivered, failed for good, or back on the ladder.
+    fn record(&mut self, id: u64, result: SendResult) -> Result<(), DomainError> {
+        self.in_flight.remove(&id);
+        let Some(mut d) = self.pending.remove(&id) else {
+            return Ok(());
+        };
+        let now = self.dispatcher.now();
+        d.attempts.push(Attempt {
+            number: d.attempts.len() as u32 + 1,
+            at: now,
+            status_code: result.status_code,
+            error: result.error.clone(),
+            duration_ms: result.duration_ms,
+        });
+        let settings = self.dispatcher.settings();
+        match result.outcome {
+            Outcome::Delivered => {
+                d.status = DeliveryStatus::Delivered;
+                d.next_attempt_at = None;
+            }
+            Outcome::Gone => {
+                d.status = DeliveryStatus::Failed;
+                d.next_attempt_at = None;
+            }
+            Outcome::Failed if d.attempts.len() >= settings.max_attempts() => {
+                d.status = DeliveryStatus::Failed;
+                d.next_attempt_at = None;
+            }
+            Outcome::Failed => {
+                let wait = settings.retry_delays[d.attempts.len() - 1];
+                d.next_attempt_at =
+                    Some(now + chrono::Duration::from_std(wait).unwrap_or_default());
+                self.dispatcher.count_retry();
+            }
+        }
+        let mut batch = Batch::default();
+        batch.put(record::key(&self.cfg.id, id), &d)?;
+        self.store().apply(batch)?;
+        self.dispatcher.count_attempt(result.outcome);
+        let last = LastDelivery {
+            delivery_id: d.id,
+            event_id: d.event_id.clone(),
+            event_type: d.event_type.clone(),
+            delivered: result.outcome == Outcome::Delivered,
+            status_code: result.status_code,
+            error: result.error,
+            attempted_at: now,
+        };
+        if d.status == DeliveryStatus::Pending {
+            self.pending.insert(id, d);
+        }
+        self.dispatcher
+            .set_pending(&self.cfg.id, self.pending.len());
+        self.dispatcher
+            .report(&self.cfg.workspace_id, &self.cfg.id, last, result.outcome);
+        Ok(())
+    }
+
+    fn list(&self, page: PageRequest) -> Result<Page<Delivery>, DomainError> {
+        let mut items: Vec<Delivery> = self
+            .store()
+            .newest::<Delivery>(&record::prefix(&self.cfg.id), page.after, page.limit + 1)?
+            .into_iter()
+            .map(|(_, d)| self.pending.get(&d.id).cloned().unwrap_or(d))
+            .collect();
+        let has_more = items.len() > page.limit;
+        items.truncate(page.limit);
+        Ok(Page { items, has_more })
+    }
+
+    /// Queues a delivery again as a new delivery of the same event and body.
+    fn redeliver(&mut self, id: u64) -> Result<Delivery, DomainError> {
+        let original: Delivery = self
+            .store()
+            .get(&record::key(&self.cfg.id, id))?
+            .ok_or(DomainError::NotFound("delivery"))?;
+        let now = self.dispatcher.now();
+        let again = Delivery {
+            id: self.store().next_id()?,
+            status: DeliveryStatus::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: Some(now),
+            created_at: now,
+            ..original
+        };
+        let mut batch = Batch::default();
+        batch.put(record::key(&self.cfg.id, again.id), &again)?;
+        self.store().apply(batch)?;
+        self.seen_up_to = self.seen_up_to.max(again.id);
+        self.pending.insert(again.id, again.clone());
+        Ok(again)
+    }
+
+    /// Deletes finished delivery records older than the history period, once an hour.
+    fn prune_old(&mut self) -> Result<(), DomainError> {
+        let now = self.dispatcher.now();
+        if now - self.last_prune < chrono::Duration::hours(1) {
+            return Ok(());
+        }
+        self.last_prune = now;
+        let keep =
+            chrono::Duration::from_std(self.dispatcher.settings().history).unwrap_or_default();
+        let old: Vec<(u64, Delivery)> = self
+            .store()
+            .scan_after::<Delivery>(&record::prefix(&self.cfg.id), 0)?
+            .into_iter()
+            .filter(|(_, d)| d.status != DeliveryStatus::Pending && d.created_at + keep < now)
+            .collect();
+        let mut batch = Batch::default();
+        for (id, _) in old {
+            batch.delete(record::key(&self.cfg.id, id));
+        }
+        Ok(self.store().apply(batch)?)
+    }
+
+    fn forget_all(&mut self) -> Result<(), DomainError> {
+        let mut batch = Batch::default();
+        for k in self.store().keys(&record::prefix(&self.cfg.id))? {
+            batch.delete(k);
+        }
+        self.pending.clear();
+        self.dispatcher.set_pending(&self.cfg.id, 0);
+        Ok(self.store().apply(batch)?)
+    }
+}

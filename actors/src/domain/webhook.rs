@@ -1,0 +1,431 @@
+//! Webhook endpoints: where a workspace's events are pushed, which ones, with what
+//! filters and privacy, and the health the delivery actors report.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::contact::Channel;
+use super::error::Checks;
+use super::{text, DomainError, Patch};
+use crate::clock::rfc3339_millis;
+use crate::delivery::ssrf::{check_webhook_url, UrlProblem};
+use crate::events::subscription;
+use crate::events::ActorKind;
+
+pub const MAX_ENDPOINTS: usize = 100;
+pub const MAX_EVENTS: usize = 100;
+pub const MAX_CHANNELS: usize = 20;
+pub const MAX_ACTOR_TYPES: usize = 7;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointStatus {
+    Active,
+    Paused,
+    /// Set by the service: the receiver answered 410, or failed for the whole window.
+    Disabled,
+}
+
+/// Who created the endpoint: the API or one of the automation connectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CreatedVia {
+    Api,
+    ToolA,
+    ToolB,
+    ToolC,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Filters {
+    /// Only events about these channels (events without a channel pass).
+    pub channels: Vec<Channel>,
+    /// Only events caused by these actor types.
+    pub actor_types: Vec<ActorKind>,
+    /// Per event type, the source keys (`source.via`) that may pass.
+    pub sources: BTreeMap<String, Vec<String>>,
+    /// Skip events caused by the credential that created this endpoint.
+    pub ignore_own_changes: bool,
+}
+
+/// The outcome of the newest delivery attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LastDelivery {
+    pub delivery_id: u64,
+    pub event_id: String,
+    pub event_type: String,
+    pub delivered: bool,
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub attempted_at: DateTime<Utc>,
+}
+
+/// A stored endpoint. `secret` and `previous_secret` never leave in a view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// Orders endpoints newest first.
+    pub seq: u64,
+    pub id: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub description: Option<String>,
+    pub filters: Filters,
+    pub include_content: bool,
+    pub include_contact_details: bool,
+    pub created_via: CreatedVia,
+    /// The credential that created the endpoint, for ignore_own_changes.
+    pub created_by: Option<String>,
+    pub hipaa: bool,
+    pub status: EndpointStatus,
+    pub disabled_reason: Option<String>,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+    #[serde(with = "rfc3339_millis::option")]
+    pub previous_secret_expires_at: Option<DateTime<Utc>>,
+    pub failure_count: u32,
+    #[serde(with = "rfc3339_millis::option")]
+    pub failing_since: Option<DateTime<Utc>>,
+    pub last_delivery: Option<LastDelivery>,
+    #[serde(with = "rfc3339_millis")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "rfc3339_millis")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Endpoint {
+    /// Whether this endpoint may receive content or contact details at all.
+    pub fn discloses(&self) -> bool {
+        self.include_content || self.include_contact_details
+    }
+
+    /// The secrets that sign a delivery at `now`: the current one, and the previous one
+    /// during the rotation overlap.
+    pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<String> {
+        let mut out = vec![self.secret.clone()];
+        if let (Some(old), Some(until)) = (&self.previous_secret, self.previous_secret_expires_at) {
+            if now < until {
+                out.push(old.clone());
+            }
+        }
+        out
+    }
+
+    pub fn view(&self) -> EndpointView {
+        EndpointView {
+            seq: self.seq,
+            id: self.id.clone(),
+            url: self.url.clone(),
+            events: self.events.clone(),
+            description: self.description.clone(),
+            filters: self.filters.clone(),
+            include_content: self.include_content,
+            include_contact_details: self.include_contact_details,
+            created_via: self.created_via,
+            status: self.status,
+            disabled_reason: self.disabled_reason.clone(),
+            failure_count: self.failure_count,
+            failing_since: self.failing_since,
+            last_delivery: self.last_delivery.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// An endpoint as answered (never with its secret).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct EndpointView {
+    /// The list cursor position; not sent.
+    #[serde(skip)]
+    pub seq: u64,
+    pub id: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub description: Option<String>,
+    pub filters: Filters,
+    pub include_content: bool,
+    pub include_contact_details: bool,
+    pub created_via: CreatedVia,
+    pub status: EndpointStatus,
+    pub disabled_reason: Option<String>,
+    /// Failed attempts since the last success.
+    pub failure_count: u32,
+    #[serde(with = "rfc3339_millis::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub failing_since: Option<DateTime<Utc>>,
+    pub last_delivery: Option<LastDelivery>,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// `filters` as sent.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FiltersInput {
+    #[serde(default)]
+    pub channels: Option<Vec<String>>,
+    #[serde(default)]
+    pub actor_types: Option<Vec<String>>,
+    #[serde(default)]
+    pub sources: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    pub ignore_own_changes: Option<bool>,
+}
+
+/// Body of POST /webhooks and PATCH /webhooks/{id}.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointInput {
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub events: Option<Vec<String>>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    pub filters: Option<FiltersInput>,
+    #[serde(default)]
+    pub include_content: Option<bool>,
+    #[serde(default)]
+    pub include_contact_details: Option<bool>,
+    /// Create only.
+    #[serde(default)]
+    pub created_via: Option<String>,
+    /// PATCH only: `active` or `paused`.
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// Checked endpoint fields; None where nothing was sent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointChange {
+    pub url: Option<String>,
+    pub events: Option<Vec<String>>,
+    pub description: Patch<String>,
+    pub filters: Option<FiltersInput2>,
+    pub include_content: Option<bool>,
+    pub include_contact_details: Option<bool>,
+    pub created_via: Option<CreatedVia>,
+    pub status: Option<EndpointStatus>,
+}
+
+/// Checked filters; `ignore_own_changes` None means "the default for the creator".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FiltersInput2 {
+    pub channels: Option<Vec<Channel>>,
+    pub actor_types: Option<Vec<ActorKind>>,
+    pub sources: Option<BTreeMap<String, Vec<String>>>,
+    pub ignore_own_changes: Option<bool>,
+}
+
+impl EndpointChange {
+    /// Checks every field; `creating` requires url and events and refuses status.
+    pub fn parse(
+        input: EndpointInput,
+        creating: bool,
+        allow_private: bool,
+    ) -> Result<Self, DomainError> {
+        let mut c = Checks::new();
+        let mut unsafe_url = None;
+        let url = match input.url {
+            None if creating => {
+                c.fail("url", "is required");
+                None
+            }
+            None => None,
+            Some(u) => match check_webhook_url(&u, allow_private) {
+                Ok(_) => Some(u),
+                Err(UrlProblem::Invalid(m)) => {
+                    c.fail("url", m);
+                    None
+                }
+                Err(UrlProblem::Unsafe(m)) => {
+                    unsafe_url = Some(m);
+                    None
+                }
+            },
+        };
+        let events = match input.events {
+            None if creating => {
+                c.fail("events", "is required");
+                None
+            }
+            None => None,
+            Some(list) => {
+                if list.is_empty() || list.len() > MAX_EVENTS {
+                    c.fail("events", format!("must hold 1 to {MAX_EVENTS} entries"));
+                }
+                for (i, e) in list.iter().enumerate() {
+                    if let Err(m) = subscription::validate_entry(e) {
+                        c.fail(format!("events[{i}]"), m);
+                    }
+                }
+                Some(list)
+            }
+        };
+        let description = c
+            .take(
+                "description",
+                input
+                    .description
+                    .try_map(|d| text::bounded(&d, 0, 200).map(|_| d)),
+            )
+            .unwrap_or(Patch::Keep);
+        let filters = input.filters.map(|f| parse_filters(&mut c, f));
+        let created_via = match input.created_via {
+            Some(_) if !creating => {
+                c.fail("created_via", "is set when the endpoint is created");
+                None
+            }
+            Some(v) => c.take(
+                "created_via",
+                serde_json::from_value::<CreatedVia>(serde_json::Value::String(v))
+                    .map_err(|_| "must be one of api, tool_a, tool_b, tool_c".to_string()),
+            ),
+            None => None,
+        };
+        let status = match input.status {
+            Some(_) if creating => {
+                c.fail("status", "is set with PATCH");
+                None
+            }
+            Some(s) if s == "active" => Some(EndpointStatus::Active),
+            Some(s) if s == "paused" => Some(EndpointStatus::Paused),
+            Some(_) => {
+                c.fail(
+                    "status",
+                    "must be active or paused (disabled is set by the service)",
+                );
+                None
+            }
+            None => None,
+        };
+        let change = EndpointChange {
+            url,
+            events,
+            description,
+            filters,
+            include_content: input.include_content,
+            include_contact_details: input.include_contact_details,
+            created_via,
+            status,
+        };
+        if !creating && c.is_empty() && unsafe_url.is_none() && change == EndpointChange::default()
+        {
+            c.fail("", "send at least one field to change");
+        }
+        c.finish()?;
+        if let Some(m) = unsafe_url {
+            return Err(DomainError::UnsafeUrl(m));
+        }
+        Ok(change)
+    }
+
+    /// Whether the change touches what only owners and admins may change on an endpoint
+    /// that discloses content or contact details.
+    pub fn touches_routing(&self) -> bool {
+        self.url.is_some() || self.events.is_some() || self.filters.is_some()
+    }
+
+    /// Whether it turns a disclosure on.
+    pub fn enables_disclosure(&self) -> bool {
+        self.include_content == Some(true) || self.include_contact_details == Some(true)
+    }
+}
+
+fn parse_filters(c: &mut Checks, f: FiltersInput) -> FiltersInput2 {
+    let channels = f.channels.map(|list| {
+        if list.len() > MAX_CHANNELS {
+            c.fail(
+                "filters.channels",
+                format!("must hold at most {MAX_CHANNELS} channels"),
+            );
+        }
+        list.iter()
+            .enumerate()
+            .filter_map(|(i, ch)| c.take(format!("filters.channels[{i}]"), Channel::parse(ch)))
+            .collect()
+    });
+    let actor_types = f.actor_types.map(|list| {
+        if list.len() > MAX_ACTOR_TYPES {
+            c.fail(
+                "filters.actor_types",
+                format!("must hold at most {MAX_ACTOR_TYPES} actor types"),
+            );
+        }
+        list.iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                c.take(
+                    format!("filters.actor_types[{i}]"),
+                    serde_json::from_value::<ActorKind>(serde_json::Value::String(a.clone()))
+                        .map_err(|_| {
+                            "must be one of ai, human, customer, system, api, import, provider"
+                                .to_string()
+                        }),
+                )
+            })
+            .collect()
+    });
+    let sources = f.sources.inspect(|map| {
+        for (event_type, keys) in map {
+            if crate::events::catalog::find(event_type).is_none() {
+                c.fail(
+                    format!("filters.sources.{event_type}"),
+                    "is not an event type of the catalog",
+                );
+            }
+            for (i, k) in keys.iter().enumerate() {
+                if let Err(m) = text::bounded(k, 1, 50) {
+                    c.fail(format!("filters.sources.{event_type}[{i}]"), m);
+                }
+            }
+        }
+    });
+    FiltersInput2 {
+        channels,
+        actor_types,
+        sources,
+        ignore_own_changes: f.ignore_own_changes,
+    }
+}
+
+impl FiltersInput2 {
+    /// Applies to `filters`; on create, ignore_own_changes defaults to on for endpoints a
+    /// connector created.
+    pub fn apply(self, filters: &mut Filters) {
+        if let Some(c) = self.channels {
+            filters.channels = c;
+        }
+        if let Some(a) = self.actor_types {
+            filters.actor_types = a;
+        }
+        if let Some(s) = self.sources {
+            filters.sources = s;
+        }
+        if let Some(i) = self.ignore_own_changes {
+            filters.ignore_own_changes = i;
+        }
+    }
+}
+
+/// A notice for the workspace owner (an endpoint the service disabled).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Notification {
+    pub id: u64,
+    pub endpoint_id: String,
+    pub reason: String,
+    #[serde(with = "rfc3339_millis")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+}

@@ -1,0 +1,554 @@
+//! Webhook endpoints of the workspace, the staging of deliveries, the endpoint health that
+//! delivery outcomes update, and owner notifications.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::delivery::endpoint::EndpointConfig;
+use crate::delivery::record::{self, Delivery, DeliveryStatus};
+use crate::delivery::sender::Outcome;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::webhook::{
+    CreatedVia, Endpoint, EndpointChange, EndpointStatus, EndpointView, Filters, LastDelivery,
+    Notification, MAX_ENDPOINTS,
+};
+use crate::domain::DomainError;
+use crate::events::privacy::{redact, Disclosure};
+use crate::events::{catalog, subscription, DomainEvent, Envelope, Origin};
+use crate::ids::{random_id, WorkspaceId};
+use crate::store::{Batch, Store};
+
+/// Who is changing an endpoint, for the rules that depend on it.
+#[derive(Debug, Clone)]
+pub struct EndpointCaller {
+    pub owner_or_admin: bool,
+    pub hipaa: bool,
+    /// The credential's connection id, remembered for ignore_own_changes.
+    pub connection_id: Option<String>,
+}
+
+pub enum WebhookMsg {
+    List(PageRequest, Reply<Page<EndpointView>>),
+    /// The endpoint's view and what its delivery actor needs.
+    Get(String, Reply<(EndpointView, EndpointConfig)>),
+    /// Answers the view and the new secret (shown once).
+    Create(
+        Origin,
+        EndpointChange,
+        EndpointCaller,
+        Reply<(EndpointView, String)>,
+    ),
+    Update(
+        Origin,
+        String,
+        EndpointChange,
+        EndpointCaller,
+        Reply<EndpointView>,
+    ),
+    Delete(Origin, String, Reply<String>),
+    /// Answers the new secret and until when the previous one still signs.
+    RotateSecret(String, Reply<(String, DateTime<Utc>)>),
+    /// An attempt's outcome, from the delivery actor.
+    Outcome(String, LastDelivery, Outcome),
+    Notifications(PageRequest, Reply<Page<Notification>>),
+    /// Emits an event of any catalog type through the normal pipeline (operator trigger).
+    Emit(Origin, String, Value, Reply<String>),
+}
+
+impl WebhookMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WebhookMsg::List(..) => "webhook.list",
+            WebhookMsg::Get(..) => "webhook.get",
+            WebhookMsg::Create(..) => "webhook.create",
+            WebhookMsg::Update(..) => "webhook.update",
+            WebhookMsg::Delete(..) => "webhook.delete",
+            WebhookMsg::RotateSecret(..) => "webhook.rotate_secret",
+            WebhookMsg::Outcome(..) => "webhook.outcome",
+            WebhookMsg::Notifications(..) => "webhook.notifications",
+            WebhookMsg::Emit(..) => "webhook.emit",
+        }
+    }
+}
+
+const KIND: &str = "we";
+const NOTIFICATION: &str = "ntf";
+
+#[derive(Default)]
+pub struct Webhooks {
+    by_seq: BTreeMap<u64, Endpoint>,
+    seq_of: HashMap<String, u64>,
+    notifications: BTreeMap<u64, Notification>,
+}
+
+impl Webhooks {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut w = Self::default();
+        for (_, e) in store.scan::<Endpoint>(&record_prefix(ws, KIND))? {
+            w.seq_of.insert(e.id.clone(), e.seq);
+            w.by_seq.insert(e.seq, e);
+        }
+        for (_, n) in store.scan::<Notification>(&record_prefix(ws, NOTIFICATION))? {
+            w.notifications.insert(n.id, n);
+        }
+        Ok(w)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_seq.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_seq.is_empty()
+    }
+
+    fn get(&self, id: &str) -> Result<&Endpoint, DomainError> {
+        self.seq_of
+            .get(id)
+            .and_then(|s| self.by_seq.get(s))
+            .ok_or(DomainError::NotFound("webhook endpoint"))
+    }
+
+    fn put(&mut self, ctx: &Ctx, e: Endpoint, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(KIND, e.seq), &e)?;
+        self.seq_of.insert(e.id.clone(), e.seq);
+        self.by_seq.insert(e.seq, e);
+        Ok(())
+    }
+
+    /// What the endpoint's delivery actor needs at `now`.
+    pub fn config(ws: &WorkspaceId, e: &Endpoint, now: DateTime<Utc>) -> EndpointConfig {
+        EndpointConfig {
+            id: e.id.clone(),
+            workspace_id: ws.clone(),
+            url: e.url.clone(),
+            secrets: e.signing_secrets(now),
+            active: e.status == EndpointStatus::Active,
+        }
+    }
+
+    /// Every endpoint's configuration (for resuming deliveries after a restart).
+    pub fn configs(&self, ws: &WorkspaceId, now: DateTime<Utc>) -> Vec<EndpointConfig> {
+        self.by_seq
+            .values()
+            .map(|e| Self::config(ws, e, now))
+            .collect()
+    }
+
+    /// Writes one pending delivery per (event, subscribed endpoint) into `batch`, with the
+    /// body rendered for that endpoint; answers the endpoints to wake once it is durable.
+    pub fn stage(
+        &self,
+        ws: &WorkspaceId,
+        store: &Store,
+        origin: &Origin,
+        events: &[DomainEvent],
+        now: DateTime<Utc>,
+        batch: &mut Batch,
+    ) -> Result<Vec<EndpointConfig>, DomainError> {
+        let mut woken: Vec<EndpointConfig> = Vec::new();
+        for event in events {
+            let envelope = Envelope::new(ws, origin, event, now);
+            for e in self.by_seq.values().filter(|e| receives(e, &envelope)) {
+                let mut rendered = envelope.clone();
+                let disclose = Disclosure {
+                    content: e.include_content && !e.hipaa,
+                    contact_details: e.include_contact_details && !e.hipaa,
+                };
+                redact(
+                    &rendered.event_type,
+                    &mut rendered.data,
+                    &mut rendered.changes,
+                    disclose,
+                );
+                let body = serde_json::to_string(&rendered)
+                    .map_err(|x| DomainError::Internal(x.to_string()))?;
+                let d = Delivery {
+                    id: store.next_id()?,
+                    endpoint_id: e.id.clone(),
+                    workspace_id: ws.clone(),
+                    event_id: rendered.id.clone(),
+                    event_type: rendered.event_type.clone(),
+                    body,
+                    status: DeliveryStatus::Pending,
+                    attempts: Vec::new(),
+                    next_attempt_at: Some(now),
+                    created_at: now,
+                };
+                batch.put(record::key(&e.id, d.id), &d)?;
+                if !woken.iter().any(|c| c.id == e.id) {
+                    woken.push(Self::config(ws, e, now));
+                }
+            }
+        }
+        Ok(woken)
+    }
+}
+
+/// Subscription, status and filters of one endpoint for one event.
+fn receives(e: &Endpoint, ev: &Envelope) -> bool {
+    let f = &e.filters;
+    let channel_ok = f.channels.is_empty()
+        || match ev.data.get("channel").and_then(Value::as_str) {
+            None => true,
+            Some(ch) => f.channels.iter().any(|c| {
+                serde_json::to_value(c)
+                    .ok()
+                    .and_then(|v| v.as_str().map(|s| s == ch))
+                    .unwrap_or(false)
+            }),
+        };
+    let own =
+        f.ignore_own_changes && e.created_by.is_some() && e.created_by == ev.source.connection_id;
+    e.status == EndpointStatus::Active
+        && subscription::matches(&e.events, &ev.event_type)
+        && (f.actor_types.is_empty() || f.actor_types.contains(&ev.actor.kind))
+        && channel_ok
+        && f.sources
+            .get(&ev.event_type)
+            .is_none_or(|keys| keys.contains(&ev.source.via))
+        && !own
+}
+
+pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        WebhookMsg::List(page, reply) => {
+            let found = page.select(&data.webhooks.by_seq, |_| true);
+            answer(
+                reply,
+                Ok(Page {
+                    items: found.items.iter().map(Endpoint::view).collect(),
+                    has_more: found.has_more,
+                }),
+            )
+        }
+        WebhookMsg::Get(id, reply) => answer(
+            reply,
+            data.webhooks
+                .get(&id)
+                .map(|e| (e.view(), Webhooks::config(ctx.workspace, e, ctx.now))),
+        ),
+        WebhookMsg::Create(o, change, caller, reply) => {
+            finish(reply, o, create(data, ctx, change, caller))
+        }
+        WebhookMsg::Update(o, id, change, caller, reply) => {
+            finish(reply, o, update(data, ctx, &id, change, caller))
+        }
+        WebhookMsg::Delete(o, id, reply) => finish(reply, o, delete(data, ctx, &id)),
+        WebhookMsg::RotateSecret(id, reply) => {
+            finish(reply, Origin::system(), rotate(data, ctx, &id))
+        }
+        WebhookMsg::Outcome(id, last, outcome) => {
+            if let Err(e) = record_outcome(data, ctx, &id, last, outcome) {
+                tracing::error!(error = %e, endpoint = %id, "could not record a delivery outcome");
+            }
+            Handled::Done
+        }
+        WebhookMsg::Notifications(page, reply) => answer(
+            reply,
+            Ok(page.select(&data.webhooks.notifications, |_| true)),
+        ),
+        WebhookMsg::Emit(o, event_type, data_in, reply) => {
+            finish(reply, o, emit(&event_type, data_in))
+        }
+    }
+}
+
+fn check_disclosure(
+    change: &EndpointChange,
+    caller: &EndpointCaller,
+    current: Option<&Endpoint>,
+) -> Result<(), DomainError> {
+    if change.enables_disclosure() {
+        if caller.hipaa {
+            let path = if change.include_content == Some(true) {
+                "include_content"
+            } else {
+                "include_contact_details"
+            };
+            return Err(DomainError::invalid(
+                path,
+                "is never allowed on a HIPAA workspace",
+            ));
+        }
+        if !caller.owner_or_admin {
+            return Err(DomainError::Forbidden(
+                "only an owner or admin may turn on include_content or include_contact_details"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(e) = current {
+        if e.discloses() && change.touches_routing() && !caller.owner_or_admin {
+            return Err(DomainError::Forbidden(
+                "this endpoint receives content or contact details: only an owner or admin may change its url, events or filters".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    change: EndpointChange,
+    caller: EndpointCaller,
+) -> Result<Change<(EndpointView, String)>, DomainError> {
+    check_disclosure(&change, &caller, None)?;
+    if data.webhooks.len() >= MAX_ENDPOINTS {
+        return Err(DomainError::Conflict {
+            code: "endpoint_limit_reached",
+            message: format!("a workspace can have at most {MAX_ENDPOINTS} webhook endpoints"),
+        });
+    }
+    let created_via = change.created_via.unwrap_or(CreatedVia::Api);
+    let mut filters = Filters {
+        ignore_own_changes: created_via != CreatedVia::Api,
+        ..Filters::default()
+    };
+    if let Some(f) = change.filters {
+        f.apply(&mut filters);
+    }
+    let secret = crate::events::signature::new_secret();
+    let e = Endpoint {
+        seq: ctx.next_id()?,
+        id: random_id("we", 24),
+        url: change.url.unwrap_or_default(),
+        events: change.events.unwrap_or_default(),
+        description: change.description.apply_to(None),
+        filters,
+        include_content: change.include_content.unwrap_or(false),
+        include_contact_details: change.include_contact_details.unwrap_or(false),
+        created_via,
+        created_by: caller.connection_id,
+        hipaa: caller.hipaa,
+        status: EndpointStatus::Active,
+        disabled_reason: None,
+        secret: secret.clone(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        failure_count: 0,
+        failing_since: None,
+        last_delivery: None,
+        created_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    let view = e.view();
+    data.webhooks.put(ctx, e, &mut writes)?;
+    Ok(Change {
+        value: (view, secret),
+        writes,
+        events: Vec::new(),
+    })
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &str,
+    change: EndpointChange,
+    caller: EndpointCaller,
+) -> Result<Change<EndpointView>, DomainError> {
+    let current = data.webhooks.get(id)?.clone();
+    check_disclosure(&change, &caller, Some(&current))?;
+    let mut e = current.clone();
+    if let Some(u) = change.url {
+        e.url = u;
+    }
+    if let Some(ev) = change.events {
+        e.events = ev;
+    }
+    e.description = change.description.apply_to(e.description.take());
+    if let Some(f) = change.filters {
+        f.apply(&mut e.filters);
+    }
+    if let Some(v) = change.include_content {
+        e.include_content = v;
+    }
+    if let Some(v) = change.include_contact_details {
+        e.include_contact_details = v;
+    }
+    match change.status {
+        Some(EndpointStatus::Active) => {
+            // Re-activating starts the failure window afresh.
+            e.status = EndpointStatus::Active;
+            e.disabled_reason = None;
+            e.failure_count = 0;
+            e.failing_since = None;
+        }
+        Some(s) => e.status = s,
+        None => {}
+    }
+    let mut writes = Batch::default();
+    if e != current {
+        e.updated_at = ctx.now;
+        data.webhooks.put(ctx, e.clone(), &mut writes)?;
+        ctx.dispatcher
+            .configure(Webhooks::config(ctx.workspace, &e, ctx.now));
+    }
+    Ok(Change {
+        value: e.view(),
+        writes,
+        events: Vec::new(),
+    })
+}
+
+fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: &str) -> Result<Change<String>, DomainError> {
+    let seq = data.webhooks.get(id)?.seq;
+    data.webhooks.by_seq.remove(&seq);
+    data.webhooks.seq_of.remove(id);
+    let mut writes = Batch::default();
+    writes.delete(ctx.key(KIND, seq));
+    ctx.dispatcher.remove(id);
+    Ok(Change {
+        value: id.to_string(),
+        writes,
+        events: Vec::new(),
+    })
+}
+
+fn rotate(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &str,
+) -> Result<Change<(String, DateTime<Utc>)>, DomainError> {
+    let mut e = data.webhooks.get(id)?.clone();
+    let overlap =
+        chrono::Duration::from_std(ctx.dispatcher.settings().secret_overlap).unwrap_or_default();
+    let until = ctx.now + overlap;
+    let secret = crate::events::signature::new_secret();
+    e.previous_secret = Some(std::mem::replace(&mut e.secret, secret.clone()));
+    e.previous_secret_expires_at = Some(until);
+    e.updated_at = ctx.now;
+    let mut writes = Batch::default();
+    data.webhooks.put(ctx, e.clone(), &mut writes)?;
+    ctx.dispatcher
+        .configure(Webhooks::config(ctx.workspace, &e, ctx.now));
+    Ok(Change {
+        value: (secret, until),
+        writes,
+        events: Vec::new(),
+    })
+}
+
+/// Keeps the endpoint's health: a success clears the failure window; a 410 disables at
+/// once; failing for the whole window disables and notifies the owner.
+fn record_outcome(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &str,
+    last: LastDelivery,
+    outcome: Outcome,
+) -> Result<(), DomainError> {
+    let Ok(current) = data.webhooks.get(id).cloned() else {
+        return Ok(());
+    };
+    let mut e = current.clone();
+    let at = last.attempted_at;
+    e.last_delivery = Some(last);
+    let window =
+        chrono::Duration::from_std(ctx.dispatcher.settings().disable_after).unwrap_or_default();
+    let mut disabled = None;
+    match outcome {
+        Outcome::Delivered => {
+            e.failure_count = 0;
+            e.failing_since = None;
+        }
+        Outcome::Gone => {
+            e.failure_count += 1;
+            disabled = Some("the receiver answered 410 Gone".to_string());
+        }
+        Outcome::Failed => {
+            e.failure_count += 1;
+            let since = *e.failing_since.get_or_insert(at);
+            if at - since >= window {
+                disabled = Some(format!(
+                    "deliveries failed continuously for {}",
+                    humanize(ctx.dispatcher.settings().disable_after)
+                ));
+            }
+        }
+    }
+    let mut writes = Batch::default();
+    if let Some(reason) = disabled.filter(|_| e.status == EndpointStatus::Active) {
+        e.status = EndpointStatus::Disabled;
+        e.disabled_reason = Some(reason.clone());
+        let n = Notification {
+            id: ctx.next_id()?,
+            endpoint_id: e.id.clone(),
+            reason,
+            created_at: ctx.now,
+        };
+        writes.put(ctx.key(NOTIFICATION, n.id), &n)?;
+        data.webhooks.notifications.insert(n.id, n);
+        ctx.dispatcher.count_disabled();
+        ctx.dispatcher
+            .configure(Webhooks::config(ctx.workspace, &e, ctx.now));
+    }
+    if e != current {
+        data.webhooks.put(ctx, e, &mut writes)?;
+        ctx.store.apply(writes)?;
+    }
+    Ok(())
+}
+
+fn humanize(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 && s.is_multiple_of(3600) {
+        format!("{} hours", s / 3600)
+    } else {
+        format!("{s} seconds")
+    }
+}
+
+/// An event of any catalog type with the given (or sample) data, answered with its id.
+fn emit(event_type: &str, data_in: Value) -> Result<Change<String>, DomainError> {
+    let kind = catalog::find(event_type)
+        .ok_or_else(|| DomainError::invalid("type", "is not an event type of the catalog"))?;
+    let data = if data_in.is_null() {
+        crate::events::sample_data(kind.name)
+    } else {
+        data_in
+    };
+    let resource = kind.name.split('.').next().unwrap_or("event");
+    let id = data
+        .get("id")
+        .map(|v| v.to_string().trim_matches('"').to_string())
+        .unwrap_or_default();
+    let event_id = random_id("evt", 24);
+    let mut event = DomainEvent::new(kind.name, resource_type(resource), id, json!(null));
+    event.data = data;
+    event.event_id = Some(event_id.clone());
+    Ok(Change {
+        value: event_id,
+        writes: Batch::default(),
+        events: vec![event],
+    })
+}
+
+fn resource_type(prefix: &str) -> &'static str {
+    match prefix {
+        "contact" => "contact",
+        "note" => "note",
+        "conversation" => "conversation",
+        "message" => "message",
+        "handover" => "handover",
+        "ai_turn" => "ai_turn",
+        "message_feedback" => "message_feedback",
+        "booking" => "booking",
+        "reminder" | "appointment_reminder" => "reminder",
+        "order" => "order",
+        "product" => "product",
+        "call" => "call",
+        "campaign" | "campaign_recipient" => "campaign",
+        "form" => "form",
+        "channel" => "channel",
+        "credits" => "credits",
+        "tag" => "tag",
+        _ => "event",
+    }
+}

@@ -1,0 +1,331 @@
+//! Webhook endpoints, their deliveries, test sends and secret rotation. Permission:
+//! integrations.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use switchboard_actors::delivery::record::DeliveryView;
+use switchboard_actors::delivery::sender::Outcome;
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::webhook::{EndpointChange, EndpointInput, EndpointView};
+use switchboard_actors::events::privacy::{redact, Disclosure};
+use switchboard_actors::events::{catalog, subscription, Envelope};
+use switchboard_actors::events::{DomainEvent, API_VERSION};
+use switchboard_actors::workspace::{EndpointCaller, WebhookMsg};
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::extract::{parse_id, ApiJson, QueryParams};
+use crate::http::object::Obj;
+use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_webhooks, create_webhook))
+        .routes(routes!(get_webhook, update_webhook, delete_webhook))
+        .routes(routes!(rotate_webhook_secret))
+        .routes(routes!(test_webhook))
+        .routes(routes!(list_webhook_deliveries))
+        .routes(routes!(redeliver_webhook_delivery))
+}
+
+fn caller(ws: &Ws) -> EndpointCaller {
+    EndpointCaller {
+        owner_or_admin: ws.role.is_owner_or_admin(),
+        hipaa: ws.hipaa,
+        connection_id: Some(ws.principal.connection_id()),
+    }
+}
+
+async fn endpoint(
+    app: &AppState,
+    ws: &Ws,
+    id: &str,
+) -> ApiResult<(
+    EndpointView,
+    switchboard_actors::delivery::endpoint::EndpointConfig,
+)> {
+    let id = id.to_string();
+    Ok(app
+        .registry
+        .call(&ws.id, |r| WebhookMsg::Get(id.clone(), r).into())
+        .await?)
+}
+
+#[utoipa::path(get, path = "/webhooks", tag = "webhooks",
+    params(("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<EndpointView>), (status = 403, body = ErrorBody)))]
+async fn list_webhooks(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<EndpointView>>>> {
+    ws.require(Permission::Integrations)?;
+    let page = page_request(&q)?;
+    let found = app
+        .registry
+        .call(&ws.id, |r| WebhookMsg::List(page, r).into())
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |e| e.seq)))
+}
+
+/// The answer of POST /webhooks: the endpoint and its signing secret, shown only here.
+#[derive(Serialize, ToSchema)]
+pub struct CreatedEndpoint {
+    #[serde(flatten)]
+    #[schema(value_type = EndpointView)]
+    pub endpoint: Obj<EndpointView>,
+    pub secret: String,
+}
+
+/// Adds an endpoint. https only; private and internal addresses answer 422 `unsafe_url`;
+/// 409 `endpoint_limit_reached` beyond 100.
+#[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body = EndpointInput,
+    responses((status = 201, body = CreatedEndpoint), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn create_webhook(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<EndpointInput>,
+) -> ApiResult<(StatusCode, Json<CreatedEndpoint>)> {
+    ws.require(Permission::Integrations)?;
+    let change = EndpointChange::parse(input, true, app.settings.webhooks.allow_private)?;
+    let (origin, who) = (ws.origin(), caller(&ws));
+    let (view, secret) = app
+        .registry
+        .call(&ws.id, |r| {
+            WebhookMsg::Create(origin.clone(), change.clone(), who.clone(), r).into()
+        })
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedEndpoint {
+            endpoint: Obj(view),
+            secret,
+        }),
+    ))
+}
+
+/// The endpoint with its status and last delivery result.
+#[utoipa::path(get, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
+    responses((status = 200, body = EndpointView), (status = 404, body = ErrorBody)))]
+async fn get_webhook(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Obj<EndpointView>>> {
+    ws.require(Permission::Integrations)?;
+    Ok(Json(Obj(endpoint(&app, &ws, &id).await?.0)))
+}
+
+/// Clients may set status `active` (resets the failure count) or `paused`.
+#[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
+    request_body = EndpointInput,
+    responses((status = 200, body = EndpointView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_webhook(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<EndpointInput>,
+) -> ApiResult<Json<Obj<EndpointView>>> {
+    ws.require(Permission::Integrations)?;
+    let change = EndpointChange::parse(input, false, app.settings.webhooks.allow_private)?;
+    let (origin, who) = (ws.origin(), caller(&ws));
+    let view = app
+        .registry
+        .call(&ws.id, |r| {
+            WebhookMsg::Update(origin.clone(), id.clone(), change.clone(), who.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(view)))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EndpointDeleted {
+    /// Always `webhook_endpoint`.
+    pub object: &'static str,
+    pub id: String,
+    pub deleted: bool,
+}
+
+#[utoipa::path(delete, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
+    responses((status = 200, body = EndpointDeleted), (status = 404, body = ErrorBody)))]
+async fn delete_webhook(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+) -> ApiResult<Json<EndpointDeleted>> {
+    ws.require(Permission::Integrations)?;
+    let origin = ws.origin();
+    let id = app
+        .registry
+        .call(&ws.id, |r| {
+            WebhookMsg::Delete(origin.clone(), id.clone(), r).into()
+        })
+        .await?;
+    Ok(Json(EndpointDeleted {
+        object: "webhook_endpoint",
+        id,
+        deleted: true,
+    }))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RotatedSecret {
+    /// Always `webhook_endpoint`.
+    pub object: &'static str,
+    pub id: String,
+    pub secret: String,
+    /// Until then deliveries carry a second v1 signed with the previous secret.
+    pub previous_secret_expires_at: String,
+}
+
+/// A new signing secret; the previous one keeps signing for the overlap (24 hours).
+#[utoipa::path(post, path = "/webhooks/{id}/rotate-secret", tag = "webhooks", params(("id" = String, Path)),
+    responses((status = 200, body = RotatedSecret), (status = 404, body = ErrorBody)))]
+async fn rotate_webhook_secret(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RotatedSecret>> {
+    ws.require(Permission::Integrations)?;
+    let (secret, until) = app
+        .registry
+        .call(&ws.id, |r| WebhookMsg::RotateSecret(id.clone(), r).into())
+        .await?;
+    Ok(Json(RotatedSecret {
+        object: "webhook_endpoint",
+        id,
+        secret,
+        previous_secret_expires_at: switchboard_actors::clock::rfc3339_millis::format(&until),
+    }))
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestInput {
+    /// A catalog type or `webhook.test`; defaults to the endpoint's first non-wildcard
+    /// event, else `webhook.test`.
+    #[serde(default)]
+    pub event: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TestResult {
+    pub delivered: bool,
+    /// The receiver's HTTP status, if it answered.
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// Sends a signed sample event now and answers how it went.
+#[utoipa::path(post, path = "/webhooks/{id}/test", tag = "webhooks", params(("id" = String, Path)),
+    request_body = TestInput,
+    responses((status = 200, body = TestResult), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn test_webhook(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<TestInput>,
+) -> ApiResult<Json<TestResult>> {
+    ws.require(Permission::Integrations)?;
+    let (view, cfg) = endpoint(&app, &ws, &id).await?;
+    let event_type = match input.event {
+        Some(e) if e == "webhook.test" || catalog::find(&e).is_some() => e,
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "event",
+                "must be an event type of the catalog or webhook.test",
+            ))
+        }
+        None => subscription::first_exact(&view.events)
+            .unwrap_or("webhook.test")
+            .to_string(),
+    };
+    let mut envelope = sample_envelope(&ws, &event_type);
+    let disclose = Disclosure {
+        content: view.include_content && !ws.hipaa,
+        contact_details: view.include_contact_details && !ws.hipaa,
+    };
+    redact(
+        &envelope.event_type,
+        &mut envelope.data,
+        &mut envelope.changes,
+        disclose,
+    );
+    let body = serde_json::to_string(&envelope).map_err(ApiError::internal)?;
+    let result = app
+        .dispatcher
+        .send_now(&cfg, &envelope.id, &envelope.event_type, &body)
+        .await;
+    Ok(Json(TestResult {
+        delivered: result.outcome == Outcome::Delivered,
+        status: result.status_code,
+        error: result.error,
+        duration_ms: result.duration_ms,
+    }))
+}
+
+fn sample_envelope(ws: &Ws, event_type: &str) -> Envelope {
+    let now = app_now();
+    if let Some(kind) = catalog::find(event_type) {
+        let mut event = DomainEvent::new(kind.name, "event", "1001", serde_json::Value::Null);
+        event.data = switchboard_actors::events::sample_data(kind.name);
+        return Envelope::new(&ws.id, &ws.origin(), &event, now);
+    }
+    let mut e = Envelope::new(
+        &ws.id,
+        &ws.origin(),
+        &DomainEvent::new("tag.created", "webhook", "test", serde_json::Value::Null),
+        now,
+    );
+    e.event_type = event_type.to_string();
+    e.resource.kind = "webhook_endpoint".into();
+    e.data = serde_json::json!({"message": "A test event from Switchboard.", "api_version": API_VERSION});
+    e
+}
+
+fn app_now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}
+
+/// Delivery records, newest first, kept 30 days.
+#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
+    params(("id" = String, Path), ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<DeliveryView>), (status = 404, body = ErrorBody)))]
+async fn list_webhook_deliveries(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<DeliveryView>>>> {
+    ws.require(Permission::Integrations)?;
+    let page = page_request(&q)?;
+    let (_, cfg) = endpoint(&app, &ws, &id).await?;
+    let found = app.dispatcher.deliveries(cfg, page).await?;
+    let page = switchboard_actors::domain::page::Page {
+        items: found.items.iter().map(|d| d.view()).collect(),
+        has_more: found.has_more,
+    };
+    Ok(Json(ListEnvelope::page(page, |d| d.id)))
+}
+
+/// Queues the delivery again (as a new delivery of the same event); answers 202.
+#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
+    params(("id" = String, Path), ("delivery_id" = u64, Path)),
+    responses((status = 202, body = DeliveryView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn redeliver_webhook_delivery(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path((id, delivery)): Path<(String, String)>,
+) -> ApiResult<(StatusCode, Json<Obj<DeliveryView>>)> {
+    ws.require(Permission::Integrations)?;
+    let delivery = parse_id(&delivery)?;
+    let (_, cfg) = endpoint(&app, &ws, &id).await?;
+    let queued = app.dispatcher.redeliver(cfg, delivery).await?;
+    Ok((StatusCode::ACCEPTED, Json(Obj(queued.view()))))
+}

@@ -1,0 +1,130 @@
+//! A real webhook receiver on 127.0.0.1:0 that records every request (headers and raw
+//! body bytes) and answers as a test tells it: a status, a slow answer, or a redirect.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("a JSON body")
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Behaviour {
+    Status(u16),
+    Slow(Duration),
+    Redirect(String),
+}
+
+#[derive(Clone)]
+struct Shared {
+    received: Arc<Mutex<Vec<Received>>>,
+    behaviour: Arc<Mutex<Behaviour>>,
+}
+
+pub struct TestReceiver {
+    pub url: String,
+    shared: Shared,
+}
+
+impl TestReceiver {
+    pub async fn start() -> Self {
+        let shared = Shared {
+            received: Arc::default(),
+            behaviour: Arc::new(Mutex::new(Behaviour::Status(200))),
+        };
+        let app = Router::new().fallback(receive).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            url: format!("http://{addr}/hook"),
+            shared,
+        }
+    }
+
+    pub fn respond_with(&self, status: u16) {
+        *self.shared.behaviour.lock().unwrap() = Behaviour::Status(status);
+    }
+
+    /// Answers 200 only after `d` (longer than the answer time limit: a timeout).
+    pub fn answer_after(&self, d: Duration) {
+        *self.shared.behaviour.lock().unwrap() = Behaviour::Slow(d);
+    }
+
+    pub fn redirect_to(&self, location: &str) {
+        *self.shared.behaviour.lock().unwrap() = Behaviour::Redirect(location.to_string());
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.shared.received.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 10 s) until at least `n` requests arrived.
+    pub async fn wait_for(&self, n: usize) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = self.received();
+            if got.len() >= n {
+                return got;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "expected {n} requests, got {}",
+                got.len()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Asserts nothing more than `n` requests arrive within `d`.
+    pub async fn stays_at(&self, n: usize, d: Duration) {
+        tokio::time::sleep(d).await;
+        assert_eq!(self.received().len(), n, "unexpected extra requests");
+    }
+}
+
+async fn receive(State(s): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    s.received.lock().unwrap().push(Received { headers, body });
+    let behaviour = s.behaviour.lock().unwrap().clone();
+    match behaviour {
+        Behaviour::Status(code) => StatusCode::from_u16(code)
+            .unwrap_or(StatusCode::OK)
+            .into_response(),
+        Behaviour::Slow(d) => {
+            tokio::time::sleep(d).await;
+            StatusCode::OK.into_response()
+        }
+        Behaviour::Redirect(to) => (StatusCode::FOUND, [("location", to)]).into_response(),
+    }
+}
+
+/// A URL on a local port where nothing listens.
+pub async fn closed_url() -> String {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    drop(l);
+    format!("http://{addr}/hook")
+}
