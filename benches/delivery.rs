@@ -1,0 +1,188 @@
+//! Webhook delivery, end to end over real HTTP on this machine:
+//! 1. from an API write to its first delivery attempt, at about 1,000 events/s;
+//! 2. sustained deliveries to 1,000 endpoints (10 workspaces x 100), one of which never
+//!    answers in time, to show that a slow endpoint delays nobody else.
+//!
+//! `cargo bench --bench delivery` (EVENTS_PER_SEC, SECONDS, ENDPOINT_EVENTS to change).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Router;
+use serde_json::{json, Value};
+use switchboard::config::Settings;
+
+type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+async fn receiver(slow: bool) -> (String, Arrivals, Arc<std::sync::atomic::AtomicU64>) {
+    let arrivals: Arrivals = Arc::default();
+    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let state = (arrivals.clone(), count.clone(), slow);
+    let app = Router::new()
+        .fallback(
+            |State((arrivals, count, slow)): State<(Arrivals, Arc<std::sync::atomic::AtomicU64>, bool)>, body: Bytes| async move {
+                if slow {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if let Ok(v) = serde_json::from_slice::<Value>(&body) {
+                    if let Some(name) = v["data"]["name"].as_str() {
+                        arrivals.lock().unwrap().entry(name.to_string()).or_insert_with(Instant::now);
+                    }
+                }
+                "ok"
+            },
+        )
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/hook"), arrivals, count)
+}
+
+fn percentile(sorted: &[Duration], q: f64) -> f64 {
+    sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)].as_secs_f64() * 1e3
+}
+
+#[tokio::main]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings {
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        admin_addr: "127.0.0.1:0".parse().expect("addr"),
+        data_dir: dir.path().to_path_buf(),
+        admin_token: Some("bench-admin-token-0123456789".into()),
+        rate_limit_per_minute: 0,
+        ..Settings::default()
+    };
+    settings.webhooks.allow_private = true;
+    settings.webhooks.timeout = Duration::from_secs(2);
+    let app = switchboard::app::start(settings).await.expect("app");
+    let boot = app.bootstrap.clone().expect("fresh folder");
+    let api = format!("{}/api/v1", app.api_url());
+    let admin = app.admin_url();
+    let client = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(256).build().expect("client");
+
+    // 1. Write -> first attempt latency.
+    let (url, arrivals, _) = receiver(false).await;
+    client
+        .post(format!("{api}/webhooks"))
+        .bearer_auth(&boot.api_key)
+        .json(&json!({"url": url, "events": ["tag.created"]}))
+        .send()
+        .await
+        .expect("endpoint");
+    let rate = env("EVENTS_PER_SEC", 1000);
+    let seconds = env("SECONDS", 5);
+    let total = rate * seconds;
+    let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / rate));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..total {
+        tick.tick().await;
+        let (client, api, key, sent) = (client.clone(), api.clone(), boot.api_key.clone(), sent.clone());
+        tasks.push(tokio::spawn(async move {
+            let name = format!("t{i}");
+            sent.lock().unwrap().insert(name.clone(), Instant::now());
+            let r = client.post(format!("{api}/tags")).bearer_auth(&key).json(&json!({"name": name})).send().await;
+            matches!(r, Ok(r) if r.status() == 201)
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        ok += t.await.unwrap_or(false) as u64;
+    }
+    let offered = started.elapsed();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while arrivals.lock().unwrap().len() < ok as usize && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut lat: Vec<Duration> = {
+        let sent = sent.lock().unwrap();
+        arrivals
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|(name, at)| sent.get(name).map(|s| at.duration_since(*s)))
+            .collect()
+    };
+    lat.sort();
+    println!(
+        "write -> first delivery attempt: {} writes at {:.0}/s offered ({} acknowledged), {} delivered; p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        total,
+        total as f64 / offered.as_secs_f64(),
+        ok,
+        lat.len(),
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        lat.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    );
+
+    // 2. 1,000 endpoints, one of them always too slow.
+    let (fast_url, _, fast_count) = receiver(false).await;
+    let (slow_url, _, _) = receiver(true).await;
+    let mut workspaces = Vec::new();
+    for w in 0..10 {
+        let r: Value = client
+            .post(format!("{admin}/admin/workspaces"))
+            .bearer_auth("bench-admin-token-0123456789")
+            .json(&json!({"name": format!("bench {w}")}))
+            .send()
+            .await
+            .expect("workspace")
+            .json()
+            .await
+            .expect("json");
+        let (id, key) = (r["id"].as_str().unwrap_or_default().to_string(), r["api_key"].as_str().unwrap_or_default().to_string());
+        for e in 0..100 {
+            let target = if w == 0 && e == 0 { &slow_url } else { &fast_url };
+            client
+                .post(format!("{api}/webhooks"))
+                .bearer_auth(&key)
+                .json(&json!({"url": target, "events": ["*"]}))
+                .send()
+                .await
+                .expect("endpoint");
+        }
+        workspaces.push(id);
+    }
+    let per_ws = env("ENDPOINT_EVENTS", 20);
+    let expected = per_ws * (10 * 100 - 1);
+    let started = Instant::now();
+    for ws in &workspaces {
+        for _ in 0..per_ws {
+            client
+                .post(format!("{admin}/admin/workspaces/{ws}/events"))
+                .bearer_auth("bench-admin-token-0123456789")
+                .json(&json!({"type": "product.updated"}))
+                .send()
+                .await
+                .expect("trigger");
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while fast_count.load(std::sync::atomic::Ordering::Relaxed) < expected && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let took = started.elapsed();
+    let got = fast_count.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "1,000 endpoints (one never answers in time): {got} of {expected} deliveries to the healthy 999 in {:.2} s = {:.0} deliveries/s",
+        took.as_secs_f64(),
+        got as f64 / took.as_secs_f64()
+    );
+    app.shutdown().await;
+}
