@@ -13,4 +13,5 @@ mod orders;
 mod products;
 mod rate_limit;
 mod resources;
+mod webhook_retention;
 mod webhooks;
