@@ -18,7 +18,10 @@ use switchboard::config::Settings;
 type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
 
 fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 async fn receiver(slow: bool) -> (String, Arrivals, Arc<std::sync::atomic::AtomicU64>) {
@@ -27,21 +30,32 @@ async fn receiver(slow: bool) -> (String, Arrivals, Arc<std::sync::atomic::Atomi
     let state = (arrivals.clone(), count.clone(), slow);
     let app = Router::new()
         .fallback(
-            |State((arrivals, count, slow)): State<(Arrivals, Arc<std::sync::atomic::AtomicU64>, bool)>, body: Bytes| async move {
+            |State((arrivals, count, slow)): State<(
+                Arrivals,
+                Arc<std::sync::atomic::AtomicU64>,
+                bool,
+            )>,
+             body: Bytes| async move {
                 if slow {
                     tokio::time::sleep(Duration::from_secs(60)).await;
                 }
                 count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if let Ok(v) = serde_json::from_slice::<Value>(&body) {
                     if let Some(name) = v["data"]["name"].as_str() {
-                        arrivals.lock().unwrap().entry(name.to_string()).or_insert_with(Instant::now);
+                        arrivals
+                            .lock()
+                            .unwrap()
+                            .entry(name.to_string())
+                            .or_insert_with(Instant::now);
                     }
                 }
                 "ok"
             },
         )
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -73,7 +87,11 @@ async fn main() {
     let boot = app.bootstrap.clone().expect("fresh folder");
     let api = format!("{}/api/v1", app.api_url());
     let admin = app.admin_url();
-    let client = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(256).build().expect("client");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(256)
+        .build()
+        .expect("client");
 
     // 1. Write -> first attempt latency.
     let (url, arrivals, _) = receiver(false).await;
@@ -93,11 +111,21 @@ async fn main() {
     let mut tasks = Vec::new();
     for i in 0..total {
         tick.tick().await;
-        let (client, api, key, sent) = (client.clone(), api.clone(), boot.api_key.clone(), sent.clone());
+        let (client, api, key, sent) = (
+            client.clone(),
+            api.clone(),
+            boot.api_key.clone(),
+            sent.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let name = format!("t{i}");
             sent.lock().unwrap().insert(name.clone(), Instant::now());
-            let r = client.post(format!("{api}/tags")).bearer_auth(&key).json(&json!({"name": name})).send().await;
+            let r = client
+                .post(format!("{api}/tags"))
+                .bearer_auth(&key)
+                .json(&json!({"name": name}))
+                .send()
+                .await;
             matches!(r, Ok(r) if r.status() == 201)
         }));
     }
@@ -146,9 +174,16 @@ async fn main() {
             .json()
             .await
             .expect("json");
-        let (id, key) = (r["id"].as_str().unwrap_or_default().to_string(), r["api_key"].as_str().unwrap_or_default().to_string());
+        let (id, key) = (
+            r["id"].as_str().unwrap_or_default().to_string(),
+            r["api_key"].as_str().unwrap_or_default().to_string(),
+        );
         for e in 0..100 {
-            let target = if w == 0 && e == 0 { &slow_url } else { &fast_url };
+            let target = if w == 0 && e == 0 {
+                &slow_url
+            } else {
+                &fast_url
+            };
             client
                 .post(format!("{api}/webhooks"))
                 .bearer_auth(&key)
@@ -174,7 +209,9 @@ async fn main() {
         }
     }
     let deadline = Instant::now() + Duration::from_secs(120);
-    while fast_count.load(std::sync::atomic::Ordering::Relaxed) < expected && Instant::now() < deadline {
+    while fast_count.load(std::sync::atomic::Ordering::Relaxed) < expected
+        && Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let took = started.elapsed();

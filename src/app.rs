@@ -130,6 +130,8 @@ pub async fn start_with_clock(
 
     let state = AppState::new(Shared {
         dispatcher,
+        store: store.clone(),
+        recent: Default::default(),
         rate_limit: RateLimit::new(settings.rate_limit_per_minute),
         settings: settings.clone(),
         directory,
@@ -151,6 +153,7 @@ pub async fn start_with_clock(
         .local_addr()
         .map_err(|e| StartError::Bind(settings.admin_addr, e))?;
 
+    crate::admin::metrics::handle();
     let (stop, stopped) = watch::channel(false);
     let api = serve(
         api_listener,

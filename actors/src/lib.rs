@@ -24,4 +24,5 @@ pub mod idempotency;
 pub mod ids;
 pub mod registry;
 pub mod store;
+pub mod telemetry;
 pub mod workspace;

@@ -24,6 +24,7 @@ use crate::delivery::Dispatcher;
 use crate::domain::DomainError;
 use crate::ids::WorkspaceId;
 use crate::store::Store;
+use crate::telemetry::{ActorBook, ActorStats};
 use crate::workspace::{WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
 
 /// Life-cycle counters for operators.
@@ -47,7 +48,8 @@ struct Inner {
     dispatcher: Dispatcher,
     settings: RegistrySettings,
     slots: DashMap<WorkspaceId, Slot>,
-    owners: DashMap<ActorId, WorkspaceId>,
+    owners: DashMap<ActorId, (WorkspaceId, Arc<ActorStats>)>,
+    book: ActorBook,
     stats: RegistryStats,
 }
 
@@ -56,7 +58,9 @@ impl Inner {
     fn forget(&self, ws: &WorkspaceId, id: ActorId) {
         self.slots
             .remove_if(ws, |_, slot| slot.get().map(|a| a.get_id()) == Some(id));
-        self.owners.remove(&id);
+        if let Some((_, (ws, stats))) = self.owners.remove(&id) {
+            self.book.leave(ws.as_str(), &stats);
+        }
     }
 }
 
@@ -80,6 +84,7 @@ impl Registry {
             settings,
             slots: DashMap::new(),
             owners: DashMap::new(),
+            book: ActorBook::new("workspace"),
             stats: RegistryStats::default(),
         });
         let (supervisor, _) = Actor::spawn(None, WorkspaceSupervisor, inner.clone())
@@ -94,11 +99,12 @@ impl Registry {
 
     /// How many workspace actors are alive.
     pub fn live(&self) -> usize {
-        self.inner
-            .slots
-            .iter()
-            .filter(|s| s.get().is_some())
-            .count()
+        self.inner.book.live()
+    }
+
+    /// The live workspace actors' figures.
+    pub fn book(&self) -> &ActorBook {
+        &self.inner.book
     }
 
     /// The actor of `ws`, spawned (and its state loaded) if none is running.
@@ -109,7 +115,9 @@ impl Registry {
 
     async fn spawn(&self, ws: &WorkspaceId) -> Result<ActorRef<WorkspaceMsg>, DomainError> {
         let weak = Arc::downgrade(&self.inner);
+        let stats = self.inner.book.enter(ws.as_str());
         let args = WorkspaceArgs {
+            stats: stats.clone(),
             id: ws.clone(),
             store: self.inner.store.clone(),
             clock: self.inner.clock.clone(),
@@ -126,7 +134,9 @@ impl Registry {
             Actor::spawn_linked(None, WorkspaceActor, args, self.supervisor.get_cell())
                 .await
                 .map_err(|e| DomainError::Internal(format!("workspace actor start: {e}")))?;
-        self.inner.owners.insert(actor.get_id(), ws.clone());
+        self.inner
+            .owners
+            .insert(actor.get_id(), (ws.clone(), stats));
         self.inner.stats.spawned.fetch_add(1, Ordering::Relaxed);
         Ok(actor)
     }
@@ -141,10 +151,17 @@ impl Registry {
     {
         for _ in 0..3 {
             let actor = self.actor(ws).await?;
-            match actor
+            let stats = self.inner.book.get(ws.as_str());
+            if let Some(s) = &stats {
+                s.sent();
+            }
+            let answer = actor
                 .call(&build, Some(self.inner.settings.call_timeout))
-                .await
-            {
+                .await;
+            if let (Some(s), Err(MessagingErr::SendErr(_))) = (&stats, &answer) {
+                s.received();
+            }
+            match answer {
                 Ok(CallResult::Success(answer)) => return answer,
                 Ok(CallResult::Timeout) => {
                     return Err(DomainError::Internal(format!("workspace {ws} timed out")))
@@ -170,9 +187,16 @@ impl Registry {
     /// Sends without waiting for an answer (tests use it to crash an actor).
     pub async fn tell(&self, ws: &WorkspaceId, msg: WorkspaceMsg) -> Result<(), DomainError> {
         let actor = self.actor(ws).await?;
-        actor
-            .send_message(msg)
-            .map_err(|e| DomainError::Internal(e.to_string()))
+        let stats = self.inner.book.get(ws.as_str());
+        if let Some(s) = &stats {
+            s.sent();
+        }
+        actor.send_message(msg).map_err(|e| {
+            if let Some(s) = &stats {
+                s.received();
+            }
+            DomainError::Internal(e.to_string())
+        })
     }
 
     /// Stops every actor, letting each finish what is in its mailbox.
@@ -227,7 +251,8 @@ impl Actor for WorkspaceSupervisor {
 
 fn forget_cell(inner: &Inner, cell: &ActorCell) {
     let id = cell.get_id();
-    if let Some((_, ws)) = inner.owners.remove(&id) {
+    let ws = inner.owners.get(&id).map(|o| o.0.clone());
+    if let Some(ws) = ws {
         inner.forget(&ws, id);
     }
 }

@@ -209,6 +209,8 @@ async fn run_flusher(
 }
 
 fn record_flush(stats: &StoreStats, writes: usize, took: Duration) {
+    metrics::histogram!("switchboard_store_flush_seconds").record(took.as_secs_f64());
+    metrics::histogram!("switchboard_store_writes_per_flush").record(writes as f64);
     stats.flushes.fetch_add(1, Ordering::Relaxed);
     stats
         .flushed_writes

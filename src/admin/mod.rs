@@ -1,6 +1,8 @@
 //! The operator API on its own listener. Every call needs
 //! `Authorization: Bearer <admin token>`; bodies and errors use the standard format.
 
+pub mod metrics;
+
 use std::collections::BTreeSet;
 
 use axum::extract::{Path, Request, State};
@@ -36,6 +38,9 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/workspaces/{id}/members", post(add_member))
         .route("/admin/users/{id}/tokens", post(issue_token))
         .route("/admin/workspaces/{id}/funnels", post(create_funnel))
+        .route("/metrics", get(prometheus))
+        .route("/admin/actors", get(list_actors))
+        .route("/admin/workspaces/{id}/stats", get(workspace_stats))
         .route("/admin/workspaces/{id}/events", post(trigger_event))
         .route(
             "/admin/workspaces/{id}/notifications",
@@ -311,4 +316,59 @@ async fn list_notifications(
         .call(&ws, |r| WebhookMsg::Notifications(page, r).into())
         .await?;
     Ok(Json(ListEnvelope::page(found, |n| n.id)))
+}
+
+/// Prometheus text format.
+async fn prometheus(State(app): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics::render(&app),
+    )
+        .into_response()
+}
+
+/// Live actors with their kind, key, mailbox depth, messages handled and last activity.
+async fn list_actors(State(app): State<AppState>) -> Json<serde_json::Value> {
+    let mut actors = app.registry.book().snapshot();
+    actors.extend(app.dispatcher.book().snapshot());
+    actors.sort_by(|a, b| b.last_active.cmp(&a.last_active));
+    let data: Vec<serde_json::Value> = actors
+        .into_iter()
+        .map(|a| {
+            let mut v = serde_json::to_value(a).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("object".into(), "actor".into());
+            }
+            v
+        })
+        .collect();
+    Json(
+        serde_json::json!({"object": "list", "data": data, "has_more": false, "next_cursor": null}),
+    )
+}
+
+/// Counts and last-minute traffic of one workspace.
+async fn workspace_stats(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let ws = known_workspace(&app, &id)?;
+    let counts = app.registry.call(&ws, WorkspaceMsg::Stats).await?;
+    let pending: usize = counts
+        .endpoint_ids
+        .iter()
+        .map(|e| app.dispatcher.pending(Some(e)))
+        .sum();
+    let (requests, rejected) = app.recent.last_minute(&ws);
+    Ok(Json(serde_json::json!({
+        "object": "workspace_stats",
+        "workspace_id": ws,
+        "contacts": counts.contacts,
+        "orders": counts.orders,
+        "products": counts.products,
+        "webhook_endpoints": counts.endpoints,
+        "pending_deliveries": pending,
+        "requests_last_minute": requests,
+        "rate_limited_last_minute": rejected,
+    })))
 }

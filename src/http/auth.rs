@@ -95,10 +95,19 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     };
     let workspace = select_workspace(&app, &principal, req.headers());
     let budget = match &workspace {
-        Ok(ws) => match app.rate_limit.check(&ws.id) {
-            Ok(budget) => budget,
-            Err(refusal) => return refusal.into_response(),
-        },
+        Ok(ws) => {
+            tracing::Span::current().record("workspace_id", ws.id.as_str());
+            match app.rate_limit.check(&ws.id) {
+                Ok(budget) => {
+                    app.recent.record(&ws.id, false);
+                    budget
+                }
+                Err(refusal) => {
+                    app.recent.record(&ws.id, true);
+                    return refusal.into_response();
+                }
+            }
+        }
         Err(_) => None,
     };
     req.extensions_mut().insert(Caller {

@@ -69,19 +69,30 @@ async fn handle(
         .claim(&scope, &key, &fp)
         .map_err(|e| ApiError::internal(e).into_response())?;
     match claim {
-        Claim::Replay(stored) => Ok(replay(stored)),
-        Claim::Reused => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "idempotency_key_reused",
-            "this Idempotency-Key was used with a different request",
-        )
-        .into_response()),
-        Claim::InProgress => Err(ApiError::new(
+        Claim::Replay(stored) => {
+            metrics::counter!("switchboard_idempotency_total", "result" => "replayed").increment(1);
+            Ok(replay(stored))
+        }
+        Claim::Reused => Err({
+            metrics::counter!("switchboard_idempotency_total", "result" => "key_reused")
+                .increment(1);
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "idempotency_key_reused",
+                "this Idempotency-Key was used with a different request",
+            )
+            .into_response()
+        }),
+        Claim::InProgress => Err({
+            metrics::counter!("switchboard_idempotency_total", "result" => "in_progress")
+                .increment(1);
+            ApiError::new(
             StatusCode::CONFLICT,
             "request_in_progress",
             "the first request with this Idempotency-Key has not finished; check the result before repeating it",
         )
-        .into_response()),
+        .into_response()
+        }),
         Claim::Fresh => {
             let response = next
                 .run(Request::from_parts(parts, Body::from(bytes)))

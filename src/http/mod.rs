@@ -8,7 +8,9 @@ pub mod idempotency;
 pub mod object;
 pub mod pagination;
 pub mod rate_limit;
+pub mod recent;
 pub mod routes;
+pub mod telemetry;
 
 use std::sync::Arc;
 
@@ -34,6 +36,8 @@ pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     pub settings: Settings,
+    pub store: switchboard_actors::store::Store,
+    pub recent: recent::RecentCounts,
     pub dispatcher: switchboard_actors::delivery::Dispatcher,
     pub directory: Directory,
     pub registry: Registry,
@@ -101,6 +105,7 @@ pub fn router(state: AppState) -> Router {
     let (api, doc) = api();
     let doc = Arc::new(doc);
     let api = api
+        .route_layer(axum::middleware::from_fn(telemetry::remember_route))
         .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
         .layer(from_fn_with_state(state.clone(), auth::authenticate))
         .fallback(unknown_route);
@@ -116,6 +121,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .fallback(unknown_route)
         .layer(axum::middleware::from_fn(json_rejections))
+        .layer(axum::middleware::from_fn(telemetry::track))
         .with_state(state)
 }
 

@@ -19,6 +19,7 @@ use crate::domain::DomainError;
 use crate::ids::WorkspaceId;
 use crate::registry::Registry;
 use crate::store::Store;
+use crate::telemetry::ActorBook;
 use crate::workspace::{WebhookMsg, WorkspaceMsg};
 
 /// Delivery counters for operators.
@@ -37,6 +38,7 @@ struct Inner {
     settings: DeliverySettings,
     sender: Sender,
     actors: DashMap<String, ActorRef<EndpointMsg>>,
+    book: ActorBook,
     pending: DashMap<String, usize>,
     spawning: tokio::sync::Mutex<()>,
     /// Cleared at shutdown: the registry also holds this dispatcher.
@@ -61,6 +63,7 @@ impl Dispatcher {
             settings,
             sender,
             actors: DashMap::new(),
+            book: ActorBook::new("endpoint_delivery"),
             pending: DashMap::new(),
             spawning: tokio::sync::Mutex::new(()),
             registry: RwLock::new(None),
@@ -98,6 +101,29 @@ impl Dispatcher {
     /// Live delivery actors.
     pub fn live(&self) -> usize {
         self.0.actors.len()
+    }
+
+    /// The live delivery actors' figures.
+    pub fn book(&self) -> &ActorBook {
+        &self.0.book
+    }
+
+    /// Sends to an endpoint actor, counting the message into its mailbox depth.
+    pub(crate) fn tell(
+        &self,
+        endpoint: &str,
+        actor: &ActorRef<EndpointMsg>,
+        msg: EndpointMsg,
+    ) -> bool {
+        let stats = self.0.book.get(endpoint);
+        if let Some(s) = &stats {
+            s.sent();
+        }
+        let ok = actor.send_message(msg).is_ok();
+        if let (false, Some(s)) = (ok, &stats) {
+            s.received();
+        }
+        ok
     }
 
     /// Deliveries waiting, over every endpoint (or one).
@@ -139,24 +165,19 @@ impl Dispatcher {
     /// `cfg` as its configuration.
     pub async fn ensure(&self, cfg: EndpointConfig) -> Result<ActorRef<EndpointMsg>, DomainError> {
         if let Some(actor) = self.0.actors.get(&cfg.id).map(|a| a.clone()) {
-            if actor
-                .send_message(EndpointMsg::Configure(cfg.clone()))
-                .is_ok()
-            {
+            if self.tell(&cfg.id, &actor, EndpointMsg::Configure(cfg.clone())) {
                 return Ok(actor);
             }
         }
         let _guard = self.0.spawning.lock().await;
         if let Some(actor) = self.0.actors.get(&cfg.id).map(|a| a.clone()) {
-            if actor
-                .send_message(EndpointMsg::Configure(cfg.clone()))
-                .is_ok()
-            {
+            if self.tell(&cfg.id, &actor, EndpointMsg::Configure(cfg.clone())) {
                 return Ok(actor);
             }
         }
         let id = cfg.id.clone();
-        let (actor, _) = Actor::spawn(None, EndpointActor, (cfg, self.clone()))
+        let stats = self.0.book.enter(&id);
+        let (actor, _) = Actor::spawn(None, EndpointActor, (cfg, self.clone(), stats))
             .await
             .map_err(|e| DomainError::Internal(format!("delivery actor start: {e}")))?;
         self.0.actors.insert(id, actor.clone());
@@ -168,9 +189,10 @@ impl Dispatcher {
         for cfg in endpoints {
             let me = self.clone();
             tokio::spawn(async move {
+                let id = cfg.id.clone();
                 match me.ensure(cfg).await {
                     Ok(actor) => {
-                        let _ = actor.send_message(EndpointMsg::Wake);
+                        me.tell(&id, &actor, EndpointMsg::Wake);
                     }
                     Err(e) => tracing::error!(error = %e, "could not wake a delivery actor"),
                 }
@@ -180,15 +202,15 @@ impl Dispatcher {
 
     /// An endpoint changed (url, secrets, status).
     pub fn configure(&self, cfg: EndpointConfig) {
-        if let Some(actor) = self.0.actors.get(&cfg.id) {
-            let _ = actor.send_message(EndpointMsg::Configure(cfg));
+        if let Some(actor) = self.0.actors.get(&cfg.id).map(|a| a.clone()) {
+            self.tell(&cfg.id.clone(), &actor, EndpointMsg::Configure(cfg));
         }
     }
 
     /// An endpoint was deleted.
     pub fn remove(&self, endpoint: &str) {
         if let Some((_, actor)) = self.0.actors.remove(endpoint) {
-            let _ = actor.send_message(EndpointMsg::Remove);
+            self.tell(endpoint, &actor, EndpointMsg::Remove);
         }
         self.0.pending.remove(endpoint);
     }
@@ -219,7 +241,9 @@ impl Dispatcher {
         cfg: EndpointConfig,
         page: PageRequest,
     ) -> Result<Page<super::record::Delivery>, DomainError> {
+        let id = cfg.id.clone();
         let actor = self.ensure(cfg).await?;
+        self.count_call(&id);
         call(&actor, |r| EndpointMsg::List(page, r)).await
     }
 
@@ -228,8 +252,16 @@ impl Dispatcher {
         cfg: EndpointConfig,
         delivery: u64,
     ) -> Result<super::record::Delivery, DomainError> {
+        let id = cfg.id.clone();
         let actor = self.ensure(cfg).await?;
+        self.count_call(&id);
         call(&actor, |r| EndpointMsg::Redeliver(delivery, r)).await
+    }
+
+    fn count_call(&self, endpoint: &str) {
+        if let Some(s) = self.0.book.get(endpoint) {
+            s.sent();
+        }
     }
 
     /// Sends a signed event to an endpoint now, outside the queue (the test call).
@@ -259,6 +291,11 @@ impl Dispatcher {
     pub fn stop_all(&self) {
         for a in self.0.actors.iter() {
             a.stop(None);
+        }
+        for s in self.0.book.snapshot() {
+            if let Some(stats) = self.0.book.get(&s.key) {
+                self.0.book.leave(&s.key, &stats);
+            }
         }
         self.0.actors.clear();
         if let Ok(mut r) = self.0.registry.write() {

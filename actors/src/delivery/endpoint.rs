@@ -5,6 +5,8 @@
 //! the endpoint's health and decides when to disable it.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -17,6 +19,7 @@ use crate::domain::webhook::LastDelivery;
 use crate::domain::DomainError;
 use crate::ids::WorkspaceId;
 use crate::store::Batch;
+use crate::telemetry::ActorStats;
 
 /// What a delivery actor needs to know about its endpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,10 +47,25 @@ pub enum EndpointMsg {
     Remove,
 }
 
+impl EndpointMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EndpointMsg::Configure(_) => "configure",
+            EndpointMsg::Wake => "wake",
+            EndpointMsg::Tick => "tick",
+            EndpointMsg::Done(..) => "attempt_done",
+            EndpointMsg::List(..) => "list",
+            EndpointMsg::Redeliver(..) => "redeliver",
+            EndpointMsg::Remove => "remove",
+        }
+    }
+}
+
 pub struct EndpointActor;
 
 pub struct EndpointState {
     cfg: EndpointConfig,
+    stats: Arc<ActorStats>,
     dispatcher: Dispatcher,
     pending: BTreeMap<u64, Delivery>,
     in_flight: HashSet<u64>,
@@ -58,16 +76,17 @@ pub struct EndpointState {
 impl Actor for EndpointActor {
     type Msg = EndpointMsg;
     type State = EndpointState;
-    type Arguments = (EndpointConfig, Dispatcher);
+    type Arguments = (EndpointConfig, Dispatcher, Arc<ActorStats>);
 
     async fn pre_start(
         &self,
         myself: ActorRef<EndpointMsg>,
-        (cfg, dispatcher): (EndpointConfig, Dispatcher),
+        (cfg, dispatcher, stats): (EndpointConfig, Dispatcher, Arc<ActorStats>),
     ) -> Result<EndpointState, ActorProcessingErr> {
         myself.send_interval(dispatcher.settings().tick, || EndpointMsg::Tick);
         let mut state = EndpointState {
             cfg,
+            stats,
             last_prune: dispatcher.now(),
             dispatcher,
             pending: BTreeMap::new(),
@@ -84,6 +103,10 @@ impl Actor for EndpointActor {
         msg: EndpointMsg,
         state: &mut EndpointState,
     ) -> Result<(), ActorProcessingErr> {
+        let (kind, started) = (msg.kind(), Instant::now());
+        if kind != "tick" {
+            state.stats.received();
+        }
         match msg {
             EndpointMsg::Configure(cfg) => {
                 state.cfg = cfg;
@@ -110,6 +133,9 @@ impl Actor for EndpointActor {
                 state.forget_all()?;
                 myself.stop(Some("endpoint deleted".into()));
             }
+        }
+        if kind != "tick" {
+            state.stats.handled(kind, started);
         }
         Ok(())
     }
@@ -170,6 +196,7 @@ impl EndpointState {
             let number = d.attempts.len() as u32 + 1;
             let t = now.timestamp();
             let me = myself.clone();
+            let stats = self.stats.clone();
             tokio::spawn(async move {
                 let result = sender
                     .send(sender::Attempt {
@@ -182,7 +209,10 @@ impl EndpointState {
                         t,
                     })
                     .await;
-                let _ = me.send_message(EndpointMsg::Done(id, result));
+                stats.sent();
+                if me.send_message(EndpointMsg::Done(id, result)).is_err() {
+                    stats.received();
+                }
             });
         }
     }

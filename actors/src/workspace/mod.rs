@@ -51,6 +51,8 @@ pub enum WorkspaceMsg {
     Order(Box<OrderMsg>),
     Product(Box<ProductMsg>),
     Webhook(Box<WebhookMsg>),
+    /// Counts for the operator's stats route.
+    Stats(Reply<WorkspaceCounts>),
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
@@ -96,10 +98,21 @@ impl WorkspaceMsg {
             WorkspaceMsg::Order(m) => m.kind(),
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
+            WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
         }
     }
+}
+
+/// How much a workspace holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkspaceCounts {
+    pub contacts: usize,
+    pub orders: usize,
+    pub products: usize,
+    pub endpoints: usize,
+    pub endpoint_ids: Vec<String>,
 }
 
 /// What a mutation produced.
@@ -166,6 +179,8 @@ impl WorkspaceData {
 
 pub struct WorkspaceArgs {
     pub id: WorkspaceId,
+    /// Mailbox depth and handled counts for operators.
+    pub stats: std::sync::Arc<crate::telemetry::ActorStats>,
     pub store: Store,
     pub clock: SharedClock,
     pub dispatcher: Dispatcher,
@@ -211,8 +226,11 @@ impl Actor for WorkspaceActor {
         msg: WorkspaceMsg,
         state: &mut WorkspaceState,
     ) -> Result<(), ActorProcessingErr> {
+        let started = Instant::now();
+        let kind = msg.kind();
         if !matches!(msg, WorkspaceMsg::IdleCheck) {
-            state.last_active = Instant::now();
+            state.last_active = started;
+            state.args.stats.received();
         }
         let ctx = Ctx {
             workspace: &state.args.id,
@@ -229,6 +247,22 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Stats(reply) => {
+                let d = &state.data;
+                let counts = WorkspaceCounts {
+                    contacts: d.contacts.len(),
+                    orders: d.orders.len(),
+                    products: d.products.len(),
+                    endpoints: d.webhooks.len(),
+                    endpoint_ids: d
+                        .webhooks
+                        .configs(&state.args.id, ctx.now)
+                        .into_iter()
+                        .map(|c| c.id)
+                        .collect(),
+                };
+                answer(reply, Ok(counts))
+            }
             WorkspaceMsg::IdleCheck => {
                 if !state.passivating && state.last_active.elapsed() >= state.args.idle_after {
                     state.passivating = true;
@@ -239,10 +273,14 @@ impl Actor for WorkspaceActor {
             }
             WorkspaceMsg::Crash => return Err("crash requested".into()),
         };
-        match done {
+        let result = match done {
             Handled::Done => Ok(()),
             Handled::Commit(pending) => pending.commit(&state.args, &state.data),
+        };
+        if kind != "idle_check" {
+            state.args.stats.handled(kind, started);
         }
+        result
     }
 }
 

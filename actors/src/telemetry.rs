@@ -1,0 +1,153 @@
+//! What operators see of the actors. ractor mailboxes are unbounded and expose no length,
+//! so each actor's depth is counted here: +1 when a message is sent through the registry
+//! or dispatcher, -1 when the actor starts handling it. Aggregates go to the `metrics`
+//! facade (no per-workspace labels); per-actor figures are read from an [`ActorBook`].
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use dashmap::DashMap;
+use serde::Serialize;
+
+/// One live actor's counters.
+#[derive(Debug)]
+pub struct ActorStats {
+    pub kind: &'static str,
+    pub key: String,
+    depth: AtomicI64,
+    handled: AtomicU64,
+    last_active_ms: AtomicI64,
+}
+
+impl ActorStats {
+    /// A message was put in the mailbox.
+    pub fn sent(&self) {
+        self.depth.fetch_add(1, Ordering::Relaxed);
+        metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).increment(1.0);
+    }
+
+    /// The actor took a counted message out of its mailbox.
+    pub fn received(&self) {
+        self.depth.fetch_sub(1, Ordering::Relaxed);
+        metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).decrement(1.0);
+    }
+
+    /// A message was handled; `message` names its kind.
+    pub fn handled(&self, message: &'static str, started: Instant) {
+        self.handled.fetch_add(1, Ordering::Relaxed);
+        self.last_active_ms
+            .store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
+        metrics::counter!("switchboard_actor_messages_total", "kind" => self.kind, "message" => message)
+            .increment(1);
+        metrics::histogram!("switchboard_actor_handle_seconds", "kind" => self.kind)
+            .record(started.elapsed().as_secs_f64());
+    }
+
+    pub fn snapshot(&self) -> ActorSnapshot {
+        let last = self.last_active_ms.load(Ordering::Relaxed);
+        ActorSnapshot {
+            kind: self.kind,
+            key: self.key.clone(),
+            mailbox_depth: self.depth.load(Ordering::Relaxed).max(0),
+            messages_handled: self.handled.load(Ordering::Relaxed),
+            last_active: chrono::DateTime::from_timestamp_millis(last)
+                .map(|t| crate::clock::rfc3339_millis::format(&t)),
+        }
+    }
+}
+
+/// A live actor as the operator API shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActorSnapshot {
+    pub kind: &'static str,
+    pub key: String,
+    pub mailbox_depth: i64,
+    pub messages_handled: u64,
+    pub last_active: Option<String>,
+}
+
+/// The live actors of one kind.
+#[derive(Debug, Clone)]
+pub struct ActorBook {
+    kind: &'static str,
+    actors: Arc<DashMap<String, Arc<ActorStats>>>,
+}
+
+impl ActorBook {
+    pub fn new(kind: &'static str) -> Self {
+        Self {
+            kind,
+            actors: Arc::default(),
+        }
+    }
+
+    /// Registers a new actor under `key` (replacing a previous one's figures).
+    pub fn enter(&self, key: &str) -> Arc<ActorStats> {
+        let stats = Arc::new(ActorStats {
+            kind: self.kind,
+            key: key.to_string(),
+            depth: AtomicI64::new(0),
+            handled: AtomicU64::new(0),
+            last_active_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
+        });
+        if let Some(old) = self.actors.insert(key.to_string(), stats.clone()) {
+            let left = old.depth.load(Ordering::Relaxed).max(0);
+            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind)
+                .decrement(left as f64);
+        }
+        stats
+    }
+
+    /// Removes an actor that stopped, if `stats` are still its figures.
+    pub fn leave(&self, key: &str, stats: &Arc<ActorStats>) {
+        let removed = self.actors.remove_if(key, |_, s| Arc::ptr_eq(s, stats));
+        if let Some((_, s)) = removed {
+            let left = s.depth.load(Ordering::Relaxed).max(0);
+            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind)
+                .decrement(left as f64);
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<Arc<ActorStats>> {
+        self.actors.get(key).map(|s| s.clone())
+    }
+
+    pub fn live(&self) -> usize {
+        self.actors.len()
+    }
+
+    pub fn snapshot(&self) -> Vec<ActorSnapshot> {
+        self.actors.iter().map(|s| s.snapshot()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_sent_minus_received_and_handled_counts_up() {
+        let book = ActorBook::new("test");
+        let s = book.enter("a");
+        s.sent();
+        s.sent();
+        s.received();
+        s.handled("ping", Instant::now());
+        let snap = book.snapshot();
+        assert_eq!(snap.len(), 1);
+        assert_eq!(snap[0].mailbox_depth, 1);
+        assert_eq!(snap[0].messages_handled, 1);
+        book.leave("a", &s);
+        assert_eq!(book.live(), 0);
+    }
+
+    #[test]
+    fn a_stale_actor_does_not_remove_its_successor() {
+        let book = ActorBook::new("test");
+        let old = book.enter("a");
+        let _new = book.enter("a");
+        book.leave("a", &old);
+        assert_eq!(book.live(), 1);
+    }
+}

@@ -1,0 +1,76 @@
+//! The Prometheus exporter. One recorder per process (the `metrics` facade is global);
+//! scrape-time figures (live actors, store, pending deliveries) are set just before
+//! rendering.
+
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::http::AppState;
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Installs the recorder on first use. None if another recorder was installed first.
+pub fn handle() -> Option<&'static PrometheusHandle> {
+    HANDLE
+        .get_or_init(|| {
+            let latency = [
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+            ];
+            let sizes = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0];
+            PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &latency)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full("switchboard_store_writes_per_flush".into()),
+                        &sizes,
+                    )
+                })
+                .and_then(|b| b.install_recorder())
+                .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
+                .ok()
+        })
+        .as_ref()
+}
+
+/// The text exposition, with scrape-time figures refreshed.
+pub fn render(app: &AppState) -> String {
+    let Some(handle) = handle() else {
+        return String::new();
+    };
+    let reg = app.registry.stats();
+    metrics::gauge!("switchboard_actors_live", "kind" => "workspace")
+        .set(app.registry.live() as f64);
+    metrics::gauge!("switchboard_actors_live", "kind" => "endpoint_delivery")
+        .set(app.dispatcher.live() as f64);
+    metrics::counter!("switchboard_actor_restarts_total", "kind" => "workspace")
+        .absolute(reg.restarts.load(Ordering::Relaxed));
+    metrics::counter!("switchboard_actor_passivations_total", "kind" => "workspace")
+        .absolute(reg.passivations.load(Ordering::Relaxed));
+    metrics::counter!("switchboard_actor_spawns_total", "kind" => "workspace")
+        .absolute(reg.spawned.load(Ordering::Relaxed));
+    let store = app.store.stats();
+    metrics::counter!("switchboard_store_flushes_total")
+        .absolute(store.flushes.load(Ordering::Relaxed));
+    metrics::counter!("switchboard_store_flushed_writes_total")
+        .absolute(store.flushed_writes.load(Ordering::Relaxed));
+    metrics::gauge!("switchboard_store_size_bytes").set(app.store.size_on_disk() as f64);
+    let d = app.dispatcher.stats();
+    metrics::gauge!("switchboard_webhook_pending_deliveries")
+        .set(app.dispatcher.pending(None) as f64);
+    metrics::counter!("switchboard_webhook_retries_scheduled_total")
+        .absolute(d.retries_scheduled.load(Ordering::Relaxed));
+    metrics::counter!("switchboard_webhook_endpoints_disabled_total")
+        .absolute(d.endpoints_disabled.load(Ordering::Relaxed));
+    for (outcome, n) in [
+        ("delivered", &d.delivered),
+        ("failed", &d.failed_attempts),
+        ("gone", &d.gone),
+    ] {
+        metrics::counter!("switchboard_webhook_attempts_total", "outcome" => outcome)
+            .absolute(n.load(Ordering::Relaxed));
+    }
+    metrics::counter!("switchboard_rate_limited_total").absolute(app.rate_limit.rejections());
+    handle.render()
+}

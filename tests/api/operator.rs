@@ -1,0 +1,209 @@
+//! What operators watch: /metrics, /admin/actors, per-workspace stats, request ids.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn scrape(app: &TestApp) -> String {
+    let r = app
+        .client
+        .get(format!("{}/metrics", app.admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.text().await.unwrap()
+}
+
+/// The value of the first sample line of `metric` whose labels contain every `label`.
+fn sample(text: &str, metric: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| l.starts_with(metric) && l[metric.len()..].starts_with(['{', ' ']))
+        .find(|l| labels.iter().all(|want| l.contains(want)))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_need_the_admin_token() {
+    let app = spawn_app().await;
+    let r = app
+        .client
+        .get(format!("{}/metrics", app.admin))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = app
+        .client
+        .get(format!("{}/metrics", app.admin))
+        .bearer_auth(&app.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn metrics_move_when_traffic_flows() {
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = 3).await;
+    let before = scrape(&app).await;
+    let route = "route=\"/api/v1/tags\"";
+    let count = |t: &str| {
+        sample(
+            t,
+            "switchboard_http_requests_total",
+            &[route, "status=\"201\""],
+        )
+        .unwrap_or(0.0)
+    };
+    for i in 0..3 {
+        app.post("/tags", &app.key, json!({"name": format!("t{i}")}))
+            .await
+            .expect(201);
+    }
+    app.get("/tags", &app.key)
+        .await
+        .expect_error(429, "rate_limited");
+    let after = scrape(&app).await;
+    assert!(
+        count(&after) >= count(&before) + 3.0,
+        "requests by route template and status"
+    );
+    assert!(
+        after.contains("switchboard_http_request_seconds_bucket"),
+        "latency histogram"
+    );
+    assert!(sample(&after, "switchboard_rate_limited_total", &[]).unwrap_or(0.0) >= 1.0);
+    assert!(
+        sample(&after, "switchboard_actors_live", &["kind=\"workspace\""]).unwrap_or(0.0) >= 1.0
+    );
+    assert!(
+        sample(
+            &after,
+            "switchboard_actor_messages_total",
+            &["kind=\"workspace\"", "message=\"tag.create\""]
+        )
+        .unwrap_or(0.0)
+            >= 3.0
+    );
+    assert!(after.contains("switchboard_actor_handle_seconds_bucket"));
+    assert!(after.contains("switchboard_actor_mailbox_depth"));
+    assert!(sample(&after, "switchboard_store_flushes_total", &[]).unwrap_or(0.0) >= 1.0);
+    assert!(after.contains("switchboard_store_writes_per_flush_bucket"));
+    assert!(after.contains("switchboard_store_flush_seconds_bucket"));
+    assert!(sample(&after, "switchboard_store_size_bytes", &[]).unwrap_or(0.0) > 0.0);
+    assert!(after.contains("switchboard_webhook_pending_deliveries"));
+    assert!(
+        !after.contains(&app.workspace_id),
+        "no per-workspace labels"
+    );
+}
+
+#[tokio::test]
+async fn idempotent_replays_and_conflicts_are_counted() {
+    let app = spawn_app().await;
+    let replays = |t: &str| {
+        sample(t, "switchboard_idempotency_total", &["result=\"replayed\""]).unwrap_or(0.0)
+    };
+    let reused = |t: &str| {
+        sample(
+            t,
+            "switchboard_idempotency_total",
+            &["result=\"key_reused\""],
+        )
+        .unwrap_or(0.0)
+    };
+    let before = scrape(&app).await;
+    for body in [
+        json!({"name": "a"}),
+        json!({"name": "a"}),
+        json!({"name": "b"}),
+    ] {
+        app.call(Method::POST, "/tags")
+            .token(&app.key)
+            .header("Idempotency-Key", "metric-key")
+            .json(body)
+            .send()
+            .await;
+    }
+    let after = scrape(&app).await;
+    assert!(replays(&after) >= replays(&before) + 1.0);
+    assert!(reused(&after) >= reused(&before) + 1.0);
+}
+
+#[tokio::test]
+async fn live_actors_are_listed_with_depth_handled_count_and_last_activity() {
+    let app = spawn_app().await;
+    app.post("/tags", &app.key, json!({"name": "x"}))
+        .await
+        .expect(201);
+    app.get("/tags", &app.key).await.expect(200);
+    let r = app
+        .admin_call(Method::GET, "/admin/actors")
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(r.body["object"], "list");
+    let ours = r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["key"] == app.workspace_id.as_str())
+        .cloned()
+        .expect("the workspace actor is listed");
+    assert_eq!(ours["kind"], "workspace");
+    assert_eq!(ours["mailbox_depth"], 0);
+    assert!(ours["messages_handled"].as_u64().unwrap() >= 2);
+    assert!(ours["last_active"].as_str().unwrap().ends_with('Z'));
+}
+
+#[tokio::test]
+async fn workspace_stats_count_records_and_last_minute_traffic() {
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = 4).await;
+    app.post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .await
+        .expect(201);
+    app.post("/products", &app.key, json!({"name": "Tea"}))
+        .await
+        .expect(201);
+    app.get("/tags", &app.key).await.expect(200);
+    app.get("/tags", &app.key).await.expect(200);
+    app.get("/tags", &app.key)
+        .await
+        .expect_error(429, "rate_limited");
+    let path = format!("/admin/workspaces/{}/stats", app.workspace_id);
+    let r = app.admin_call(Method::GET, &path).send().await.expect(200);
+    assert_eq!(r.body["object"], "workspace_stats");
+    assert_eq!(r.body["contacts"], 1);
+    assert_eq!(r.body["products"], 1);
+    assert_eq!(r.body["orders"], 0);
+    assert_eq!(r.body["webhook_endpoints"], 0);
+    assert_eq!(r.body["pending_deliveries"], 0);
+    assert_eq!(r.body["requests_last_minute"], 5);
+    assert_eq!(r.body["rate_limited_last_minute"], 1);
+    app.admin_call(Method::GET, "/admin/workspaces/ws_nope/stats")
+        .send()
+        .await
+        .expect_error(404, "not_found");
+}
+
+#[tokio::test]
+async fn every_response_carries_a_request_id_and_a_given_one_is_kept() {
+    let app = spawn_app().await;
+    let r = app.get("/tags", &app.key).await.expect(200);
+    assert!(r.header("x-request-id").unwrap().starts_with("req_"));
+    let r = app
+        .call(Method::GET, "/tags")
+        .token(&app.key)
+        .header("X-Request-Id", "trace-abc-123")
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(r.header("x-request-id"), Some("trace-abc-123"));
+    let r = app.get("/nope", &app.key).await.expect(404);
+    assert!(r.header("x-request-id").is_some());
+}
