@@ -124,7 +124,7 @@ pub async fn start_with_clock(
     .await
     .map_err(|e| store_err(&e))?;
     dispatcher.attach(registry.clone());
-    resume_deliveries(&directory, &store, &dispatcher, clock.now()).await;
+    resume_deliveries(&directory, &store, &dispatcher).await;
     let idempotency = Idempotency::open(&store, clock.clone(), settings.idempotency_ttl)
         .map_err(|e| store_err(&e))?;
 
@@ -188,10 +188,9 @@ async fn resume_deliveries(
     directory: &Directory,
     store: &Store,
     dispatcher: &Dispatcher,
-    now: chrono::DateTime<chrono::Utc>,
 ) {
     for ws in directory.workspaces() {
-        match switchboard_actors::workspace::stored_endpoints(store, &ws.id, now) {
+        match switchboard_actors::workspace::stored_endpoints(store, &ws.id) {
             Ok(configs) => {
                 for cfg in configs {
                     if let Err(e) = dispatcher.ensure(cfg).await {

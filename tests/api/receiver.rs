@@ -27,6 +27,40 @@ impl Received {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("a JSON body")
     }
+
+    /// `X-Service-Event-Type`.
+    pub fn event_type(&self) -> &str {
+        self.header("x-service-event-type")
+    }
+
+    /// `X-Service-Event-Id`.
+    pub fn event_id(&self) -> &str {
+        self.header("x-service-event-id")
+    }
+
+    /// `X-Service-Delivery-Attempt` as a number (0 when missing).
+    pub fn attempt(&self) -> u32 {
+        self.header("x-service-delivery-attempt")
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// The `v1=` values of `X-Service-Signature`.
+    pub fn signatures(&self) -> Vec<&str> {
+        self.header("x-service-signature")
+            .split(',')
+            .filter_map(|p| p.trim().strip_prefix("v1="))
+            .collect()
+    }
+
+    /// The `t=` value of `X-Service-Signature`.
+    pub fn signed_at(&self) -> i64 {
+        self.header("x-service-signature")
+            .split(',')
+            .find_map(|p| p.trim().strip_prefix("t="))
+            .and_then(|t| t.parse().ok())
+            .expect("a t= value")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -97,6 +131,36 @@ impl TestReceiver {
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// Waits (up to 10 s) until the requests received so far satisfy `done`.
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        done: impl Fn(&[Received]) -> bool,
+    ) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = self.received();
+            if done(&got) {
+                return got;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "waited 10 s for {what}; got {} requests: {:?}",
+                got.len(),
+                got.iter().map(|r| r.event_type()).collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// The event types received so far, in arrival order.
+    pub fn event_types(&self) -> Vec<String> {
+        self.received()
+            .iter()
+            .map(|r| r.event_type().to_string())
+            .collect()
     }
 
     /// Asserts nothing more than `n` requests arrive within `d`.

@@ -277,7 +277,7 @@ impl Dispatcher {
             .send(super::sender::Attempt {
                 url: &cfg.url,
                 body,
-                secrets: &cfg.secrets,
+                secrets: &cfg.secrets_at(self.now()),
                 event_id,
                 event_type,
                 number: 1,

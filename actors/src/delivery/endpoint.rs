@@ -27,10 +27,26 @@ pub struct EndpointConfig {
     pub id: String,
     pub workspace_id: WorkspaceId,
     pub url: String,
-    /// The current secret first; the previous one during a rotation overlap.
-    pub secrets: Vec<String>,
+    /// The current signing secret.
+    pub secret: String,
+    /// The previous secret and until when it still signs (the rotation overlap).
+    pub previous_secret: Option<(String, DateTime<Utc>)>,
     /// Paused and disabled endpoints receive nothing; their deliveries wait.
     pub active: bool,
+}
+
+impl EndpointConfig {
+    /// The secrets that sign at `now`: the current one, and the previous one until its
+    /// overlap ends. Worked out per attempt, so a retry after the overlap carries one v1.
+    pub fn secrets_at(&self, now: DateTime<Utc>) -> Vec<String> {
+        let mut out = vec![self.secret.clone()];
+        if let Some((old, until)) = &self.previous_secret {
+            if now < *until {
+                out.push(old.clone());
+            }
+        }
+        out
+    }
 }
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
@@ -190,7 +206,7 @@ impl EndpointState {
             let (url, body, secrets) = (
                 self.cfg.url.clone(),
                 d.body.clone(),
-                self.cfg.secrets.clone(),
+                self.cfg.secrets_at(now),
             );
             let (event_id, event_type) = (d.event_id.clone(), d.event_type.clone());
             let number = d.attempts.len() as u32 + 1;

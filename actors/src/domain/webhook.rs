@@ -103,18 +103,6 @@ impl Endpoint {
         self.include_content || self.include_contact_details
     }
 
-    /// The secrets that sign a delivery at `now`: the current one, and the previous one
-    /// during the rotation overlap.
-    pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<String> {
-        let mut out = vec![self.secret.clone()];
-        if let (Some(old), Some(until)) = (&self.previous_secret, self.previous_secret_expires_at) {
-            if now < until {
-                out.push(old.clone());
-            }
-        }
-        out
-    }
-
     pub fn view(&self) -> EndpointView {
         EndpointView {
             seq: self.seq,

@@ -256,7 +256,7 @@ impl Actor for WorkspaceActor {
                     endpoints: d.webhooks.len(),
                     endpoint_ids: d
                         .webhooks
-                        .configs(&state.args.id, ctx.now)
+                        .configs(&state.args.id)
                         .into_iter()
                         .map(|c| c.id)
                         .collect(),
@@ -372,9 +372,8 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
 pub fn stored_endpoints(
     store: &Store,
     ws: &WorkspaceId,
-    now: DateTime<Utc>,
 ) -> Result<Vec<EndpointConfig>, DomainError> {
-    Ok(webhooks::Webhooks::load(store, ws)?.configs(ws, now))
+    Ok(webhooks::Webhooks::load(store, ws)?.configs(ws))
 }
 
 /// Answers a read or a refusal now.

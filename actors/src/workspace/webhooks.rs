@@ -119,23 +119,21 @@ impl Webhooks {
         Ok(())
     }
 
-    /// What the endpoint's delivery actor needs at `now`.
-    pub fn config(ws: &WorkspaceId, e: &Endpoint, now: DateTime<Utc>) -> EndpointConfig {
+    /// What the endpoint's delivery actor needs.
+    pub fn config(ws: &WorkspaceId, e: &Endpoint) -> EndpointConfig {
         EndpointConfig {
             id: e.id.clone(),
             workspace_id: ws.clone(),
             url: e.url.clone(),
-            secrets: e.signing_secrets(now),
+            secret: e.secret.clone(),
+            previous_secret: e.previous_secret.clone().zip(e.previous_secret_expires_at),
             active: e.status == EndpointStatus::Active,
         }
     }
 
     /// Every endpoint's configuration (for resuming deliveries after a restart).
-    pub fn configs(&self, ws: &WorkspaceId, now: DateTime<Utc>) -> Vec<EndpointConfig> {
-        self.by_seq
-            .values()
-            .map(|e| Self::config(ws, e, now))
-            .collect()
+    pub fn configs(&self, ws: &WorkspaceId) -> Vec<EndpointConfig> {
+        self.by_seq.values().map(|e| Self::config(ws, e)).collect()
     }
 
     /// Writes one pending delivery per (event, subscribed endpoint) into `batch`, with the
@@ -180,7 +178,7 @@ impl Webhooks {
                 };
                 batch.put(record::key(&e.id, d.id), &d)?;
                 if !woken.iter().any(|c| c.id == e.id) {
-                    woken.push(Self::config(ws, e, now));
+                    woken.push(Self::config(ws, e));
                 }
             }
         }
@@ -229,7 +227,7 @@ pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             reply,
             data.webhooks
                 .get(&id)
-                .map(|e| (e.view(), Webhooks::config(ctx.workspace, e, ctx.now))),
+                .map(|e| (e.view(), Webhooks::config(ctx.workspace, e))),
         ),
         WebhookMsg::Create(o, change, caller, reply) => {
             finish(reply, o, create(data, ctx, change, caller))
@@ -388,7 +386,7 @@ fn update(
         e.updated_at = ctx.now;
         data.webhooks.put(ctx, e.clone(), &mut writes)?;
         ctx.dispatcher
-            .configure(Webhooks::config(ctx.workspace, &e, ctx.now));
+            .configure(Webhooks::config(ctx.workspace, &e));
     }
     Ok(Change {
         value: e.view(),
@@ -427,7 +425,7 @@ fn rotate(
     let mut writes = Batch::default();
     data.webhooks.put(ctx, e.clone(), &mut writes)?;
     ctx.dispatcher
-        .configure(Webhooks::config(ctx.workspace, &e, ctx.now));
+        .configure(Webhooks::config(ctx.workspace, &e));
     Ok(Change {
         value: (secret, until),
         writes,
@@ -487,7 +485,7 @@ fn record_outcome(
         data.webhooks.notifications.insert(n.id, n);
         ctx.dispatcher.count_disabled();
         ctx.dispatcher
-            .configure(Webhooks::config(ctx.workspace, &e, ctx.now));
+            .configure(Webhooks::config(ctx.workspace, &e));
     }
     if e != current {
         data.webhooks.put(ctx, e, &mut writes)?;
