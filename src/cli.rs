@@ -21,6 +21,9 @@ pub enum Command {
     Serve,
     /// Operator actions against a running server.
     Admin(AdminArgs),
+    /// Load-test a running server: many workspaces, a request mix, noisy neighbours, and a
+    /// report of throughput, latency and isolation (it never starts a server itself).
+    Loadtest(crate::loadtest::LoadtestArgs),
 }
 
 #[derive(Args)]

@@ -18,3 +18,4 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod loadtest;

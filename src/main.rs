@@ -1,4 +1,10 @@
 use clap::Parser;
+
+/// mimalloc gives the memory of passivated actors back to the system; the default
+/// allocator kept it (see BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use switchboard::cli::{Cli, Command};
 use switchboard::config::Settings;
 
@@ -11,6 +17,13 @@ async fn main() -> std::process::ExitCode {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("switchboard admin: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
+        Command::Loadtest(args) => match switchboard::loadtest::run(args).await {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("switchboard loadtest: {e}");
                 std::process::ExitCode::FAILURE
             }
         },

@@ -1,0 +1,318 @@
+//! What the workers record: counts by status and latency samples, per request class and
+//! per workspace group (quiet or noisy).
+//!
+//! Each worker owns a [`Recorder`] (no lock on the hot path) and the run merges them at
+//! the end. Latencies are kept as microseconds in a reservoir, so memory stays bounded on
+//! long runs: the percentiles come from a uniform sample, the maximum and counts are exact.
+
+use std::time::Duration;
+
+use super::args::Class;
+
+/// At most this many latency samples per series over the whole run.
+pub const SAMPLE_CAP: usize = 1_000_000;
+
+/// The outcome of one request.
+#[derive(Debug, Clone, Copy)]
+pub enum Outcome {
+    /// The server answered with this status.
+    Status(u16),
+    /// No answer: connect, timeout or reset.
+    Transport,
+}
+
+/// Answers sorted into the buckets the report shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StatusCounts {
+    pub ok_200: u64,
+    pub created_201: u64,
+    pub rate_limited_429: u64,
+    /// 4xx other than 429.
+    pub other_4xx: u64,
+    pub server_5xx: u64,
+    pub transport_errors: u64,
+    /// Anything else (other 2xx, 1xx, 3xx).
+    pub other: u64,
+}
+
+impl StatusCounts {
+    fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Transport => self.transport_errors += 1,
+            Outcome::Status(200) => self.ok_200 += 1,
+            Outcome::Status(201) => self.created_201 += 1,
+            Outcome::Status(429) => self.rate_limited_429 += 1,
+            Outcome::Status(s) if (400..500).contains(&s) => self.other_4xx += 1,
+            Outcome::Status(s) if (500..600).contains(&s) => self.server_5xx += 1,
+            Outcome::Status(_) => self.other += 1,
+        }
+    }
+
+    pub fn merge(&mut self, o: &StatusCounts) {
+        self.ok_200 += o.ok_200;
+        self.created_201 += o.created_201;
+        self.rate_limited_429 += o.rate_limited_429;
+        self.other_4xx += o.other_4xx;
+        self.server_5xx += o.server_5xx;
+        self.transport_errors += o.transport_errors;
+        self.other += o.other;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.ok_200
+            + self.created_201
+            + self.rate_limited_429
+            + self.other_4xx
+            + self.server_5xx
+            + self.transport_errors
+            + self.other
+    }
+}
+
+/// One stream of requests: its status counts and its latencies.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub status: StatusCounts,
+    /// Requests that got an answer (their latency was seen).
+    pub answered: u64,
+    pub max_us: u64,
+    samples: Vec<u32>,
+    cap: usize,
+}
+
+impl Series {
+    fn new(cap: usize) -> Self {
+        Self {
+            status: StatusCounts::default(),
+            answered: 0,
+            max_us: 0,
+            samples: Vec::new(),
+            cap: cap.max(1),
+        }
+    }
+
+    /// Transport errors count but have no latency: a timeout would only say how long
+    /// the client waited.
+    fn record(&mut self, outcome: Outcome, latency: Duration, dice: &mut Dice) {
+        self.status.add(outcome);
+        if matches!(outcome, Outcome::Transport) {
+            return;
+        }
+        let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.max_us = self.max_us.max(us);
+        self.answered += 1;
+        let sample = u32::try_from(us).unwrap_or(u32::MAX);
+        if self.samples.len() < self.cap {
+            self.samples.push(sample);
+        } else {
+            // Algorithm R: keep each of the `answered` samples with equal chance.
+            let slot = dice.below(self.answered);
+            if let Ok(slot) = usize::try_from(slot) {
+                if slot < self.cap {
+                    self.samples[slot] = sample;
+                }
+            }
+        }
+    }
+
+    pub fn merge(&mut self, o: Series) {
+        self.status.merge(&o.status);
+        self.answered += o.answered;
+        self.max_us = self.max_us.max(o.max_us);
+        self.samples.extend(o.samples);
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.status.total()
+    }
+
+    /// p50, p90, p99 (nearest rank over the samples) and the exact max, in milliseconds.
+    pub fn latency(&self) -> Latency {
+        if self.samples.is_empty() {
+            return Latency::default();
+        }
+        let mut sorted = self.samples.clone();
+        sorted.sort_unstable();
+        let at = |p: f64| {
+            let rank = (p * sorted.len() as f64).ceil() as usize;
+            let i = rank.clamp(1, sorted.len()) - 1;
+            f64::from(sorted[i]) / 1000.0
+        };
+        Latency {
+            p50_ms: at(0.50),
+            p90_ms: at(0.90),
+            p99_ms: at(0.99),
+            max_ms: self.max_us as f64 / 1000.0,
+        }
+    }
+}
+
+/// Latency percentiles in milliseconds; all 0 when nothing was answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Latency {
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// Which workspaces a request came from; the health baseline has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Quiet,
+    Noisy,
+}
+
+/// A worker's own record of everything it sent.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    pub classes: Vec<Series>,
+    pub quiet: Series,
+    pub noisy: Series,
+    dice: Dice,
+}
+
+impl Recorder {
+    /// `share` is how many recorders split [`SAMPLE_CAP`]: each keeps its fair part.
+    pub fn new(share: usize, seed: u64) -> Self {
+        let cap = SAMPLE_CAP / share.max(1);
+        Self {
+            classes: Class::ALL.iter().map(|_| Series::new(cap)).collect(),
+            quiet: Series::new(cap),
+            noisy: Series::new(cap),
+            dice: Dice::new(seed),
+        }
+    }
+
+    pub fn record(
+        &mut self,
+        class: Class,
+        group: Option<Group>,
+        outcome: Outcome,
+        latency: Duration,
+    ) {
+        self.classes[class.index()].record(outcome, latency, &mut self.dice);
+        match group {
+            Some(Group::Quiet) => self.quiet.record(outcome, latency, &mut self.dice),
+            Some(Group::Noisy) => self.noisy.record(outcome, latency, &mut self.dice),
+            None => {}
+        }
+    }
+
+    pub fn merge(&mut self, o: Recorder) {
+        for (mine, theirs) in self.classes.iter_mut().zip(o.classes) {
+            mine.merge(theirs);
+        }
+        self.quiet.merge(o.quiet);
+        self.noisy.merge(o.noisy);
+    }
+
+    pub fn class(&self, class: Class) -> &Series {
+        &self.classes[class.index()]
+    }
+
+    /// A fresh roll for the workers (mix and target choice), from the same cheap source.
+    pub fn dice(&mut self) -> &mut Dice {
+        &mut self.dice
+    }
+}
+
+/// xorshift64*: a tiny, `Send`, never-failing random source. The load tester needs
+/// spread, not cryptographic quality, and a per-worker source keeps workers independent.
+#[derive(Debug, Clone)]
+pub struct Dice(u64);
+
+impl Dice {
+    pub fn new(seed: u64) -> Self {
+        // Never zero: xorshift would stay at zero forever.
+        Self((seed ^ 0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform enough in `0..n` (0 when n is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank_and_the_exact_max() {
+        let mut r = Recorder::new(1, 7);
+        for ms in 1..=100u64 {
+            r.record(
+                Class::Reads,
+                Some(Group::Quiet),
+                Outcome::Status(200),
+                Duration::from_millis(ms),
+            );
+        }
+        r.record(
+            Class::Reads,
+            Some(Group::Noisy),
+            Outcome::Transport,
+            Duration::from_secs(9),
+        );
+        let l = r.class(Class::Reads).latency();
+        assert_eq!(
+            (l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms),
+            (50.0, 90.0, 99.0, 100.0)
+        );
+        assert_eq!(r.class(Class::Reads).requests(), 101);
+        assert_eq!(r.class(Class::Reads).status.transport_errors, 1);
+        assert_eq!(r.noisy.latency(), Latency::default());
+    }
+
+    #[test]
+    fn the_reservoir_stays_within_its_cap() {
+        let mut s = Series::new(10);
+        let mut dice = Dice::new(1);
+        for i in 0..1000 {
+            s.record(Outcome::Status(201), Duration::from_micros(i), &mut dice);
+        }
+        assert_eq!(s.samples.len(), 10);
+        assert_eq!(s.answered, 1000);
+        assert_eq!(s.status.created_201, 1000);
+        assert_eq!(s.max_us, 999);
+    }
+
+    #[test]
+    fn statuses_land_in_their_buckets() {
+        let mut c = StatusCounts::default();
+        for s in [200, 201, 429, 404, 422, 500, 503, 204] {
+            c.add(Outcome::Status(s));
+        }
+        c.add(Outcome::Transport);
+        assert_eq!(
+            c,
+            StatusCounts {
+                ok_200: 1,
+                created_201: 1,
+                rate_limited_429: 1,
+                other_4xx: 2,
+                server_5xx: 2,
+                transport_errors: 1,
+                other: 1,
+            }
+        );
+    }
+}

@@ -1,0 +1,92 @@
+//! `switchboard loadtest` end to end: the real binary against the app on 127.0.0.1:0,
+//! with a tiny configuration, its `--json` report read back.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::helpers::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused() {
+    let app = spawn_app_with(|s| {
+        s.rate_limit_per_minute = 120;
+        s.webhooks.allow_private = true;
+    })
+    .await;
+    // A noisy workspace sends 10x its budget: at 120/min it needs 120 / (20 - 2) ≈ 6.7 s
+    // to spend a full budget, longer than this short run. Seeding 110 contacts spends
+    // most of every workspace's budget first, so the noisy one is refused within the
+    // run while the quiet ones, paced at the refill rate, still never are.
+    let args = [
+        "loadtest",
+        "--api-url",
+        &app.api,
+        "--admin-url",
+        &app.admin,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--workspaces",
+        "3",
+        "--contacts-per-workspace",
+        "110",
+        "--connections",
+        "4",
+        "--duration",
+        "3s",
+        "--noisy",
+        "1",
+        "--json",
+        "--no-progress",
+    ];
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(args)
+        .env_remove("SWITCHBOARD_API_URL")
+        .env_remove("SWITCHBOARD_ADMIN_URL")
+        .env_remove("SWITCHBOARD_ADMIN_TOKEN")
+        .env_remove("SWITCHBOARD_LOADTEST_RATE_BUDGET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), child)
+        .await
+        .expect("the load test stops by itself")
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stdout} {stderr}", out.status);
+    let report: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    let n = |path: &str| {
+        report
+            .pointer(path)
+            .and_then(Value::as_f64)
+            .unwrap_or_else(|| panic!("{path} missing: {report:#}"))
+    };
+
+    assert_eq!(n("/config/workspaces"), 3.0);
+    assert_eq!(n("/config/rate_budget_per_minute"), 120.0, "{report:#}");
+    assert_eq!(n("/config/server_rate_budget_per_minute"), 120.0);
+    assert!(n("/total/requests") > 0.0, "{report:#}");
+    assert!(n("/total/per_second") > 0.0, "{report:#}");
+    assert!(n("/health_phase/requests") > 0.0, "{report:#}");
+    assert!(n("/classes/health/per_second") > 0.0, "{report:#}");
+    assert!(n("/classes/reads/requests") > 0.0, "{report:#}");
+    assert!(n("/classes/writes/requests") > 0.0, "{report:#}");
+    assert!(n("/classes/reads/latency/p99_ms") > 0.0, "{report:#}");
+    assert!(n("/mixed_phase/requests") > 0.0, "{report:#}");
+    assert!(n("/ratios/reads_vs_health_throughput") > 0.0, "{report:#}");
+
+    assert!(n("/isolation/noisy_429") > 0.0, "{report:#}");
+    assert_eq!(n("/isolation/quiet_429"), 0.0, "{report:#}");
+    assert_eq!(report["isolation"]["holds"], true);
+    assert_eq!(n("/workspaces/quiet/status/rate_limited_429"), 0.0);
+    assert!(n("/workspaces/quiet/requests") > 0.0, "{report:#}");
+    assert_eq!(n("/status/transport_errors"), 0.0, "{report:#}");
+    assert_eq!(n("/status/server_5xx"), 0.0, "{report:#}");
+    // The endpoint at the load tester's own receiver was accepted (private targets are
+    // allowed here), so webhook writes ran as themselves.
+    assert!(n("/config/mix/webhook_writes") > 0.0, "{report:#}");
+}
