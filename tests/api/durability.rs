@@ -1,74 +1,19 @@
 //! An acknowledged write survives `kill -9`; SIGTERM stops cleanly; actors that fail or
 //! passivate come back from the store.
 
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
 use switchboard_actors::ids::WorkspaceId;
 use switchboard_actors::workspace::WorkspaceMsg;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::helpers::*;
-
-/// The real binary, started on a data folder; its addresses and bootstrap key are read
-/// from what it prints.
-struct Server {
-    child: Child,
-    api: String,
-    key: Option<String>,
-}
-
-async fn launch(dir: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .arg("serve")
-        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
-        .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
-        .env("SWITCHBOARD_DATA_DIR", dir)
-        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
-        .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("binary starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let (mut api, mut key) = (None, None);
-    let read = async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(k) = line.strip_prefix("api key (shown once): ") {
-                key = Some(k.to_string());
-            }
-            if let Some(url) = line.strip_prefix("api listening on ") {
-                api = Some(url.to_string());
-            }
-            if line.starts_with("operator api listening on") {
-                break;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), read)
-        .await
-        .expect("server announces its addresses");
-    Server {
-        child,
-        api: api.expect("api address printed"),
-        key,
-    }
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("{}/api/v1{path}", self.api)
-    }
-}
 
 #[tokio::test]
 async fn acknowledged_writes_survive_kill_9() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = launch(dir.path()).await;
+    let mut server = launch(dir.path(), &[], &[]).await;
     let key = server.key.clone().expect("a fresh folder prints a key");
     let client = reqwest::Client::new();
 
@@ -96,7 +41,7 @@ async fn acknowledged_writes_survive_kill_9() {
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
 
-    let server = launch(dir.path()).await;
+    let server = launch(dir.path(), &[], &[]).await;
     assert!(server.key.is_none(), "the bootstrap runs only once");
     let tags: serde_json::Value = client
         .get(server.url("/tags"))
@@ -132,7 +77,7 @@ async fn acknowledged_writes_survive_kill_9() {
 #[tokio::test]
 async fn sigterm_stops_the_service_with_exit_code_0() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = launch(dir.path()).await;
+    let mut server = launch(dir.path(), &[], &[]).await;
     let pid = server.child.id().unwrap().to_string();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &pid])

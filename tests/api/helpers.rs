@@ -338,3 +338,102 @@ impl Drop for TestApp {
         }
     }
 }
+
+/// The real binary, started on a data folder with the admin token and the rate limit off,
+/// plus `env` (set) and `unset` (removed); its addresses and bootstrap key are read from
+/// what it prints.
+pub struct Server {
+    pub child: tokio::process::Child,
+    pub api: String,
+    pub key: Option<String>,
+}
+
+pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str]) -> Server {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    command
+        .arg("serve")
+        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", dir)
+        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
+        .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    for name in unset {
+        command.env_remove(name);
+    }
+    let mut child = command.spawn().expect("binary starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (mut api, mut key) = (None, None);
+    let read = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(k) = line.strip_prefix("api key (shown once): ") {
+                key = Some(k.to_string());
+            }
+            if let Some(url) = line.strip_prefix("api listening on ") {
+                api = Some(url.to_string());
+            }
+            if line.starts_with("operator api listening on") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), read)
+        .await
+        .expect("server announces its addresses");
+    Server {
+        child,
+        api: api.expect("api address printed"),
+        key,
+    }
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.api)
+    }
+}
+
+/// A 200 list envelope; its items.
+#[track_caller]
+pub fn listed(r: Resp) -> Vec<Value> {
+    let body = r.expect(200).body;
+    assert_eq!(body["object"], "list", "body: {body}");
+    body["data"].as_array().expect("data array").clone()
+}
+
+pub fn short(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}...", &s[..cut]),
+        None => s,
+    }
+}
+
+/// Sends each body with `method` to `path` and checks each answers 422
+/// `validation_failed` naming exactly the given path; reports every mismatch at once.
+pub async fn refusals(app: &TestApp, method: Method, path: &str, cases: Vec<(Value, &str)>) {
+    let mut wrong = Vec::new();
+    for (body, want) in cases {
+        let r = app
+            .call(method.clone(), path)
+            .token(&app.key)
+            .json(body.clone())
+            .send()
+            .await;
+        let got = (r.status, r.code().to_string(), r.paths());
+        let expected = (422, "validation_failed".to_string(), vec![want.to_string()]);
+        if got != expected {
+            wrong.push(format!(
+                "{method} {path} {} -> {} {} (want 422 at `{want}`)",
+                short(&body),
+                r.status,
+                short(&r.body)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "wrong answers:\n{}", wrong.join("\n"));
+}

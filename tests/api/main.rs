@@ -15,6 +15,6 @@ mod orders;
 mod products;
 mod rate_limit;
 mod resources;
-mod webhook_retention;
 mod webhook_delivery;
+mod webhook_retention;
 mod webhooks;

@@ -78,50 +78,9 @@ async fn get(app: &TestApp, p: &Value) -> Value {
     app.get(&at(p), &app.key).await.expect(200).body
 }
 
-/// A 200 list envelope; its items.
-#[track_caller]
-fn listed(r: Resp) -> Vec<Value> {
-    let body = r.expect(200).body;
-    assert_eq!(body["object"], "list", "body: {body}");
-    body["data"].as_array().expect("data array").clone()
-}
-
 async fn list_ids(app: &TestApp, query: &str) -> Vec<u64> {
     let r = app.get(&format!("{PRODUCTS}{query}"), &app.key).await;
     listed(r).iter().map(id).collect()
-}
-
-fn short(v: &Value) -> String {
-    let s = v.to_string();
-    match s.char_indices().nth(160) {
-        Some((cut, _)) => format!("{}...", &s[..cut]),
-        None => s,
-    }
-}
-
-/// Sends each body with `method` to `path` and checks each answers 422
-/// `validation_failed` naming exactly the given path; reports every mismatch at once.
-async fn refusals(app: &TestApp, method: Method, path: &str, cases: Vec<(Value, &str)>) {
-    let mut wrong = Vec::new();
-    for (body, want) in cases {
-        let r = app
-            .call(method.clone(), path)
-            .token(&app.key)
-            .json(body.clone())
-            .send()
-            .await;
-        let got = (r.status, r.code().to_string(), r.paths());
-        let expected = (422, "validation_failed".to_string(), vec![want.to_string()]);
-        if got != expected {
-            wrong.push(format!(
-                "{method} {path} {} -> {} {} (want 422 at `{want}`)",
-                short(&body),
-                r.status,
-                short(&r.body)
-            ));
-        }
-    }
-    assert!(wrong.is_empty(), "wrong answers:\n{}", wrong.join("\n"));
 }
 
 fn urls(n: usize) -> Vec<String> {

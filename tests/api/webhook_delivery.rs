@@ -4,7 +4,6 @@
 //! sends and redelivery, the delivery list, restarts, kill -9 and slow-endpoint isolation.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -12,8 +11,6 @@ use serde_json::{json, Value};
 use switchboard::config::Settings;
 use switchboard_actors::clock::{Clock, ManualClock};
 use switchboard_actors::events::signature;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
 use crate::helpers::*;
 use crate::receiver::*;
@@ -1711,68 +1708,22 @@ async fn after_a_restart_a_pending_retry_keeps_its_schedule() {
     deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
 }
 
-/// The real binary, started on a data folder with fast webhook settings and every proxy
-/// variable pointing at `proxy` (deliveries must never go through a proxy).
-struct Server {
-    child: Child,
-    api: String,
-    key: Option<String>,
-}
-
-async fn launch(dir: &Path, proxy: &str) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .arg("serve")
-        .env("HTTP_PROXY", proxy)
-        .env("HTTPS_PROXY", proxy)
-        .env("ALL_PROXY", proxy)
-        .env("http_proxy", proxy)
-        .env("https_proxy", proxy)
-        .env("all_proxy", proxy)
-        .env_remove("NO_PROXY")
-        .env_remove("no_proxy")
-        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
-        .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
-        .env("SWITCHBOARD_DATA_DIR", dir)
-        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
-        .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
-        .env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true")
-        .env("SWITCHBOARD_WEBHOOK_TICK", "20ms")
-        .env("SWITCHBOARD_WEBHOOK_TIMEOUT", "2s")
-        .env("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "1s,1s,1s,1s,1s,1s")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("binary starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let (mut api, mut key) = (None, None);
-    let read = async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(k) = line.strip_prefix("api key (shown once): ") {
-                key = Some(k.to_string());
-            }
-            if let Some(url) = line.strip_prefix("api listening on ") {
-                api = Some(url.to_string());
-            }
-            if line.starts_with("operator api listening on") {
-                break;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), read)
-        .await
-        .expect("server announces its addresses");
-    Server {
-        child,
-        api: api.expect("api address printed"),
-        key,
-    }
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("{}/api/v1{path}", self.api)
-    }
+/// The real binary with fast webhook settings and every proxy variable pointed at `proxy`
+/// (which must receive nothing: deliveries use no proxy).
+async fn launch_with_proxy(dir: &Path, proxy: &str) -> Server {
+    let env = [
+        ("HTTP_PROXY", proxy),
+        ("HTTPS_PROXY", proxy),
+        ("ALL_PROXY", proxy),
+        ("http_proxy", proxy),
+        ("https_proxy", proxy),
+        ("all_proxy", proxy),
+        ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("SWITCHBOARD_WEBHOOK_TICK", "20ms"),
+        ("SWITCHBOARD_WEBHOOK_TIMEOUT", "2s"),
+        ("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "1s,1s,1s,1s,1s,1s"),
+    ];
+    launch(dir, &env, &["NO_PROXY", "no_proxy"]).await
 }
 
 #[tokio::test]
@@ -1780,7 +1731,7 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
     let dir = tempfile::tempdir().unwrap();
     let proxy = TestReceiver::start().await;
     let proxy_url = proxy.url.trim_end_matches("/hook").to_string();
-    let mut server = launch(dir.path(), &proxy_url).await;
+    let mut server = launch_with_proxy(dir.path(), &proxy_url).await;
     let key = server.key.clone().expect("a fresh folder prints a key");
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let rx = TestReceiver::start().await;
@@ -1813,7 +1764,7 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
     rx.respond_with(200);
     let n = rx.received().len();
 
-    let server = launch(dir.path(), &proxy_url).await;
+    let server = launch_with_proxy(dir.path(), &proxy_url).await;
     assert!(server.key.is_none(), "the same folder");
     let got = rx
         .wait_until("the retry after kill -9", |all| {
