@@ -22,12 +22,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn rss_mib() -> f64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0.0);
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0.0);
     pages * 4096.0 / 1048576.0
 }
 
 fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Touches `n` new workspaces (one durable contact each); answers how long it took.
@@ -40,9 +47,11 @@ async fn touch(reg: &Registry, n: usize, new: &NewContact) -> Duration {
         tasks.push(tokio::spawn(async move {
             let _permit = gate.acquire_owned().await.expect("gate");
             let ws = WorkspaceId::generate();
-            reg.call(&ws, |r| ContactMsg::Create(Origin::system(), new.clone(), r).into())
-                .await
-                .expect("create");
+            reg.call(&ws, |r| {
+                ContactMsg::Create(Origin::system(), new.clone(), r).into()
+            })
+            .await
+            .expect("create");
         }));
     }
     for t in tasks {
@@ -70,17 +79,27 @@ async fn main() {
     let idle = Duration::from_millis(env("IDLE_MS", 3_000));
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
-    let dispatcher = Dispatcher::new(store.clone(), Arc::new(SystemClock), DeliverySettings::default()).expect("dispatcher");
+    let dispatcher = Dispatcher::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        DeliverySettings::default(),
+    )
+    .expect("dispatcher");
     let reg = Registry::start(
         store.clone(),
         Arc::new(SystemClock),
         dispatcher,
-        RegistrySettings { idle_after: idle, call_timeout: Duration::from_secs(60) },
+        RegistrySettings {
+            idle_after: idle,
+            call_timeout: Duration::from_secs(60),
+        },
     )
     .await
     .expect("registry");
     let base = rss_mib();
-    let input: ContactInput = serde_json::from_value(json!({"first_name": "Ann", "email": "ann@example.com"})).expect("input");
+    let input: ContactInput =
+        serde_json::from_value(json!({"first_name": "Ann", "email": "ann@example.com"}))
+            .expect("input");
     let new = NewContact::parse(input).expect("valid");
 
     let took = touch(&reg, n, &new).await;
@@ -108,5 +127,8 @@ async fn main() {
         rss_mib() - base
     );
     until_passivated(&reg, idle).await;
-    println!("after the second round passivates: {:.1} MiB over baseline", rss_mib() - base);
+    println!(
+        "after the second round passivates: {:.1} MiB over baseline",
+        rss_mib() - base
+    );
 }

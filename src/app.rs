@@ -184,11 +184,7 @@ pub async fn start_with_clock(
 
 /// Starts a delivery actor for every stored endpoint, so that deliveries pending before a
 /// stop or crash go out on schedule.
-async fn resume_deliveries(
-    directory: &Directory,
-    store: &Store,
-    dispatcher: &Dispatcher,
-) {
+async fn resume_deliveries(directory: &Directory, store: &Store, dispatcher: &Dispatcher) {
     for ws in directory.workspaces() {
         match switchboard_actors::workspace::stored_endpoints(store, &ws.id) {
             Ok(configs) => {
