@@ -148,6 +148,10 @@ impl Webhooks {
         batch: &mut Batch,
     ) -> Result<Vec<EndpointConfig>, DomainError> {
         let mut woken: Vec<EndpointConfig> = Vec::new();
+        // Most writes happen in workspaces without an active endpoint: no envelope to build.
+        if !self.by_seq.values().any(|e| e.status == EndpointStatus::Active) {
+            return Ok(woken);
+        }
         for event in events {
             let envelope = Envelope::new(ws, origin, event, now);
             for e in self.by_seq.values().filter(|e| receives(e, &envelope)) {
