@@ -173,10 +173,23 @@ struct Inner {
     workspaces: DashMap<WorkspaceId, Workspace>,
     users: DashMap<UserId, User>,
     memberships: DashMap<(WorkspaceId, UserId), Membership>,
+    /// The workspaces of each user, so that choosing a workspace never scans everyone's.
+    workspaces_of: DashMap<UserId, BTreeSet<WorkspaceId>>,
     api_keys: DashMap<String, ApiKeyRecord>,
     tokens: DashMap<String, TokenRecord>,
     /// Serializes writers; reads never wait on it.
     write: Mutex<()>,
+}
+
+impl Inner {
+    fn remember(&self, m: Membership) {
+        self.workspaces_of
+            .entry(m.user_id.clone())
+            .or_default()
+            .insert(m.workspace_id.clone());
+        self.memberships
+            .insert((m.workspace_id.clone(), m.user_id.clone()), m);
+    }
 }
 
 fn key(kind: &str, id: &str) -> Vec<u8> {
@@ -194,6 +207,7 @@ impl Directory {
             workspaces: DashMap::new(),
             users: DashMap::new(),
             memberships: DashMap::new(),
+            workspaces_of: DashMap::new(),
             api_keys: DashMap::new(),
             tokens: DashMap::new(),
             write: Mutex::new(()),
@@ -207,9 +221,7 @@ impl Directory {
             inner.users.insert(u.id.clone(), u);
         }
         for (_, m) in inner.store.scan::<Membership>(&prefix("mem"))? {
-            inner
-                .memberships
-                .insert((m.workspace_id.clone(), m.user_id.clone()), m);
+            inner.remember(m);
         }
         for (k, rec) in inner.store.scan::<ApiKeyRecord>(&prefix("key"))? {
             inner.api_keys.insert(tail(&k), rec);
@@ -266,12 +278,15 @@ impl Directory {
 
     /// Every workspace a user belongs to, oldest membership first.
     pub fn memberships_of(&self, user: &UserId) -> Vec<Membership> {
-        let mut all: Vec<_> = self
+        let workspaces: Vec<WorkspaceId> = self
             .0
-            .memberships
-            .iter()
-            .filter(|m| &m.user_id == user)
-            .map(|m| m.clone())
+            .workspaces_of
+            .get(user)
+            .map(|w| w.iter().cloned().collect())
+            .unwrap_or_default();
+        let mut all: Vec<Membership> = workspaces
+            .into_iter()
+            .filter_map(|ws| self.membership(&ws, user))
             .collect();
         all.sort_by(|a, b| {
             a.created_at
@@ -328,9 +343,7 @@ impl Directory {
         self.0.store.commit(batch).await?;
         self.0.workspaces.insert(ws.id.clone(), ws.clone());
         self.0.users.insert(owner.id.clone(), owner.clone());
-        self.0
-            .memberships
-            .insert((ws.id.clone(), owner.id.clone()), membership);
+        self.0.remember(membership);
         self.0.api_keys.insert(key_hash, key_rec);
         Ok((ws, owner, issued))
     }
@@ -416,9 +429,7 @@ impl Directory {
         let mut batch = Batch::default();
         batch.put(membership_key(&m), &m)?;
         self.0.store.commit(batch).await?;
-        self.0
-            .memberships
-            .insert((ws.clone(), user.clone()), m.clone());
+        self.0.remember(m.clone());
         Ok(m)
     }
 

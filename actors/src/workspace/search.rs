@@ -118,12 +118,18 @@ impl SearchIndex {
         })
     }
 
-    /// The word that narrows the search most, with its estimated reach.
+    /// The word that narrows the search most, with its estimated reach. Each estimate
+    /// stops at the best one so far: a word cannot win once it reaches further.
     pub fn most_selective<'a>(&self, words: &'a [String], cap: usize) -> Option<(&'a str, usize)> {
-        words
-            .iter()
-            .map(|w| (w.as_str(), self.estimate(w, cap)))
-            .min_by_key(|(_, n)| *n)
+        let mut best: Option<(&'a str, usize)> = None;
+        for w in words {
+            let limit = best.map_or(cap, |(_, n)| n.min(cap));
+            let n = self.estimate(w, limit);
+            if best.is_none_or(|(_, b)| n < b) {
+                best = Some((w.as_str(), n));
+            }
+        }
+        best
     }
 }
 

@@ -149,7 +149,11 @@ impl Webhooks {
     ) -> Result<Vec<EndpointConfig>, DomainError> {
         let mut woken: Vec<EndpointConfig> = Vec::new();
         // Most writes happen in workspaces without an active endpoint: no envelope to build.
-        if !self.by_seq.values().any(|e| e.status == EndpointStatus::Active) {
+        if !self
+            .by_seq
+            .values()
+            .any(|e| e.status == EndpointStatus::Active)
+        {
             return Ok(woken);
         }
         for event in events {
