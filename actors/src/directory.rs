@@ -296,15 +296,6 @@ impl Directory {
         all
     }
 
-    pub fn members_of(&self, ws: &WorkspaceId) -> Vec<Membership> {
-        self.0
-            .memberships
-            .iter()
-            .filter(|m| &m.workspace_id == ws)
-            .map(|m| m.clone())
-            .collect()
-    }
-
     /// A new workspace with its owner (a new user) and one API key.
     pub async fn create_workspace(
         &self,
