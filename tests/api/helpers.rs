@@ -437,3 +437,36 @@ pub async fn refusals(app: &TestApp, method: Method, path: &str, cases: Vec<(Val
     }
     assert!(wrong.is_empty(), "wrong answers:\n{}", wrong.join("\n"));
 }
+
+#[track_caller]
+pub fn assert_fields(v: &Value, fields: &str) {
+    let got: std::collections::BTreeSet<&str> = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(|k| &k[..])
+        .collect();
+    assert_eq!(got, fields.split_whitespace().collect(), "record: {v}");
+}
+
+/// An ISO 8601 timestamp in UTC.
+#[track_caller]
+pub fn utc(v: &Value) -> chrono::DateTime<chrono::Utc> {
+    let s = v.as_str().unwrap_or_else(|| panic!("not a string: {v}"));
+    assert!(s.ends_with('Z'), "not UTC: {s}");
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap_or_else(|e| panic!("{s}: {e}"))
+        .with_timezone(&chrono::Utc)
+}
+
+/// A 422 `validation_failed` naming exactly `path`.
+#[track_caller]
+pub fn invalid(r: Resp, path: &str) {
+    let r = r.expect_error(422, "validation_failed");
+    assert_eq!(r.paths(), vec![path.to_string()], "body: {}", r.body);
+}
+
+#[track_caller]
+pub fn not_found(r: Resp) {
+    r.expect_error(404, "not_found");
+}

@@ -2,7 +2,6 @@
 //! listing (pages, filters), items and the editability rule in each state, the timeline,
 //! contact merges, restarts and the `orders` permission.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -19,39 +18,6 @@ const ITEM_FIELDS: &str = "id name quantity unit_price product_id sku total";
 const TIMELINE_FIELDS: &str = "id note created_at";
 
 // ----- Small helpers -----
-
-#[track_caller]
-fn assert_fields(v: &Value, fields: &str) {
-    let got: BTreeSet<&str> = v
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {v}"))
-        .keys()
-        .map(|k| &k[..])
-        .collect();
-    assert_eq!(got, fields.split_whitespace().collect(), "record: {v}");
-}
-
-/// An ISO 8601 timestamp in UTC.
-#[track_caller]
-fn utc(v: &Value) -> DateTime<Utc> {
-    let s = v.as_str().unwrap_or_else(|| panic!("not a string: {v}"));
-    assert!(s.ends_with('Z'), "not UTC: {s}");
-    DateTime::parse_from_rfc3339(s)
-        .unwrap_or_else(|e| panic!("{s}: {e}"))
-        .with_timezone(&Utc)
-}
-
-/// A 422 `validation_failed` naming exactly `path`.
-#[track_caller]
-fn invalid(r: Resp, path: &str) {
-    let r = r.expect_error(422, "validation_failed");
-    assert_eq!(r.paths(), vec![path.to_string()], "body: {}", r.body);
-}
-
-#[track_caller]
-fn not_found(r: Resp) {
-    r.expect_error(404, "not_found");
-}
 
 #[track_caller]
 fn not_editable(r: Resp) {
