@@ -38,6 +38,7 @@ pub struct RunningApp {
     stop: watch::Sender<bool>,
     servers: JoinHandle<()>,
     store: Store,
+    restart: watch::Receiver<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -168,6 +169,12 @@ pub async fn start_with_clock(
     let servers = tokio::spawn(async move {
         let _ = tokio::join!(api, admin);
     });
+    let (restart_tx, restart) = watch::channel(false);
+    tokio::spawn(crate::store_health::watch(
+        store.clone(),
+        restart_tx,
+        stopped.clone(),
+    ));
     tokio::spawn(housekeeping(state.clone(), stopped));
 
     Ok(RunningApp {
@@ -179,6 +186,7 @@ pub async fn start_with_clock(
         stop,
         servers,
         store,
+        restart,
     })
 }
 
@@ -235,6 +243,13 @@ impl RunningApp {
 
     pub fn admin_url(&self) -> String {
         format!("http://{}", self.admin_addr)
+    }
+
+    /// Resolves when the store failed and its data folder takes writes again: the process
+    /// must start over on a fresh store (a supervisor restarts it).
+    pub async fn restart_needed(&self) {
+        let mut restart = self.restart.clone();
+        let _ = restart.wait_for(|r| *r).await;
     }
 
     /// Stops accepting, waits for in-flight requests (up to the grace period), drains the

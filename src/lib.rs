@@ -9,6 +9,8 @@
 //! - [`http`]: the API listener: routes, authentication, rate limit, idempotency, errors.
 //! - [`admin`]: the operator listener.
 //! - [`cli`]: the command line.
+//! - [`store_health`]: 503 for writes while the store cannot take them, and the restart
+//!   once it can again.
 //!
 //! State lives in `switchboard-actors`: a request is authenticated here (in memory), then
 //! handed to its workspace's actor, which validates, applies, persists and answers.
@@ -19,3 +21,4 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod loadtest;
+pub mod store_health;

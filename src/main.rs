@@ -55,11 +55,22 @@ async fn serve() -> std::process::ExitCode {
     }
     println!("api listening on {}", app.api_url());
     println!("operator api listening on {}", app.admin_url());
-    wait_for_signal().await;
-    tracing::info!("shutting down");
-    app.shutdown().await;
-    std::process::ExitCode::SUCCESS
+    tokio::select! {
+        _ = wait_for_signal() => {
+            tracing::info!("shutting down");
+            app.shutdown().await;
+            std::process::ExitCode::SUCCESS
+        }
+        _ = app.restart_needed() => {
+            // Everything acknowledged is on disk; what was refused was answered 503.
+            eprintln!("switchboard: the store failed and the disk takes writes again; exiting so that the supervisor restarts the service");
+            std::process::ExitCode::from(RESTART_EXIT_CODE)
+        }
+    }
 }
+
+/// The exit status that asks a supervisor for a restart (EX_TEMPFAIL).
+const RESTART_EXIT_CODE: u8 = 75;
 
 fn init_tracing(json: bool) {
     use tracing_subscriber::EnvFilter;

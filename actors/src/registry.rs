@@ -133,7 +133,14 @@ impl Registry {
         let (actor, _) =
             Actor::spawn_linked(None, WorkspaceActor, args, self.supervisor.get_cell())
                 .await
-                .map_err(|e| DomainError::Internal(format!("workspace actor start: {e}")))?;
+                .map_err(|e| {
+                    let cause = format!("workspace actor start: {e}");
+                    if self.inner.store.health().is_failing() {
+                        DomainError::Unavailable(cause)
+                    } else {
+                        DomainError::Internal(cause)
+                    }
+                })?;
         self.inner
             .owners
             .insert(actor.get_id(), (ws.clone(), stats));

@@ -52,7 +52,9 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/admin/health",
-            get(|| async { Json(serde_json::json!({"status": "ok"})) }),
+            get(|State(app): State<AppState>| async move {
+                crate::store_health::report(&app.store)
+            }),
         )
         .layer(from_fn_with_state(state.clone(), require_admin))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })

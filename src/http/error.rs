@@ -10,6 +10,9 @@ use switchboard_actors::directory::AuthError;
 use switchboard_actors::domain::{DomainError, FieldError};
 use utoipa::ToSchema;
 
+/// Seconds a client should wait before repeating a write the store refused.
+pub const STORE_RETRY_AFTER: &str = "5";
+
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
@@ -99,6 +102,20 @@ impl ApiError {
         )
     }
 
+    /// 503 while the store cannot take writes; the client may retry after a while.
+    pub fn unavailable(cause: impl std::fmt::Display) -> Self {
+        tracing::warn!(%cause, "write refused: the store is unavailable");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            "the service cannot store writes right now; retry later",
+        )
+        .with_header(
+            axum::http::header::RETRY_AFTER,
+            HeaderValue::from_static(STORE_RETRY_AFTER),
+        )
+    }
+
     pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
         self
@@ -120,6 +137,7 @@ impl From<DomainError> for ApiError {
             DomainError::UnsafeUrl(message) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "unsafe_url", message)
             }
+            DomainError::Unavailable(cause) => Self::unavailable(cause),
             DomainError::Internal(cause) => Self::internal(cause),
         }
     }

@@ -14,7 +14,7 @@ pub mod telemetry;
 
 use std::sync::Arc;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
@@ -107,6 +107,10 @@ pub fn router(state: AppState) -> Router {
     let api = api
         .route_layer(axum::middleware::from_fn(telemetry::remember_route))
         .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::store_health::refuse_writes_while_failing,
+        ))
         .layer(from_fn_with_state(state.clone(), auth::authenticate))
         .fallback(unknown_route);
     Router::new()
@@ -130,8 +134,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     api().1
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(serde_json::json!({"status": "ok"}))
+async fn health(State(app): State<AppState>) -> Response {
+    crate::store_health::report(&app.store)
 }
 
 async fn unknown_route() -> ApiError {

@@ -15,6 +15,7 @@ mod orders;
 mod products;
 mod rate_limit;
 mod resources;
+mod store_safety;
 mod webhook_delivery;
 mod webhook_retention;
 mod webhooks;

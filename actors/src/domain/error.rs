@@ -39,6 +39,10 @@ pub enum DomainError {
     /// 422 `unsafe_url`: a webhook URL pointing at a private or internal address.
     #[error("{0}")]
     UnsafeUrl(String),
+    /// 503 `store_unavailable`: the store cannot take writes right now (a full disk, for
+    /// instance); the text is logged, never sent.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// 500; the text is logged, never sent.
     #[error("internal: {0}")]
     Internal(String),
@@ -59,7 +63,13 @@ impl DomainError {
 
 impl From<crate::store::StoreError> for DomainError {
     fn from(e: crate::store::StoreError) -> Self {
-        Self::Internal(e.to_string())
+        use crate::store::StoreError;
+        match e {
+            StoreError::Unavailable(_) | StoreError::Sled(sled::Error::Io(_)) => {
+                Self::Unavailable(e.to_string())
+            }
+            _ => Self::Internal(e.to_string()),
+        }
     }
 }
 

@@ -273,14 +273,25 @@ impl Actor for WorkspaceActor {
             }
             WorkspaceMsg::Crash => return Err("crash requested".into()),
         };
-        let result = match done {
-            Handled::Done => Ok(()),
-            Handled::Commit(pending) => pending.commit(&state.args, &state.data),
-        };
+        if let Handled::Commit(pending) = done {
+            if let Err(e) = pending.commit(&state.args, &state.data) {
+                // The in-memory state is now ahead of the store: reload it in place, so
+                // that the messages already queued are still answered. A store that fails
+                // reads too keeps the state as it is: it refuses every write until the
+                // process restarts on it, and reads go on from memory meanwhile.
+                tracing::warn!(workspace = %state.args.id, error = %e, "reloading after a failed write");
+                match WorkspaceData::load(&state.args.store, &state.args.id) {
+                    Ok(data) => state.data = data,
+                    Err(e) => {
+                        tracing::error!(workspace = %state.args.id, error = %e, "reload failed; serving reads from memory")
+                    }
+                }
+            }
+        }
         if kind != "idle_check" {
             state.args.stats.handled(kind, started);
         }
-        result
+        Ok(())
     }
 }
 
@@ -299,7 +310,7 @@ pub trait PendingCommit: Send {
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
-    ) -> Result<(), ActorProcessingErr>;
+    ) -> Result<(), DomainError>;
 }
 
 struct Pending<T> {
@@ -313,7 +324,7 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
-    ) -> Result<(), ActorProcessingErr> {
+    ) -> Result<(), DomainError> {
         let Pending {
             change,
             origin,
@@ -342,10 +353,8 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         let woken: Vec<EndpointConfig> = match staged {
             Ok(w) => w,
             Err(e) => {
-                // The in-memory state is now ahead of the store: fail, so that the
-                // supervisor drops this actor and the next message reloads from the store.
-                let _ = reply.send(Err(DomainError::Internal(e.to_string())));
-                return Err(format!("store write failed: {e}").into());
+                let _ = reply.send(Err(e.clone()));
+                return Err(e);
             }
         };
         let durable = args.store.durable();
@@ -359,7 +368,7 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
                     let _ = reply.send(Ok(change.value));
                 }
                 Err(e) => {
-                    let _ = reply.send(Err(DomainError::Internal(e.to_string())));
+                    let _ = reply.send(Err(e.into()));
                 }
             }
         });

@@ -1,0 +1,74 @@
+//! The store's health at the edge: `/health` reports it, writes are refused with 503 while
+//! the store cannot take them, and a watcher asks for a restart once the data folder takes
+//! writes again (sled does not recover from an I/O failure in process; see
+//! `switchboard_actors::store::health`).
+
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use switchboard_actors::store::health::Probe;
+use switchboard_actors::store::Store;
+use tokio::sync::watch;
+
+use crate::http::error::ApiError;
+use crate::http::AppState;
+
+/// How often a failing store's data folder is probed.
+const PROBE_EVERY: Duration = Duration::from_secs(2);
+
+/// `GET /health`: 200 `{"status":"ok"}`, or 503 naming the store and why it fails.
+pub fn report(store: &Store) -> Response {
+    match store.health().failure() {
+        None => Json(serde_json::json!({"status": "ok"})).into_response(),
+        Some(f) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({
+                "status": "unavailable",
+                "store": {
+                    "status": "failing",
+                    "reason": f.reason,
+                    "since": switchboard_actors::clock::rfc3339_millis::format(&f.since),
+                },
+            })),
+        )
+            .into_response(),
+    }
+}
+
+/// Answers every write with 503 while the store cannot take it; reads go on.
+pub async fn refuse_writes_while_failing(
+    State(app): State<AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let reads = [Method::GET, Method::HEAD, Method::OPTIONS];
+    if app.store.health().is_failing() && !reads.contains(req.method()) {
+        return ApiError::unavailable("the store is failing").into_response();
+    }
+    next.run(req).await
+}
+
+/// Probes a failing store until its data folder takes writes again, then says so on
+/// `restart`: the process must start over on a fresh store.
+pub async fn watch(store: Store, restart: watch::Sender<bool>, mut stopped: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(PROBE_EVERY);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stopped.wait_for(|s| *s) => return,
+        }
+        let health = store.clone();
+        let probe = tokio::task::spawn_blocking(move || health.health().probe()).await;
+        if let Ok(Probe::RestartNeeded) = probe {
+            tracing::error!(
+                "the data folder takes writes again, but the store cannot recover in process; restarting"
+            );
+            let _ = restart.send(true);
+            return;
+        }
+    }
+}
