@@ -21,6 +21,20 @@ pub enum Command {
     Serve,
     /// Operator actions against a running server.
     Admin(AdminArgs),
+    /// Restore a backup (from `admin backup`) into an empty data folder; the service must
+    /// not be running on it.
+    Restore {
+        /// The backup file.
+        file: std::path::PathBuf,
+        #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
+        data_dir: std::path::PathBuf,
+    },
+    /// Verify a stopped store: every record decodes, every reference points at a record,
+    /// every pending delivery names a live endpoint. Exits non-zero on damage.
+    Check {
+        #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
+        data_dir: std::path::PathBuf,
+    },
     /// Load-test a running server: many workspaces, a request mix, noisy neighbours, and a
     /// report of throughput, latency and isolation (it never starts a server itself).
     Loadtest(crate::loadtest::LoadtestArgs),
@@ -106,6 +120,12 @@ pub enum AdminAction {
         #[arg(long)]
         workspace: String,
     },
+    /// Take a consistent online backup of the whole store into a file (the service keeps
+    /// serving; writes wait while it is taken).
+    Backup {
+        #[arg(long)]
+        to: std::path::PathBuf,
+    },
     /// Create a funnel with stages.
     CreateFunnel {
         #[arg(long)]
@@ -178,6 +198,7 @@ impl AdminAction {
                 format!("/admin/workspaces/{workspace}/notifications"),
                 None,
             ),
+            AdminAction::Backup { .. } => (Method::POST, "/admin/backup".into(), None),
             AdminAction::CreateFunnel {
                 workspace,
                 name,
@@ -193,6 +214,11 @@ impl AdminAction {
 
 /// Runs an admin action; prints the answer as JSON; non-2xx is an error.
 pub async fn run_admin(args: AdminArgs) -> Result<(), String> {
+    if let AdminAction::Backup { to } = &args.action {
+        let done = crate::maintenance::backup(&args.admin_url, &args.admin_token, to).await?;
+        println!("{done}");
+        return Ok(());
+    }
     let (method, path, body) = args.action.request();
     let client = reqwest::Client::builder()
         .no_proxy()

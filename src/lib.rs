@@ -9,6 +9,7 @@
 //! - [`http`]: the API listener: routes, authentication, rate limit, idempotency, errors.
 //! - [`admin`]: the operator listener.
 //! - [`cli`]: the command line.
+//! - [`maintenance`]: backup, restore and the offline check.
 //! - [`store_health`]: 503 for writes while the store cannot take them, and the restart
 //!   once it can again.
 //!
@@ -21,4 +22,5 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod loadtest;
+pub mod maintenance;
 pub mod store_health;

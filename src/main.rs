@@ -20,6 +20,32 @@ async fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         },
+        Command::Restore { file, data_dir } => {
+            match switchboard::maintenance::restore(&file, &data_dir) {
+                Ok(done) => {
+                    println!("{done}");
+                    std::process::ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("switchboard restore: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Check { data_dir } => match switchboard::maintenance::check(&data_dir).await {
+            Ok((report, healthy)) => {
+                print!("{report}");
+                if healthy {
+                    std::process::ExitCode::SUCCESS
+                } else {
+                    std::process::ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("switchboard check: {e}");
+                std::process::ExitCode::from(2)
+            }
+        },
         Command::Loadtest(args) => match switchboard::loadtest::run(args).await {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {

@@ -9,12 +9,14 @@
 //! - [`registry`]: workspace id -> actor; spawning, supervision, passivation.
 //! - [`directory`]: workspaces, users, memberships, API keys and tokens, in memory.
 //! - [`events`]: the event catalog and the domain events mutations return.
+//! - [`check`]: the offline integrity check of a stopped store.
 //! - [`clock`]: the one source of time, replaceable in tests.
 //! - [`ids`]: prefixed string ids.
 //!
 //! Requests flow one way: edge -> workspace actor -> store. Events flow one way: workspace
 //! actor -> outbox (same atomic batch as the change) -> delivery.
 
+pub mod check;
 pub mod clock;
 pub mod delivery;
 pub mod directory;

@@ -1,6 +1,7 @@
 //! The operator API on its own listener. Every call needs
 //! `Authorization: Bearer <admin token>`; bodies and errors use the standard format.
 
+pub mod backup;
 pub mod metrics;
 
 use std::collections::BTreeSet;
@@ -50,6 +51,7 @@ pub fn router(state: AppState) -> Router {
             "/admin/workspaces/{id}/custom-fields/{field_id}/archive",
             post(archive_custom_field),
         )
+        .route("/admin/backup", post(backup::backup))
         .route(
             "/admin/health",
             get(|State(app): State<AppState>| async move {

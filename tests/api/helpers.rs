@@ -345,6 +345,7 @@ impl Drop for TestApp {
 pub struct Server {
     pub child: tokio::process::Child,
     pub api: String,
+    pub admin: String,
     pub key: Option<String>,
 }
 
@@ -367,7 +368,7 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
     }
     let mut child = command.spawn().expect("binary starts");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let (mut api, mut key) = (None, None);
+    let (mut api, mut admin, mut key) = (None, None, None);
     let read = async {
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some(k) = line.strip_prefix("api key (shown once): ") {
@@ -376,7 +377,8 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
             if let Some(url) = line.strip_prefix("api listening on ") {
                 api = Some(url.to_string());
             }
-            if line.starts_with("operator api listening on") {
+            if let Some(url) = line.strip_prefix("operator api listening on ") {
+                admin = Some(url.to_string());
                 break;
             }
         }
@@ -387,6 +389,7 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
     Server {
         child,
         api: api.expect("api address printed"),
+        admin: admin.expect("operator address printed"),
         key,
     }
 }

@@ -127,6 +127,7 @@ async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
         Some(75),
         "the exit asks a supervisor for a restart"
     );
+    assert_store_checks(&data);
 
     let server = launch(&data, &[], &[]).await;
     let health = client
@@ -187,6 +188,7 @@ async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
 
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
+    assert_store_checks(dir.path());
     let server = launch(dir.path(), &[], &[]).await;
     let after_crash = new_tag_id(&client, &server, &key, "after-crash").await;
     assert!(after_crash > next, "ids are never reused");
@@ -194,4 +196,195 @@ async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
         after_crash <= next + CRASH_GAP + 1,
         "a crash skips at most {CRASH_GAP} ids: {next} -> {after_crash}"
     );
+}
+
+/// `switchboard <args>` run to completion: exit success and what it printed.
+fn cli(args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(args)
+        .env_remove("SWITCHBOARD_DATA_DIR")
+        .output()
+        .expect("the binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The offline check passes on a stopped store.
+pub fn assert_store_checks(dir: &std::path::Path) {
+    let (ok, report) = cli(&["check", "--data-dir", dir.to_str().unwrap()]);
+    assert!(ok, "switchboard check found damage:\n{report}");
+    assert!(report.contains("no damage found"), "{report}");
+}
+
+#[tokio::test]
+async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut server = launch(&data, &[], &[]).await;
+    let key = server.key.clone().unwrap();
+    let client = reqwest::Client::new();
+
+    let mut before = Vec::new();
+    for i in 0..50 {
+        before.push(new_tag_id(&client, &server, &key, &format!("before-{i}")).await);
+    }
+    // Writers keep going while the backup is taken.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (client, url, key, stop) = (
+                client.clone(),
+                server.url("/contacts"),
+                key.clone(),
+                stop.clone(),
+            );
+            tokio::spawn(async move {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let r = client
+                        .post(&url)
+                        .bearer_auth(&key)
+                        .json(&json!({"first_name": format!("w{w}-{n}")}))
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status(), 201);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let file = dir.path().join("store.bak");
+    let admin = server.admin.clone();
+    let file_arg = file.to_str().unwrap().to_string();
+    let (ok, said) = tokio::task::spawn_blocking(move || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args([
+                "admin",
+                "--admin-url",
+                &admin,
+                "--admin-token",
+                ADMIN_TOKEN,
+                "backup",
+                "--to",
+                &file_arg,
+            ])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{said}");
+    assert!(said.contains("backup written"), "{said}");
+    let read = client
+        .get(server.url("/tags"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 200, "the service keeps serving");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut written = 0;
+    for w in writers {
+        written += w.await.unwrap();
+    }
+    assert!(written > 0, "writes ran during the backup");
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+
+    let restored = dir.path().join("restored");
+    let (ok, said) = cli(&[
+        "restore",
+        file.to_str().unwrap(),
+        "--data-dir",
+        restored.to_str().unwrap(),
+    ]);
+    assert!(ok, "{said}");
+    assert_store_checks(&restored);
+    let (ok, said) = cli(&[
+        "restore",
+        file.to_str().unwrap(),
+        "--data-dir",
+        restored.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && said.contains("empty folder"),
+        "a restore never overwrites a store: {said}"
+    );
+
+    let server = launch(&restored, &[], &[]).await;
+    let tags: Value = client
+        .get(server.url("/tags"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tags: Vec<u64> = tags["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_u64().unwrap())
+        .collect();
+    for id in before {
+        assert!(
+            tags.contains(&id),
+            "tag {id}, acknowledged before the backup, was restored"
+        );
+    }
+}
+
+#[tokio::test]
+async fn check_reports_damage_and_exits_non_zero() {
+    use switchboard_actors::delivery::record::{self, Delivery, DeliveryStatus};
+    use switchboard_actors::ids::WorkspaceId;
+    use switchboard_actors::store::{Batch, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path(), &[], &[]).await;
+    let key = server.key.clone().unwrap();
+    new_tag_id(&reqwest::Client::new(), &server, &key, "fine").await;
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    assert_store_checks(dir.path());
+
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let now = chrono::Utc::now();
+        let stray = Delivery {
+            id: 1,
+            endpoint_id: "we_gone".into(),
+            workspace_id: WorkspaceId::parse("ws_ghost").unwrap(),
+            event_id: "evt_1".into(),
+            event_type: "tag.created".into(),
+            body: "{}".into(),
+            status: DeliveryStatus::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: None,
+            created_at: now,
+        };
+        let mut batch = Batch::default();
+        batch.put(record::key("we_gone", 1), &stray).unwrap();
+        batch.put(b"w/ws_ghost/tag/1".to_vec(), &1u64).unwrap();
+        store.commit(batch).await.unwrap();
+        store.flush_now().unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (ok, report) = cli(&["check", "--data-dir", dir.path().to_str().unwrap()]);
+    assert!(!ok, "damage makes the check fail:\n{report}");
+    assert!(report.contains("missing endpoint we_gone"), "{report}");
+    assert!(report.contains("unknown workspace ws_ghost"), "{report}");
 }

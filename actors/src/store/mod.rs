@@ -8,6 +8,7 @@
 //!   background task runs flushes back to back, so every writer waiting at the same time
 //!   shares one flush (group commit).
 
+pub mod backup;
 pub mod health;
 mod ids;
 
@@ -55,6 +56,15 @@ pub struct Store {
     stats: Arc<StoreStats>,
     ids: Arc<ids::IdAllocator>,
     health: Arc<health::Health>,
+    /// Writers share it; a backup takes it alone, so that it sees whole batches only.
+    gate: Gate,
+}
+
+/// Held shared by every write, alone by a backup.
+type Gate = Arc<std::sync::RwLock<()>>;
+
+fn shared(gate: &Gate) -> std::sync::RwLockReadGuard<'_, ()> {
+    gate.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Store {
@@ -79,6 +89,7 @@ impl Store {
             stats,
             ids,
             health,
+            gate: Gate::default(),
         })
     }
 
@@ -99,6 +110,7 @@ impl Store {
     /// crash, which skips at most [`ID_BLOCK`] of them).
     pub fn next_id(&self) -> StoreResult<u64> {
         self.health.writable()?;
+        let _writing = shared(&self.gate);
         self.ids.next(&self.db, &self.health)
     }
 
@@ -155,6 +167,31 @@ impl Store {
             .collect()
     }
 
+    /// A stored value as bytes.
+    pub fn get_raw(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self.db.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Every entry of every keyspace as (keyspace name, key, value); the main keyspace's
+    /// name is empty. For the offline check.
+    pub fn raw_entries(&self) -> StoreResult<Vec<RawEntry>> {
+        let main = self.db.name();
+        let mut out = Vec::new();
+        for name in self.db.tree_names() {
+            let tree = self.db.open_tree(&name)?;
+            let label = if name == main {
+                Vec::new()
+            } else {
+                name.to_vec()
+            };
+            for item in tree.iter() {
+                let (k, v) = item?;
+                out.push((label.clone(), k.to_vec(), v.to_vec()));
+            }
+        }
+        Ok(out)
+    }
+
     /// Keys under `prefix`, for clean-up.
     pub fn keys(&self, prefix: &[u8]) -> StoreResult<Vec<Vec<u8>>> {
         self.db
@@ -167,6 +204,7 @@ impl Store {
     /// Applies a batch atomically (in memory and the write-ahead log, not yet flushed).
     pub fn apply(&self, batch: Batch) -> StoreResult<()> {
         self.health.writable()?;
+        let _writing = shared(&self.gate);
         self.health.watch(self.db.apply_batch(batch.into_sled()))
     }
 
@@ -176,6 +214,7 @@ impl Store {
         Ok(Tree {
             tree: self.db.open_tree(name)?,
             health: self.health.clone(),
+            gate: self.gate.clone(),
         })
     }
 
@@ -199,6 +238,29 @@ impl Store {
     pub async fn commit(&self, batch: Batch) -> StoreResult<()> {
         self.apply(batch)?;
         self.durable().await
+    }
+
+    /// Writes a backup of every tree to `out` while writes wait (reads go on), so that it
+    /// holds whole batches and everything acknowledged before it began. Blocking: call it
+    /// off the async workers.
+    pub fn backup(&self, out: impl std::io::Write) -> StoreResult<backup::Summary> {
+        let _alone = self
+            .gate
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        backup::write(&self.db, out)
+    }
+
+    /// Restores a backup file into `data_dir`, which must hold no store yet.
+    pub fn restore(file: &Path, data_dir: &Path) -> StoreResult<backup::Summary> {
+        let db_dir = data_dir.join("db");
+        if db_dir.exists() {
+            return Err(StoreError::Codec(format!(
+                "{} already holds a store; restore into an empty folder",
+                data_dir.display()
+            )));
+        }
+        backup::restore(file, &db_dir)
     }
 
     /// Flushes synchronously; for shutdown. The id counter is settled first, so the next
@@ -259,6 +321,7 @@ fn record_flush(stats: &StoreStats, writes: usize, took: Duration) {
 pub struct Tree {
     tree: sled::Tree,
     health: Arc<health::Health>,
+    gate: Gate,
 }
 
 impl Tree {
@@ -275,6 +338,7 @@ impl Tree {
         new: Vec<u8>,
     ) -> StoreResult<bool> {
         self.health.writable()?;
+        let _writing = shared(&self.gate);
         let swapped = self
             .health
             .watch(self.tree.compare_and_swap(key, old, Some(new)))?;
@@ -283,12 +347,14 @@ impl Tree {
 
     pub fn insert<T: Serialize>(&self, key: &[u8], value: &T) -> StoreResult<()> {
         self.health.writable()?;
+        let _writing = shared(&self.gate);
         self.health.watch(self.tree.insert(key, encode(value)?))?;
         Ok(())
     }
 
     pub fn remove(&self, key: &[u8]) -> StoreResult<()> {
         self.health.writable()?;
+        let _writing = shared(&self.gate);
         self.health.watch(self.tree.remove(key))?;
         Ok(())
     }
@@ -367,6 +433,18 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StoreResult<T> {
         }
         Some((other, _)) => Err(StoreError::Codec(format!("unknown format byte {other}"))),
         None => Err(StoreError::Codec("empty value".into())),
+    }
+}
+
+/// One stored entry: (keyspace name, key, value); the main keyspace's name is empty.
+pub type RawEntry = (Vec<u8>, Vec<u8>, Vec<u8>);
+
+/// Whether a stored value starts with a known format byte.
+pub fn check_format(bytes: &[u8]) -> Result<(), String> {
+    match bytes.first() {
+        Some(&FORMAT_V1) => Ok(()),
+        Some(other) => Err(format!("unknown format byte {other}")),
+        None => Err("empty value".into()),
     }
 }
 

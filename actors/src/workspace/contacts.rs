@@ -173,6 +173,31 @@ impl Contacts {
         self.resolve(id).and_then(|id| self.by_id.get(&id))
     }
 
+    /// Stored references that name nothing: merge redirects to a missing contact, tag
+    /// links to a missing tag, notes of a missing contact (for the offline check).
+    pub fn dangling(&self, tags: &super::tags::Tags) -> Vec<String> {
+        let mut out = Vec::new();
+        for (from, to) in &self.redirects {
+            if !self.by_id.contains_key(to) {
+                out.push(format!("redirect {from} -> missing contact {to}"));
+            }
+        }
+        for (tag, contacts) in &self.by_tag {
+            if tags.get(*tag).is_none() {
+                out.push(format!(
+                    "{} contact(s) link missing tag {tag}",
+                    contacts.len()
+                ));
+            }
+        }
+        for contact in self.notes.keys() {
+            if !self.by_id.contains_key(contact) {
+                out.push(format!("notes of missing contact {contact}"));
+            }
+        }
+        out
+    }
+
     /// How many contacts carry a tag.
     pub fn count_with_tag(&self, tag_id: u64) -> usize {
         self.by_tag.get(&tag_id).map_or(0, BTreeSet::len)

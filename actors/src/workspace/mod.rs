@@ -177,6 +177,13 @@ impl WorkspaceData {
     }
 }
 
+impl WorkspaceData {
+    /// Stored references that point at no record (for the offline check).
+    pub fn dangling_references(&self) -> Vec<String> {
+        self.contacts.dangling(&self.tags)
+    }
+}
+
 pub struct WorkspaceArgs {
     pub id: WorkspaceId,
     /// Mailbox depth and handled counts for operators.

@@ -1,0 +1,94 @@
+//! The store's safety nets on the command line: `admin backup` (online, through the
+//! operator API), `restore` and `check` (offline, on a stopped store's data folder).
+
+use std::path::Path;
+
+use switchboard_actors::store::Store;
+
+use crate::admin::backup::{ENTRIES_HEADER, TREES_HEADER};
+
+/// Streams an online backup from the operator API into `to` (written beside it first and
+/// renamed once complete, so a failed backup never leaves a partial file under that name).
+pub async fn backup(admin_url: &str, admin_token: &str, to: &Path) -> Result<String, String> {
+    use tokio::io::AsyncWriteExt;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut response = client
+        .post(format!("{}/admin/backup", admin_url.trim_end_matches('/')))
+        .bearer_auth(admin_token)
+        .send()
+        .await
+        .map_err(|e| format!("request failed: {e}"))?;
+    if !response.status().is_success() {
+        let status = response.status();
+        return Err(format!(
+            "{status}: {}",
+            response.text().await.unwrap_or_default()
+        ));
+    }
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("?")
+            .to_string()
+    };
+    let (trees, entries) = (header(TREES_HEADER), header(ENTRIES_HEADER));
+    let partial = to.with_extension("partial");
+    let mut file = tokio::fs::File::create(&partial)
+        .await
+        .map_err(|e| format!("{}: {e}", partial.display()))?;
+    let mut bytes = 0u64;
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        bytes += chunk.len() as u64;
+        file.write_all(&chunk).await.map_err(|e| e.to_string())?;
+    }
+    file.sync_all().await.map_err(|e| e.to_string())?;
+    tokio::fs::rename(&partial, to)
+        .await
+        .map_err(|e| format!("{}: {e}", to.display()))?;
+    Ok(format!(
+        "backup written to {}: {entries} entries in {trees} keyspaces, {bytes} bytes",
+        to.display()
+    ))
+}
+
+/// Restores a backup file into an empty data folder.
+pub fn restore(file: &Path, data_dir: &Path) -> Result<String, String> {
+    std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+    let summary = Store::restore(file, data_dir).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "restored {} entries in {} keyspaces into {}",
+        summary.entries,
+        summary.trees,
+        data_dir.display()
+    ))
+}
+
+/// Checks a stopped store; the report, and whether it is healthy.
+pub async fn check(data_dir: &Path) -> Result<(String, bool), String> {
+    if !data_dir.join("db").exists() {
+        return Err(format!("{} holds no store", data_dir.display()));
+    }
+    let store = Store::open(data_dir)
+        .map_err(|e| format!("cannot open the store (is the service still running?): {e}"))?;
+    let report = tokio::task::spawn_blocking(move || switchboard_actors::check::run(&store))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    for (family, n) in &report.counts {
+        out.push_str(&format!("{family}: {n}\n"));
+    }
+    if report.is_healthy() {
+        out.push_str("no damage found\n");
+    } else {
+        for p in &report.problems {
+            out.push_str(&format!("damage: {p}\n"));
+        }
+        out.push_str(&format!("{} problem(s) found\n", report.problems.len()));
+    }
+    Ok((out, report.is_healthy()))
+}
