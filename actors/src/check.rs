@@ -36,6 +36,7 @@ fn family(key: &[u8]) -> Option<&'static str> {
         ("wd/", "deliveries"),
         ("d/", "directory records"),
         ("meta/", "store metadata"),
+        ("tq/", "timers"),
     ]
     .into_iter()
     .find(|(prefix, _)| key.starts_with(prefix.as_bytes()))

@@ -7,6 +7,8 @@
 //! - [`domain`]: typed records and their rules, one file per resource.
 //! - [`workspace`]: `WorkspaceActor`, one per workspace, the only writer of its state.
 //! - [`registry`]: workspace id -> actor; spawning, supervision, passivation.
+//! - [`schedule`]: durable timers, fired once each, after restarts and for passivated
+//!   workspaces too.
 //! - [`directory`]: workspaces, users, memberships, API keys and tokens, in memory.
 //! - [`events`]: the event catalog and the domain events mutations return.
 //! - [`check`]: the offline integrity check of a stopped store.
@@ -25,6 +27,7 @@ pub mod events;
 pub mod idempotency;
 pub mod ids;
 pub mod registry;
+pub mod schedule;
 pub mod store;
 pub mod telemetry;
 pub mod workspace;

@@ -192,6 +192,15 @@ impl Store {
         Ok(out)
     }
 
+    /// Keys from `start` (inclusive) to `end` (exclusive), in order.
+    pub fn keys_between(&self, start: &[u8], end: &[u8]) -> StoreResult<Vec<Vec<u8>>> {
+        self.db
+            .range(start.to_vec()..end.to_vec())
+            .keys()
+            .map(|k| Ok(k?.to_vec()))
+            .collect()
+    }
+
     /// Keys under `prefix`, for clean-up.
     pub fn keys(&self, prefix: &[u8]) -> StoreResult<Vec<Vec<u8>>> {
         self.db
