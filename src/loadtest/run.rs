@@ -230,8 +230,8 @@ pub async fn run(
 
 /// Merges what the workers recorded. A worker that panicked loses its records, which the
 /// counts then show, rather than stopping the report.
-async fn gather(tasks: Vec<tokio::task::JoinHandle<Recorder>>, share: usize) -> Recorder {
-    let mut all = Recorder::new(share, 0);
+async fn gather(tasks: Vec<tokio::task::JoinHandle<Recorder>>) -> Recorder {
+    let mut all = Recorder::new(0);
     for t in tasks {
         if let Ok(r) = t.await {
             all.merge(r);
@@ -245,7 +245,7 @@ async fn health_phase(shared: &Arc<Shared>, connections: usize, deadline: Instan
         .map(|i| {
             let shared = shared.clone();
             tokio::spawn(async move {
-                let mut rec = Recorder::new(connections, seed(i));
+                let mut rec = Recorder::new(seed(i));
                 let url = format!("{}/health", shared.api);
                 while Instant::now() < deadline {
                     let req = shared.client.get(&url);
@@ -257,7 +257,7 @@ async fn health_phase(shared: &Arc<Shared>, connections: usize, deadline: Instan
             })
         })
         .collect();
-    gather(tasks, connections).await
+    gather(tasks).await
 }
 
 async fn unpaced(shared: &Arc<Shared>, connections: usize, deadline: Instant) -> Recorder {
@@ -265,7 +265,7 @@ async fn unpaced(shared: &Arc<Shared>, connections: usize, deadline: Instant) ->
         .map(|i| {
             let shared = shared.clone();
             tokio::spawn(async move {
-                let mut rec = Recorder::new(connections, seed(1000 + i));
+                let mut rec = Recorder::new(seed(1000 + i));
                 while Instant::now() < deadline {
                     let w = rec.dice().index(shared.workspaces.len());
                     shared.mixed_request(&shared.workspaces[w], &mut rec).await;
@@ -274,7 +274,7 @@ async fn unpaced(shared: &Arc<Shared>, connections: usize, deadline: Instant) ->
             })
         })
         .collect();
-    gather(tasks, connections).await
+    gather(tasks).await
 }
 
 async fn paced(
@@ -299,7 +299,7 @@ async fn paced(
             // in step.
             let offset = period.mul_f64(spread.below(1000) as f64 / 1000.0);
             tokio::spawn(async move {
-                let mut rec = Recorder::new(count, seed(3000 + w));
+                let mut rec = Recorder::new(seed(3000 + w));
                 let mut ticks = tokio::time::interval_at(Instant::now() + offset, period);
                 // After a slow request, wait a whole period again: never catch up in a
                 // burst, so a quiet workspace stays within its budget.
@@ -324,7 +324,7 @@ async fn paced(
             })
         })
         .collect();
-    gather(tasks, count).await
+    gather(tasks).await
 }
 
 /// A distinct seed per worker and per run.

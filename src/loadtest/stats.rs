@@ -2,15 +2,18 @@
 //! per workspace group (quiet or noisy).
 //!
 //! Each worker owns a [`Recorder`] (no lock on the hot path) and the run merges them at
-//! the end. Latencies are kept as microseconds in a reservoir, so memory stays bounded on
-//! long runs: the percentiles come from a uniform sample, the maximum and counts are exact.
+//! the end. Latencies go into HDR histograms of microseconds (three significant digits),
+//! so memory stays small and fixed on long runs and every answer counts; the maximum and
+//! the counts are exact.
 
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
+
 use super::args::Class;
 
-/// At most this many latency samples per series over the whole run.
-pub const SAMPLE_CAP: usize = 1_000_000;
+/// Three significant digits: a percentile is within 0.1% of the true value.
+const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// The outcome of one request.
 #[derive(Debug, Clone, Copy)]
@@ -76,24 +79,26 @@ pub struct Series {
     /// Requests that got an answer (their latency was seen).
     pub answered: u64,
     pub max_us: u64,
-    samples: Vec<u32>,
-    cap: usize,
+    histogram: Histogram<u64>,
 }
 
-impl Series {
-    fn new(cap: usize) -> Self {
+impl Default for Series {
+    fn default() -> Self {
         Self {
             status: StatusCounts::default(),
             answered: 0,
             max_us: 0,
-            samples: Vec::new(),
-            cap: cap.max(1),
+            // Auto-resizing, so no latency is ever too large to record.
+            histogram: Histogram::new(SIGNIFICANT_DIGITS)
+                .expect("hdrhistogram takes 0 to 5 significant digits"),
         }
     }
+}
 
+impl Series {
     /// Transport errors count but have no latency: a timeout would only say how long
     /// the client waited.
-    fn record(&mut self, outcome: Outcome, latency: Duration, dice: &mut Dice) {
+    fn record(&mut self, outcome: Outcome, latency: Duration) {
         self.status.add(outcome);
         if matches!(outcome, Outcome::Transport) {
             return;
@@ -101,17 +106,10 @@ impl Series {
         let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.max_us = self.max_us.max(us);
         self.answered += 1;
-        let sample = u32::try_from(us).unwrap_or(u32::MAX);
-        if self.samples.len() < self.cap {
-            self.samples.push(sample);
-        } else {
-            // Algorithm R: keep each of the `answered` samples with equal chance.
-            let slot = dice.below(self.answered);
-            if let Ok(slot) = usize::try_from(slot) {
-                if slot < self.cap {
-                    self.samples[slot] = sample;
-                }
-            }
+        // Zero is below the histogram's lowest value; a sub-microsecond answer counts as 1.
+        // The histogram grows as needed; past its hard limit the value is clamped.
+        if self.histogram.record(us.max(1)).is_err() {
+            self.histogram.saturating_record(us);
         }
     }
 
@@ -119,25 +117,21 @@ impl Series {
         self.status.merge(&o.status);
         self.answered += o.answered;
         self.max_us = self.max_us.max(o.max_us);
-        self.samples.extend(o.samples);
+        if self.histogram.add(&o.histogram).is_err() {
+            tracing::warn!("a latency histogram could not be merged");
+        }
     }
 
     pub fn requests(&self) -> u64 {
         self.status.total()
     }
 
-    /// p50, p90, p99 (nearest rank over the samples) and the exact max, in milliseconds.
+    /// p50, p90, p99 (from the histogram) and the exact max, in milliseconds.
     pub fn latency(&self) -> Latency {
-        if self.samples.is_empty() {
+        if self.histogram.is_empty() {
             return Latency::default();
         }
-        let mut sorted = self.samples.clone();
-        sorted.sort_unstable();
-        let at = |p: f64| {
-            let rank = (p * sorted.len() as f64).ceil() as usize;
-            let i = rank.clamp(1, sorted.len()) - 1;
-            f64::from(sorted[i]) / 1000.0
-        };
+        let at = |q: f64| self.histogram.value_at_quantile(q) as f64 / 1000.0;
         Latency {
             p50_ms: at(0.50),
             p90_ms: at(0.90),
@@ -173,13 +167,11 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// `share` is how many recorders split [`SAMPLE_CAP`]: each keeps its fair part.
-    pub fn new(share: usize, seed: u64) -> Self {
-        let cap = SAMPLE_CAP / share.max(1);
+    pub fn new(seed: u64) -> Self {
         Self {
-            classes: Class::ALL.iter().map(|_| Series::new(cap)).collect(),
-            quiet: Series::new(cap),
-            noisy: Series::new(cap),
+            classes: Class::ALL.iter().map(|_| Series::default()).collect(),
+            quiet: Series::default(),
+            noisy: Series::default(),
             dice: Dice::new(seed),
         }
     }
@@ -191,10 +183,10 @@ impl Recorder {
         outcome: Outcome,
         latency: Duration,
     ) {
-        self.classes[class.index()].record(outcome, latency, &mut self.dice);
+        self.classes[class.index()].record(outcome, latency);
         match group {
-            Some(Group::Quiet) => self.quiet.record(outcome, latency, &mut self.dice),
-            Some(Group::Noisy) => self.noisy.record(outcome, latency, &mut self.dice),
+            Some(Group::Quiet) => self.quiet.record(outcome, latency),
+            Some(Group::Noisy) => self.noisy.record(outcome, latency),
             None => {}
         }
     }
@@ -256,8 +248,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_use_nearest_rank_and_the_exact_max() {
-        let mut r = Recorder::new(1, 7);
+    fn percentiles_come_within_a_tenth_of_a_percent_and_the_max_is_exact() {
+        let mut r = Recorder::new(7);
         for ms in 1..=100u64 {
             r.record(
                 Class::Reads,
@@ -273,26 +265,28 @@ mod tests {
             Duration::from_secs(9),
         );
         let l = r.class(Class::Reads).latency();
-        assert_eq!(
-            (l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms),
-            (50.0, 90.0, 99.0, 100.0)
-        );
+        let close = |got: f64, want: f64| (got - want).abs() <= want * 0.001;
+        assert!(close(l.p50_ms, 50.0), "{l:?}");
+        assert!(close(l.p90_ms, 90.0), "{l:?}");
+        assert!(close(l.p99_ms, 99.0), "{l:?}");
+        assert_eq!(l.max_ms, 100.0);
         assert_eq!(r.class(Class::Reads).requests(), 101);
         assert_eq!(r.class(Class::Reads).status.transport_errors, 1);
         assert_eq!(r.noisy.latency(), Latency::default());
     }
 
     #[test]
-    fn the_reservoir_stays_within_its_cap() {
-        let mut s = Series::new(10);
-        let mut dice = Dice::new(1);
+    fn merged_series_count_every_answer_of_both() {
+        let (mut a, mut b) = (Series::default(), Series::default());
         for i in 0..1000 {
-            s.record(Outcome::Status(201), Duration::from_micros(i), &mut dice);
+            a.record(Outcome::Status(201), Duration::from_micros(i));
+            b.record(Outcome::Status(201), Duration::from_millis(i));
         }
-        assert_eq!(s.samples.len(), 10);
-        assert_eq!(s.answered, 1000);
-        assert_eq!(s.status.created_201, 1000);
-        assert_eq!(s.max_us, 999);
+        a.merge(b);
+        assert_eq!(a.answered, 2000);
+        assert_eq!(a.histogram.len(), 2000);
+        assert_eq!(a.status.created_201, 2000);
+        assert_eq!(a.max_us, 999_000);
     }
 
     #[test]
