@@ -12,6 +12,7 @@ use switchboard_actors::directory::{hash_secret, Directory};
 use switchboard_actors::idempotency::Idempotency;
 use switchboard_actors::ids::random_id;
 use switchboard_actors::registry::{Registry, RegistrySettings};
+use switchboard_actors::schedule::{ScheduleSettings, Scheduler};
 use switchboard_actors::store::Store;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -169,6 +170,16 @@ pub async fn start_with_clock(
     let servers = tokio::spawn(async move {
         let _ = tokio::join!(api, admin);
     });
+    let timers = Scheduler::new(
+        store.clone(),
+        clock.clone(),
+        Arc::new(state.registry.clone()),
+        ScheduleSettings::default(),
+    );
+    let mut timers_stopped = stopped.clone();
+    tokio::spawn(timers.run(async move {
+        let _ = timers_stopped.wait_for(|s| *s).await;
+    }));
     let (restart_tx, restart) = watch::channel(false);
     tokio::spawn(crate::store_health::watch(
         store.clone(),

@@ -221,6 +221,20 @@ impl Registry {
     }
 }
 
+/// Due timers go to their workspace's actor, which is started for them if it is not
+/// running (a passivated workspace's timers still fire).
+impl crate::schedule::TimerSink for Registry {
+    fn due(&self, timer: crate::schedule::Timer) {
+        let registry = self.clone();
+        tokio::spawn(async move {
+            let ws = timer.workspace.clone();
+            if let Err(e) = registry.tell(&ws, WorkspaceMsg::TimerDue(timer)).await {
+                tracing::warn!(workspace = %ws, error = %e, "could not hand over a due timer");
+            }
+        });
+    }
+}
+
 /// Watches workspace actors; see the module docs.
 struct WorkspaceSupervisor;
 

@@ -388,3 +388,58 @@ async fn check_reports_damage_and_exits_non_zero() {
     assert!(report.contains("missing endpoint we_gone"), "{report}");
     assert!(report.contains("unknown workspace ws_ghost"), "{report}");
 }
+
+#[tokio::test]
+async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() {
+    use switchboard_actors::ids::WorkspaceId;
+    use switchboard_actors::schedule::Timer;
+    use switchboard_actors::store::{Batch, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path(), &[], &[]).await;
+    let key = server.key.clone().unwrap();
+    let me: Value = reqwest::Client::new()
+        .get(server.url("/me"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ws = WorkspaceId::parse(me["workspaces"][0]["id"].as_str().unwrap()).unwrap();
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+
+    let timer = Timer::new(
+        &ws,
+        "unclaimed/1",
+        chrono::Utc::now() - chrono::Duration::seconds(1),
+    );
+    let armed = |store: &Store| {
+        let due = store
+            .keys_between(b"tq/", b"tq0")
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.ends_with(b"unclaimed/1"))
+            .count();
+        due == 1
+    };
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let mut batch = Batch::default();
+        timer.arm(&mut batch).unwrap();
+        store.commit(batch).await.unwrap();
+        assert!(armed(&store));
+        store.flush_now().unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // The workspace's actor is not running: the timer starts it.
+    let mut server = launch(dir.path(), &[], &[]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    assert!(!armed(&store), "the due timer was handled and disarmed");
+}

@@ -15,6 +15,7 @@ mod orders;
 mod products;
 pub mod search;
 mod tags;
+mod timers;
 mod webhooks;
 
 use std::time::{Duration, Instant};
@@ -53,6 +54,8 @@ pub enum WorkspaceMsg {
     Webhook(Box<WebhookMsg>),
     /// Counts for the operator's stats route.
     Stats(Reply<WorkspaceCounts>),
+    /// A durable timer of this workspace is due (from the scheduler).
+    TimerDue(crate::schedule::Timer),
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
@@ -99,6 +102,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
             WorkspaceMsg::Stats(_) => "stats",
+            WorkspaceMsg::TimerDue(_) => "timer_due",
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
         }
@@ -254,6 +258,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
             WorkspaceMsg::Stats(reply) => {
                 let d = &state.data;
                 let counts = WorkspaceCounts {

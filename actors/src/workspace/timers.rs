@@ -1,0 +1,44 @@
+//! Due timers, handed over by the scheduler: each goes to the resource that armed it, which
+//! applies its effect and disarms it in one batch. A timer no resource claims any more (its
+//! record changed or went away) is disarmed with nothing else, so it never comes back.
+
+use super::{finish, Change, Ctx, Handled, WorkspaceData};
+use crate::events::Origin;
+use crate::schedule::Timer;
+use crate::store::Batch;
+
+pub(super) fn handle(timer: Timer, _data: &mut WorkspaceData, _ctx: &Ctx) -> Handled {
+    finish(unanswered(), Origin::system(), Ok(disarm_only(&timer)))
+}
+
+/// The change of a timer that has nothing left to do.
+fn disarm_only(timer: &Timer) -> Change<()> {
+    let mut writes = Batch::default();
+    timer.disarm(&mut writes);
+    Change {
+        value: (),
+        writes,
+        events: Vec::new(),
+    }
+}
+
+/// A reply port nobody waits on: timers have no caller.
+fn unanswered<T: Send + 'static>() -> super::Reply<T> {
+    let (tx, _rx) = ractor::concurrency::oneshot();
+    tx.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::WorkspaceId;
+
+    #[test]
+    fn an_unclaimed_timer_is_only_disarmed() {
+        let ws = WorkspaceId::parse("ws_one").unwrap();
+        let t = Timer::new(&ws, "gone/1", chrono::Utc::now());
+        let change = disarm_only(&t);
+        assert_eq!(change.writes.len(), 1);
+        assert!(change.events.is_empty());
+    }
+}
