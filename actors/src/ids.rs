@@ -55,6 +55,50 @@ macro_rules! string_id {
 string_id!(WorkspaceId, "ws", "A workspace: `ws_...`.");
 string_id!(UserId, "usr", "A person who can log in: `usr_...`.");
 
+macro_rules! int_id {
+    ($($name:ident: $doc:literal,)*) => {$(
+        #[doc = $doc]
+        ///
+        /// An integer on the wire and in the store; a type of its own in the code, so
+        /// that one kind of id is never passed where another is meant.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+            utoipa::ToSchema,
+        )]
+        #[serde(transparent)]
+        #[schema(value_type = u64)]
+        pub struct $name(pub u64);
+
+        impl $name {
+            pub fn get(self) -> u64 {
+                self.0
+            }
+        }
+
+        impl From<u64> for $name {
+            fn from(id: u64) -> Self {
+                Self(id)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    )*};
+}
+
+int_id! {
+    ContactId: "A contact.",
+    ConversationId: "A conversation with one contact on one channel.",
+    MessageId: "A message of a conversation.",
+    HandoverId: "A request from the AI for a person to take over a conversation.",
+    CommentId: "An internal comment on a conversation.",
+    FeedbackId: "A team member's rating of an AI message.",
+    ClosingNoteId: "A closing note.",
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +110,14 @@ mod tests {
         assert!(UserId::parse(ws.as_str()).is_none());
         assert!(WorkspaceId::parse("ws_").is_none());
         assert!(WorkspaceId::parse("ws_a b").is_none());
+    }
+
+    #[test]
+    fn integer_ids_are_plain_integers_on_the_wire() {
+        let id = ConversationId(42);
+        assert_eq!(serde_json::to_string(&id).unwrap(), "42");
+        assert_eq!(serde_json::from_str::<ConversationId>("42").unwrap(), id);
+        assert!(serde_json::from_str::<ConversationId>("\"42\"").is_err());
     }
 
     #[test]

@@ -5,9 +5,12 @@
 
 pub mod closing_note;
 pub mod contact;
+pub mod conversation;
 pub mod custom_field;
 pub mod error;
 pub mod funnel;
+pub mod handover;
+pub mod message;
 pub mod money;
 pub mod order;
 pub mod page;
