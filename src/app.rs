@@ -181,7 +181,7 @@ pub async fn start_with_clock(
         let _ = timers_stopped.wait_for(|s| *s).await;
     }));
     let (restart_tx, restart) = watch::channel(false);
-    tokio::spawn(crate::store_health::watch(
+    tokio::spawn(crate::http::store_health::watch(
         store.clone(),
         restart_tx,
         stopped.clone(),

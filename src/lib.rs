@@ -6,12 +6,11 @@
 //! This crate is the edge and the binary:
 //! - [`config`]: settings from `SWITCHBOARD_*` variables.
 //! - [`app`]: start and graceful stop of the whole service.
-//! - [`http`]: the API listener: routes, authentication, rate limit, idempotency, errors.
+//! - [`http`]: the API listener: routes, authentication, rate limit, idempotency, errors,
+//!   and the store's health (503 while it cannot take writes).
 //! - [`admin`]: the operator listener.
 //! - [`cli`]: the command line.
 //! - [`maintenance`]: backup, restore and the offline check.
-//! - [`store_health`]: 503 for writes while the store cannot take them, and the restart
-//!   once it can again.
 //!
 //! State lives in `switchboard-actors`: a request is authenticated here (in memory), then
 //! handed to its workspace's actor, which validates, applies, persists and answers.
@@ -23,4 +22,3 @@ pub mod config;
 pub mod http;
 pub mod loadtest;
 pub mod maintenance;
-pub mod store_health;

@@ -55,7 +55,7 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/admin/health",
             get(|State(app): State<AppState>| async move {
-                crate::store_health::report(&app.store)
+                crate::http::store_health::report(&app.store)
             }),
         )
         .layer(from_fn_with_state(state.clone(), require_admin))

@@ -10,6 +10,7 @@ pub mod pagination;
 pub mod rate_limit;
 pub mod recent;
 pub mod routes;
+pub mod store_health;
 pub mod telemetry;
 
 use std::sync::Arc;
@@ -109,7 +110,7 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
         .layer(from_fn_with_state(
             state.clone(),
-            crate::store_health::refuse_writes_while_failing,
+            store_health::refuse_writes_while_failing,
         ))
         .layer(from_fn_with_state(state.clone(), auth::authenticate))
         .fallback(unknown_route);
@@ -135,7 +136,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 async fn health(State(app): State<AppState>) -> Response {
-    crate::store_health::report(&app.store)
+    store_health::report(&app.store)
 }
 
 async fn unknown_route() -> ApiError {

@@ -14,8 +14,8 @@ use switchboard_actors::store::health::Probe;
 use switchboard_actors::store::Store;
 use tokio::sync::watch;
 
-use crate::http::error::ApiError;
-use crate::http::AppState;
+use super::error::ApiError;
+use super::AppState;
 
 /// How often a failing store's data folder is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(2);
