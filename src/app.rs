@@ -260,7 +260,10 @@ impl RunningApp {
     /// must start over on a fresh store (a supervisor restarts it).
     pub async fn restart_needed(&self) {
         let mut restart = self.restart.clone();
-        let _ = restart.wait_for(|r| *r).await;
+        if restart.wait_for(|r| *r).await.is_err() {
+            // The watcher stopped (shutdown): no restart will ever be asked for.
+            std::future::pending::<()>().await;
+        }
     }
 
     /// Stops accepting, waits for in-flight requests (up to the grace period), drains the

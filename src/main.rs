@@ -65,6 +65,7 @@ async fn serve() -> std::process::ExitCode {
         }
     };
     init_tracing(settings.log_json);
+    let stop = shutdown_signal();
     let app = match switchboard::app::start(settings).await {
         Ok(app) => app,
         Err(e) => {
@@ -82,7 +83,7 @@ async fn serve() -> std::process::ExitCode {
     println!("api listening on {}", app.api_url());
     println!("operator api listening on {}", app.admin_url());
     tokio::select! {
-        _ = wait_for_signal() => {
+        _ = stop => {
             tracing::info!("shutting down");
             app.shutdown().await;
             std::process::ExitCode::SUCCESS
@@ -111,23 +112,32 @@ fn init_tracing(json: bool) {
     }
 }
 
-async fn wait_for_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or Ctrl-C. The handlers are installed when this is called, not
+/// when it is first awaited, so a signal sent right after the start is announced is not
+/// lost to the default action.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = wait(term) => {},
+                _ = wait(int) => {},
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

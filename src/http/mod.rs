@@ -96,6 +96,7 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::closing_notes::router())
         .merge(routes::funnels::router())
         .merge(routes::contacts::router())
+        .merge(routes::conversations::router())
         .merge(routes::orders::router())
         .merge(routes::products::router())
         .merge(routes::webhooks::router())

@@ -6,8 +6,11 @@ use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
+use switchboard_actors::domain::conversation::{Comment, Conversation};
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::Funnel;
+use switchboard_actors::domain::handover::Handover;
+use switchboard_actors::domain::message::{Feedback, Message};
 use switchboard_actors::domain::order::OrderView;
 use switchboard_actors::domain::product::ProductView;
 use switchboard_actors::domain::tag::{Tag, TagDeleted};
@@ -61,4 +64,9 @@ api_objects! {
     EndpointView => "webhook_endpoint",
     DeliveryView => "webhook_delivery",
     Notification => "notification",
+    Conversation => "conversation",
+    Message => "message",
+    Comment => "comment",
+    Feedback => "message_feedback",
+    Handover => "handover",
 }

@@ -7,6 +7,7 @@ mod access;
 mod contacts;
 mod contacts_search;
 mod conventions;
+mod conversations;
 mod durability;
 mod idempotency;
 mod loadtest;

@@ -31,6 +31,10 @@ pub struct ClosingNotes {
 }
 
 impl ClosingNotes {
+    pub fn get(&self, id: u64) -> Option<&ClosingNote> {
+        self.by_id.get(&id)
+    }
+
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         let by_id = store
             .scan::<ClosingNote>(&record_prefix(ws, KIND))?

@@ -808,6 +808,7 @@ fn merge(
         data.contacts.index(p);
     }
     let moved_orders = super::orders::reassign(data, ctx, s, p, &mut writes)?;
+    super::conversations::reassign(data, ctx, s, p, &mut writes)?;
     let mut all = writes;
     all.extend(change.writes);
     change.writes = all;

@@ -9,6 +9,7 @@
 
 mod closing_notes;
 mod contacts;
+pub mod conversations;
 mod custom_fields;
 mod funnels;
 mod orders;
@@ -25,6 +26,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use closing_notes::ClosingNoteMsg;
 pub use contacts::ContactMsg;
+pub use conversations::ConversationMsg;
 pub use custom_fields::CustomFieldMsg;
 pub use funnels::FunnelMsg;
 pub use orders::OrderMsg;
@@ -49,6 +51,7 @@ pub enum WorkspaceMsg {
     ClosingNote(ClosingNoteMsg),
     Funnel(FunnelMsg),
     Contact(Box<ContactMsg>),
+    Conversation(Box<ConversationMsg>),
     Order(Box<OrderMsg>),
     Product(Box<ProductMsg>),
     Webhook(Box<WebhookMsg>),
@@ -65,6 +68,12 @@ pub enum WorkspaceMsg {
 impl From<ContactMsg> for WorkspaceMsg {
     fn from(m: ContactMsg) -> Self {
         WorkspaceMsg::Contact(Box::new(m))
+    }
+}
+
+impl From<ConversationMsg> for WorkspaceMsg {
+    fn from(m: ConversationMsg) -> Self {
+        WorkspaceMsg::Conversation(Box::new(m))
     }
 }
 
@@ -98,6 +107,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::ClosingNote(m) => m.kind(),
             WorkspaceMsg::Funnel(m) => m.kind(),
             WorkspaceMsg::Contact(m) => m.kind(),
+            WorkspaceMsg::Conversation(m) => m.kind(),
             WorkspaceMsg::Order(m) => m.kind(),
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
@@ -161,6 +171,7 @@ pub struct WorkspaceData {
     pub closing_notes: closing_notes::ClosingNotes,
     pub funnels: funnels::Funnels,
     pub contacts: contacts::Contacts,
+    pub conversations: conversations::Conversations,
     pub orders: orders::Orders,
     pub products: products::Products,
     pub webhooks: webhooks::Webhooks,
@@ -174,6 +185,7 @@ impl WorkspaceData {
             closing_notes: closing_notes::ClosingNotes::load(store, ws)?,
             funnels: funnels::Funnels::load(store, ws)?,
             contacts: contacts::Contacts::load(store, ws)?,
+            conversations: conversations::Conversations::load(store, ws)?,
             orders: orders::Orders::load(store, ws)?,
             products: products::Products::load(store, ws)?,
             webhooks: webhooks::Webhooks::load(store, ws)?,
@@ -255,6 +267,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::ClosingNote(m) => closing_notes::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Conversation(m) => conversations::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),

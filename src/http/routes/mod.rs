@@ -2,6 +2,7 @@
 
 pub mod closing_notes;
 pub mod contacts;
+pub mod conversations;
 pub mod custom_fields;
 pub mod events;
 pub mod funnels;

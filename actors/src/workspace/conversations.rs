@@ -1,0 +1,929 @@
+//! Conversations, their messages, comments, handovers and feedback.
+//!
+//! Conversations and handovers live in memory; messages and comments only in the store,
+//! under `w/<ws>/msg/<conversation>/<message>` and `w/<ws>/cmt/<conversation>/<comment>`,
+//! so a conversation's page is one newest-first range read and memory does not grow with
+//! message volume. A conversation keeps its message count and the time of its last one.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::contact::Channel;
+use crate::domain::conversation::{
+    AiPauseReason, ClosedBy, ClosingNote, Comment, Conversation, ConversationStatus,
+};
+use crate::domain::handover::{Handover, HandoverStatus};
+use crate::domain::message::{
+    Body, Direction, Feedback, Message, MessageStatus, Rating, SenderType,
+};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::{
+    CommentId, ContactId, ConversationId, FeedbackId, HandoverId, MessageId, UserId, WorkspaceId,
+};
+use crate::store::{Batch, Key, Store};
+
+const CONVERSATION: &str = "cv";
+const HANDOVER: &str = "ho";
+const MESSAGE: &str = "msg";
+const COMMENT: &str = "cmt";
+const FEEDBACK: &str = "fb";
+
+/// Who asks, as the conversation rules need it: the person (none for API keys) and how
+/// the change is attributed in events.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user: Option<UserId>,
+    pub origin: Origin,
+    /// Identifies the credential, so that one feedback per message and credential holds.
+    pub credential: String,
+}
+
+impl Caller {
+    fn closed_by(&self) -> ClosedBy {
+        if self.user.is_some() {
+            ClosedBy::Team
+        } else {
+            ClosedBy::Api
+        }
+    }
+
+    fn resolver(&self) -> String {
+        self.user
+            .as_ref()
+            .map_or_else(|| "api".to_string(), |u| u.to_string())
+    }
+}
+
+/// The filters of GET /conversations; each `None` matches everything.
+#[derive(Debug, Clone, Default)]
+pub struct ConversationFilter {
+    pub status: Option<ConversationStatus>,
+    pub contact_id: Option<ContactId>,
+    pub channel: Option<Channel>,
+    pub assigned_to_user_id: Option<UserId>,
+    pub ai_paused: Option<bool>,
+    pub updated_since: Option<DateTime<Utc>>,
+}
+
+impl ConversationFilter {
+    fn keeps(&self, c: &Conversation) -> bool {
+        self.status.is_none_or(|s| c.status == s)
+            && self.contact_id.is_none_or(|id| c.contact_id == id)
+            && self.channel.is_none_or(|ch| c.channel == ch)
+            && self
+                .assigned_to_user_id
+                .as_ref()
+                .is_none_or(|u| c.assigned_to_user_id.as_ref() == Some(u))
+            && self.ai_paused.is_none_or(|p| c.ai_paused == p)
+            && self.updated_since.is_none_or(|t| c.updated_at >= t)
+    }
+}
+
+/// The filters of GET /handovers.
+#[derive(Debug, Clone, Default)]
+pub struct HandoverFilter {
+    pub status: Option<HandoverStatus>,
+    pub conversation_id: Option<ConversationId>,
+}
+
+pub enum ConversationMsg {
+    List(ConversationFilter, PageRequest, Reply<Page<Conversation>>),
+    Get(ConversationId, Reply<Conversation>),
+    /// A conversation started by the team, with an optional first message.
+    Create {
+        caller: Caller,
+        contact_id: ContactId,
+        channel: Channel,
+        text: Option<String>,
+        reply: Reply<Conversation>,
+    },
+    Close {
+        caller: Caller,
+        id: ConversationId,
+        note: ClosingNote,
+        reply: Reply<Conversation>,
+    },
+    Reopen {
+        caller: Caller,
+        id: ConversationId,
+        reply: Reply<Conversation>,
+    },
+    /// The edge has checked that the user is a member.
+    Assign {
+        caller: Caller,
+        id: ConversationId,
+        user: Option<UserId>,
+        reply: Reply<Conversation>,
+    },
+    PauseAi {
+        caller: Caller,
+        id: ConversationId,
+        reason: AiPauseReason,
+        reply: Reply<Conversation>,
+    },
+    ResumeAi {
+        caller: Caller,
+        id: ConversationId,
+        reply: Reply<Conversation>,
+    },
+    ListMessages(ConversationId, PageRequest, Reply<Page<Message>>),
+    TeamReply {
+        caller: Caller,
+        id: ConversationId,
+        body: Body,
+        reply: Reply<Message>,
+    },
+    ListComments(ConversationId, PageRequest, Reply<Page<Comment>>),
+    AddComment {
+        caller: Caller,
+        id: ConversationId,
+        body: String,
+        reply: Reply<Comment>,
+    },
+    Feedback {
+        caller: Caller,
+        id: ConversationId,
+        message: MessageId,
+        rating: Rating,
+        comment: Option<String>,
+        reply: Reply<Feedback>,
+    },
+    ListHandovers(HandoverFilter, PageRequest, Reply<Page<Handover>>),
+    ResolveHandover {
+        caller: Caller,
+        id: HandoverId,
+        reply: Reply<Handover>,
+    },
+}
+
+impl ConversationMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ConversationMsg::List(..) => "conversation.list",
+            ConversationMsg::Get(..) => "conversation.get",
+            ConversationMsg::Create { .. } => "conversation.create",
+            ConversationMsg::Close { .. } => "conversation.close",
+            ConversationMsg::Reopen { .. } => "conversation.reopen",
+            ConversationMsg::Assign { .. } => "conversation.assign",
+            ConversationMsg::PauseAi { .. } => "conversation.pause_ai",
+            ConversationMsg::ResumeAi { .. } => "conversation.resume_ai",
+            ConversationMsg::ListMessages(..) => "conversation.list_messages",
+            ConversationMsg::TeamReply { .. } => "conversation.team_reply",
+            ConversationMsg::ListComments(..) => "conversation.list_comments",
+            ConversationMsg::AddComment { .. } => "conversation.add_comment",
+            ConversationMsg::Feedback { .. } => "conversation.feedback",
+            ConversationMsg::ListHandovers(..) => "handover.list",
+            ConversationMsg::ResolveHandover { .. } => "handover.resolve",
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Conversations {
+    by_id: BTreeMap<u64, Conversation>,
+    /// The most recent conversation of each contact on each channel: where its next
+    /// inbound message goes.
+    latest: HashMap<(ContactId, Channel), ConversationId>,
+    handovers: BTreeMap<u64, Handover>,
+    /// The open handover of a conversation, if any.
+    open_handover: HashMap<ConversationId, HandoverId>,
+}
+
+impl Conversations {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut me = Self::default();
+        for (_, c) in store.scan::<Conversation>(&record_prefix(ws, CONVERSATION))? {
+            me.remember(c);
+        }
+        for (_, h) in store.scan::<Handover>(&record_prefix(ws, HANDOVER))? {
+            me.remember_handover(h);
+        }
+        Ok(me)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    pub fn get(&self, id: ConversationId) -> Option<&Conversation> {
+        self.by_id.get(&id.get())
+    }
+
+    fn remember(&mut self, c: Conversation) {
+        let slot = self.latest.entry((c.contact_id, c.channel)).or_insert(c.id);
+        if c.id > *slot {
+            *slot = c.id;
+        }
+        self.by_id.insert(c.id.get(), c);
+    }
+
+    fn remember_handover(&mut self, h: Handover) {
+        if h.is_open() {
+            self.open_handover.insert(h.conversation_id, h.id);
+        } else if self.open_handover.get(&h.conversation_id) == Some(&h.id) {
+            self.open_handover.remove(&h.conversation_id);
+        }
+        self.handovers.insert(h.id.get(), h);
+    }
+
+    /// The conversation an inbound message of `contact` on `channel` goes to.
+    pub fn latest_of(&self, contact: ContactId, channel: Channel) -> Option<&Conversation> {
+        self.latest
+            .get(&(contact, channel))
+            .and_then(|id| self.get(*id))
+    }
+}
+
+fn conversation_key(ctx: &Ctx, id: ConversationId) -> Vec<u8> {
+    ctx.key(CONVERSATION, id.get())
+}
+
+fn message_prefix(ws: &WorkspaceId, conversation: ConversationId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(MESSAGE)
+        .id(conversation.get())
+        .prefix()
+}
+
+fn message_key(ws: &WorkspaceId, conversation: ConversationId, id: MessageId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(MESSAGE)
+        .id(conversation.get())
+        .id(id.get())
+        .build()
+}
+
+fn comment_prefix(ws: &WorkspaceId, conversation: ConversationId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(COMMENT)
+        .id(conversation.get())
+        .prefix()
+}
+
+fn feedback_key(ws: &WorkspaceId, message: MessageId, credential: &str) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(FEEDBACK)
+        .id(message.get())
+        .str(credential)
+        .build()
+}
+
+pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    use ConversationMsg as M;
+    match msg {
+        M::List(filter, page, reply) => answer(
+            reply,
+            Ok(page.select(&data.conversations.by_id, |c| filter.keeps(c))),
+        ),
+        M::Get(id, reply) => answer(reply, found(data, id).cloned()),
+        M::Create {
+            caller,
+            contact_id,
+            channel,
+            text,
+            reply,
+        } => {
+            let origin = caller.origin.clone();
+            finish(
+                reply,
+                origin,
+                create(data, ctx, &caller, contact_id, channel, text),
+            )
+        }
+        M::Close {
+            caller,
+            id,
+            note,
+            reply,
+        } => {
+            let origin = caller.origin.clone();
+            finish(reply, origin, close(data, ctx, &caller, id, note))
+        }
+        M::Reopen { caller, id, reply } => {
+            finish(reply, caller.origin.clone(), reopen(data, ctx, id))
+        }
+        M::Assign {
+            caller,
+            id,
+            user,
+            reply,
+        } => finish(reply, caller.origin.clone(), assign(data, ctx, id, user)),
+        M::PauseAi {
+            caller,
+            id,
+            reason,
+            reply,
+        } => finish(reply, caller.origin.clone(), pause(data, ctx, id, reason)),
+        M::ResumeAi { caller, id, reply } => {
+            finish(reply, caller.origin.clone(), resume(data, ctx, id))
+        }
+        M::ListMessages(id, page, reply) => answer(reply, list_messages(data, ctx, id, page)),
+        M::TeamReply {
+            caller,
+            id,
+            body,
+            reply,
+        } => {
+            let origin = caller.origin.clone();
+            finish(reply, origin, team_reply(data, ctx, &caller, id, body))
+        }
+        M::ListComments(id, page, reply) => answer(reply, list_comments(data, ctx, id, page)),
+        M::AddComment {
+            caller,
+            id,
+            body,
+            reply,
+        } => {
+            let origin = caller.origin.clone();
+            finish(reply, origin, add_comment(data, ctx, &caller, id, body))
+        }
+        M::Feedback {
+            caller,
+            id,
+            message,
+            rating,
+            comment,
+            reply,
+        } => {
+            let origin = caller.origin.clone();
+            let result = feedback(data, ctx, &caller, id, message, rating, comment);
+            finish(reply, origin, result)
+        }
+        M::ListHandovers(filter, page, reply) => answer(
+            reply,
+            Ok(page.select(&data.conversations.handovers, |h| {
+                filter.status.is_none_or(|s| h.status == s)
+                    && filter
+                        .conversation_id
+                        .is_none_or(|c| h.conversation_id == c)
+            })),
+        ),
+        M::ResolveHandover { caller, id, reply } => {
+            let origin = caller.origin.clone();
+            finish(reply, origin, resolve_handover(data, ctx, &caller, id))
+        }
+    }
+}
+
+fn found(data: &WorkspaceData, id: ConversationId) -> Result<&Conversation, DomainError> {
+    data.conversations
+        .get(id)
+        .ok_or(DomainError::NotFound("conversation"))
+}
+
+/// Builds a change step by step: the writes, the events, and the conversation it is about.
+struct Step<'a> {
+    ctx: &'a Ctx<'a>,
+    writes: Batch,
+    events: Vec<DomainEvent>,
+}
+
+impl<'a> Step<'a> {
+    fn new(ctx: &'a Ctx<'a>) -> Self {
+        Self {
+            ctx,
+            writes: Batch::default(),
+            events: Vec::new(),
+        }
+    }
+
+    fn done<T>(self, value: T) -> Change<T> {
+        Change {
+            value,
+            writes: self.writes,
+            events: self.events,
+        }
+    }
+
+    /// Stores the conversation and announces `event_type` with it as data.
+    fn save(
+        &mut self,
+        data: &mut WorkspaceData,
+        c: Conversation,
+        event_type: Option<&'static str>,
+    ) -> Result<Conversation, DomainError> {
+        self.writes.put(conversation_key(self.ctx, c.id), &c)?;
+        if let Some(event_type) = event_type {
+            self.events
+                .push(DomainEvent::new(event_type, "conversation", c.id, &c));
+        }
+        data.conversations.remember(c.clone());
+        Ok(c)
+    }
+
+    /// Stores a new message on `c` (counted there) and announces it.
+    fn message(&mut self, c: &mut Conversation, new: NewMessage) -> Result<Message, DomainError> {
+        let m = Message {
+            id: MessageId(self.ctx.next_id()?),
+            conversation_id: c.id,
+            contact_id: c.contact_id,
+            direction: new.direction,
+            sender_type: new.sender_type,
+            sender_user_id: new.sender_user_id,
+            text: new.body.text,
+            attachments: new.body.attachments,
+            status: new.status,
+            external_id: new.external_id,
+            error: None,
+            created_at: self.ctx.now,
+        };
+        c.saw_message(self.ctx.now);
+        self.writes
+            .put(message_key(self.ctx.workspace, c.id, m.id), &m)?;
+        let event_type = match m.direction {
+            Direction::Inbound => "message.received",
+            Direction::Outbound => "message.sent",
+        };
+        self.events.push(DomainEvent::new(
+            event_type,
+            "message",
+            m.id,
+            message_event(&m, c.channel),
+        ));
+        Ok(m)
+    }
+
+    /// Resolves the open handover of `c`, if any.
+    fn resolve_open_handover(
+        &mut self,
+        data: &mut WorkspaceData,
+        c: ConversationId,
+        by: String,
+    ) -> Result<(), DomainError> {
+        let Some(hid) = data.conversations.open_handover.get(&c).copied() else {
+            return Ok(());
+        };
+        let Some(mut h) = data.conversations.handovers.get(&hid.get()).cloned() else {
+            return Ok(());
+        };
+        if h.resolve(by, self.ctx.now) {
+            self.writes.put(self.ctx.key(HANDOVER, hid.get()), &h)?;
+            self.events
+                .push(DomainEvent::new("handover.resolved", "handover", hid, &h));
+            data.conversations.remember_handover(h);
+        }
+        Ok(())
+    }
+}
+
+/// A message about to be stored.
+struct NewMessage {
+    direction: Direction,
+    sender_type: SenderType,
+    sender_user_id: Option<UserId>,
+    body: Body,
+    status: MessageStatus,
+    external_id: Option<String>,
+}
+
+impl NewMessage {
+    /// A message the team sends. Until channel connections exist, every outbound message
+    /// is sent at once, as on the `api` channel: the integrator receives it as message.sent.
+    fn from_team(caller: &Caller, body: Body) -> Self {
+        Self {
+            direction: Direction::Outbound,
+            sender_type: SenderType::Team,
+            sender_user_id: caller.user.clone(),
+            body,
+            status: MessageStatus::Sent,
+            external_id: None,
+        }
+    }
+}
+
+/// A message event's data: the message, plus the conversation's channel so that
+/// endpoint channel filters apply.
+fn message_event(m: &Message, channel: Channel) -> serde_json::Value {
+    let mut v = serde_json::to_value(m).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("channel".into(), json!(channel));
+    }
+    v
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    caller: &Caller,
+    contact_id: ContactId,
+    channel: Channel,
+    text: Option<String>,
+) -> Result<Change<Conversation>, DomainError> {
+    let contact = data
+        .contacts
+        .resolve(contact_id.get())
+        .map(ContactId)
+        .ok_or(DomainError::NotFound("contact"))?;
+    let mut step = Step::new(ctx);
+    let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
+    step.events.push(DomainEvent::new(
+        "conversation.created",
+        "conversation",
+        c.id,
+        &c,
+    ));
+    if let Some(text) = text {
+        let body = Body {
+            text,
+            attachments: Vec::new(),
+        };
+        step.message(&mut c, NewMessage::from_team(caller, body))?;
+    }
+    let c = step.save(data, c, None)?;
+    Ok(step.done(c))
+}
+
+fn close(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    caller: &Caller,
+    id: ConversationId,
+    note: ClosingNote,
+) -> Result<Change<Conversation>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    if let Some(note_id) = note.id {
+        if data.closing_notes.get(note_id.get()).is_none() {
+            return Err(DomainError::NotFound("closing note"));
+        }
+    }
+    close_as(
+        data,
+        ctx,
+        &mut c,
+        caller.closed_by(),
+        note,
+        caller.resolver(),
+    )
+}
+
+/// Closes `c` (team, API or auto-close): resolves its open handover and lifts a takeover
+/// or handover pause, so that the next customer message is answered.
+fn close_as(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    c: &mut Conversation,
+    by: ClosedBy,
+    note: ClosingNote,
+    resolver: String,
+) -> Result<Change<Conversation>, DomainError> {
+    if !c.is_open() {
+        return Err(DomainError::conflict("the conversation is already closed"));
+    }
+    let mut step = Step::new(ctx);
+    c.close(by, note, ctx.now);
+    step.resolve_open_handover(data, c.id, resolver)?;
+    let lifted = c
+        .ai_paused_reason
+        .is_some_and(AiPauseReason::lifted_by_close);
+    let closed = step.save(data, c.clone(), Some("conversation.closed"))?;
+    if lifted {
+        c.resume_ai(ctx.now);
+        let resumed = step.save(data, c.clone(), Some("conversation.ai_resumed"))?;
+        return Ok(step.done(resumed));
+    }
+    Ok(step.done(closed))
+}
+
+fn reopen(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+) -> Result<Change<Conversation>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    if c.is_open() {
+        return Err(DomainError::conflict("the conversation is already open"));
+    }
+    let mut step = Step::new(ctx);
+    c.reopen(ctx.now);
+    let c = step.save(data, c, Some("conversation.reopened"))?;
+    Ok(step.done(c))
+}
+
+fn assign(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    user: Option<UserId>,
+) -> Result<Change<Conversation>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    let mut step = Step::new(ctx);
+    if c.assigned_to_user_id == user {
+        return Ok(step.done(c));
+    }
+    let previous = std::mem::replace(&mut c.assigned_to_user_id, user);
+    c.updated_at = ctx.now;
+    let mut changes = serde_json::Map::new();
+    changes.insert("assigned_to_user_id".into(), json!(previous));
+    step.writes.put(conversation_key(ctx, c.id), &c)?;
+    step.events.push(
+        DomainEvent::new("conversation.assigned", "conversation", c.id, &c).with_changes(changes),
+    );
+    data.conversations.remember(c.clone());
+    Ok(step.done(c))
+}
+
+fn pause(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    reason: AiPauseReason,
+) -> Result<Change<Conversation>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    if !c.pause_ai(reason, ctx.now) {
+        return Err(DomainError::conflict("the AI is already paused"));
+    }
+    let mut step = Step::new(ctx);
+    let c = step.save(data, c, Some("conversation.ai_paused"))?;
+    Ok(step.done(c))
+}
+
+fn resume(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+) -> Result<Change<Conversation>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    if !c.resume_ai(ctx.now) {
+        return Err(DomainError::conflict("the AI is not paused"));
+    }
+    let mut step = Step::new(ctx);
+    let c = step.save(data, c, Some("conversation.ai_resumed"))?;
+    Ok(step.done(c))
+}
+
+fn list_messages(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    page: PageRequest,
+) -> Result<Page<Message>, DomainError> {
+    let c = found(data, id)?;
+    let mut items: Vec<Message> = ctx
+        .store
+        .newest::<Message>(
+            &message_prefix(ctx.workspace, id),
+            page.after,
+            page.limit + 1,
+        )?
+        .into_iter()
+        .map(|(_, mut m)| {
+            // Messages follow their conversation through contact merges.
+            m.contact_id = c.contact_id;
+            m
+        })
+        .collect();
+    let has_more = items.len() > page.limit;
+    items.truncate(page.limit);
+    Ok(Page { items, has_more })
+}
+
+/// A team reply: reopens a closed conversation, takes over from an active AI, and
+/// resolves the open handover.
+fn team_reply(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    caller: &Caller,
+    id: ConversationId,
+    body: Body,
+) -> Result<Change<Message>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    let mut step = Step::new(ctx);
+    if !c.is_open() {
+        c.reopen(ctx.now);
+        step.events.push(DomainEvent::new(
+            "conversation.reopened",
+            "conversation",
+            c.id,
+            &c,
+        ));
+    }
+    if c.pause_ai(AiPauseReason::Takeover, ctx.now) {
+        step.events.push(DomainEvent::new(
+            "conversation.ai_paused",
+            "conversation",
+            c.id,
+            &c,
+        ));
+    }
+    step.resolve_open_handover(data, c.id, caller.resolver())?;
+    let m = step.message(&mut c, NewMessage::from_team(caller, body))?;
+    step.save(data, c, None)?;
+    Ok(step.done(m))
+}
+
+fn list_comments(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    page: PageRequest,
+) -> Result<Page<Comment>, DomainError> {
+    found(data, id)?;
+    let mut items: Vec<Comment> = ctx
+        .store
+        .newest::<Comment>(
+            &comment_prefix(ctx.workspace, id),
+            page.after,
+            page.limit + 1,
+        )?
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
+    let has_more = items.len() > page.limit;
+    items.truncate(page.limit);
+    Ok(Page { items, has_more })
+}
+
+fn add_comment(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    caller: &Caller,
+    id: ConversationId,
+    body: String,
+) -> Result<Change<Comment>, DomainError> {
+    found(data, id)?;
+    let comment = Comment {
+        id: CommentId(ctx.next_id()?),
+        conversation_id: id,
+        author_user_id: caller.user.clone(),
+        body,
+        created_at: ctx.now,
+    };
+    let mut step = Step::new(ctx);
+    let key = Key::new("w")
+        .str(ctx.workspace.as_str())
+        .str(COMMENT)
+        .id(id.get())
+        .id(comment.id.get())
+        .build();
+    step.writes.put(key, &comment)?;
+    step.events.push(DomainEvent::new(
+        "conversation.comment_created",
+        "comment",
+        comment.id,
+        &comment,
+    ));
+    Ok(step.done(comment))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn feedback(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    caller: &Caller,
+    id: ConversationId,
+    message: MessageId,
+    rating: Rating,
+    comment: Option<String>,
+) -> Result<Change<Feedback>, DomainError> {
+    found(data, id)?;
+    let m: Message = ctx
+        .store
+        .get(&message_key(ctx.workspace, id, message))?
+        .ok_or(DomainError::NotFound("message"))?;
+    if m.sender_type != SenderType::Ai {
+        return Err(DomainError::invalid(
+            "message_id",
+            "feedback is only taken on messages the AI sent",
+        ));
+    }
+    let key = feedback_key(ctx.workspace, message, &caller.credential);
+    let previous: Option<Feedback> = ctx.store.get(&key)?;
+    let fb = Feedback {
+        id: previous
+            .map(|p| p.id)
+            .map_or_else(|| ctx.next_id().map(FeedbackId), Ok)?,
+        message_id: message,
+        conversation_id: id,
+        user_id: caller.user.clone(),
+        rating,
+        comment,
+        created_at: ctx.now,
+    };
+    let mut step = Step::new(ctx);
+    step.writes.put(key, &fb)?;
+    step.events.push(DomainEvent::new(
+        "message_feedback.submitted",
+        "message_feedback",
+        fb.id,
+        &fb,
+    ));
+    Ok(step.done(fb))
+}
+
+fn resolve_handover(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    caller: &Caller,
+    id: HandoverId,
+) -> Result<Change<Handover>, DomainError> {
+    let mut h = data
+        .conversations
+        .handovers
+        .get(&id.get())
+        .cloned()
+        .ok_or(DomainError::NotFound("handover"))?;
+    if !h.resolve(caller.resolver(), ctx.now) {
+        return Err(DomainError::conflict("the handover is already resolved"));
+    }
+    let mut step = Step::new(ctx);
+    step.writes.put(ctx.key(HANDOVER, id.get()), &h)?;
+    step.events
+        .push(DomainEvent::new("handover.resolved", "handover", id, &h));
+    data.conversations.remember_handover(h.clone());
+    Ok(step.done(h))
+}
+
+/// Moves the conversations and handovers of a merged contact to the primary (inside the
+/// merge's batch; contact.merged covers them, so no events of their own).
+pub(super) fn reassign(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    from: u64,
+    to: u64,
+    writes: &mut Batch,
+) -> Result<(), DomainError> {
+    let (from, to) = (ContactId(from), ContactId(to));
+    let moved: Vec<Conversation> = data
+        .conversations
+        .by_id
+        .values()
+        .filter(|c| c.contact_id == from)
+        .cloned()
+        .collect();
+    for mut c in moved {
+        data.conversations.latest.remove(&(from, c.channel));
+        c.contact_id = to;
+        writes.put(conversation_key(ctx, c.id), &c)?;
+        data.conversations.remember(c);
+    }
+    let handovers: Vec<Handover> = data
+        .conversations
+        .handovers
+        .values()
+        .filter(|h| h.contact_id == from)
+        .cloned()
+        .collect();
+    for mut h in handovers {
+        h.contact_id = to;
+        writes.put(ctx.key(HANDOVER, h.id.get()), &h)?;
+        data.conversations.remember_handover(h);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conv(id: u64, contact: u64, channel: Channel) -> Conversation {
+        Conversation::new(ConversationId(id), ContactId(contact), channel, Utc::now())
+    }
+
+    #[test]
+    fn the_latest_conversation_of_a_contact_and_channel_is_the_highest_id() {
+        let mut cs = Conversations::default();
+        cs.remember(conv(5, 1, Channel::Api));
+        cs.remember(conv(9, 1, Channel::Api));
+        cs.remember(conv(7, 1, Channel::Api));
+        cs.remember(conv(8, 1, Channel::Sms));
+        assert_eq!(
+            cs.latest_of(ContactId(1), Channel::Api).unwrap().id,
+            ConversationId(9)
+        );
+        assert_eq!(
+            cs.latest_of(ContactId(1), Channel::Sms).unwrap().id,
+            ConversationId(8)
+        );
+        assert!(cs.latest_of(ContactId(2), Channel::Api).is_none());
+    }
+
+    #[test]
+    fn filters_combine() {
+        let mut c = conv(1, 3, Channel::Sms);
+        c.ai_paused = true;
+        let f = ConversationFilter {
+            contact_id: Some(ContactId(3)),
+            ai_paused: Some(true),
+            ..Default::default()
+        };
+        assert!(f.keeps(&c));
+        let other = ConversationFilter {
+            channel: Some(Channel::Api),
+            ..f
+        };
+        assert!(!other.keeps(&c));
+    }
+}

@@ -1,0 +1,492 @@
+//! Conversations, their messages and comments, feedback on AI messages, and handovers.
+//! Permission: inbox.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use switchboard_actors::directory::{Permission, Principal};
+use switchboard_actors::domain::contact::Channel;
+use switchboard_actors::domain::conversation::{
+    AiPauseReason, CloseInput, ClosingNote, Comment, Conversation, ConversationStatus,
+    NewCommentInput, NewConversation, NewConversationInput, PauseInput,
+};
+use switchboard_actors::domain::handover::{Handover, HandoverStatus};
+use switchboard_actors::domain::message::{Feedback, FeedbackInput, Message, TeamReplyInput};
+use switchboard_actors::ids::{ContactId, ConversationId, HandoverId, MessageId, UserId};
+use switchboard_actors::workspace::conversations::{Caller, ConversationFilter, HandoverFilter};
+use switchboard_actors::workspace::ConversationMsg;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::extract::{parse_id, ApiJson, PathId, QueryParams};
+use crate::http::object::Obj;
+use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_conversations, create_conversation))
+        .routes(routes!(get_conversation))
+        .routes(routes!(close_conversation))
+        .routes(routes!(reopen_conversation))
+        .routes(routes!(assign_conversation))
+        .routes(routes!(pause_ai))
+        .routes(routes!(resume_ai))
+        .routes(routes!(list_messages, team_reply))
+        .routes(routes!(list_comments, add_comment))
+        .routes(routes!(rate_message))
+        .routes(routes!(list_handovers))
+        .routes(routes!(resolve_handover))
+}
+
+type ConversationJson = Json<Obj<Conversation>>;
+
+/// The inbox permission, and who is asking as the conversation rules need it.
+fn inbox(ws: &Ws) -> ApiResult<Caller> {
+    ws.require(Permission::Inbox)?;
+    let user = match &ws.principal {
+        Principal::User { user_id, .. } => Some(user_id.clone()),
+        Principal::ApiKey { .. } => None,
+    };
+    Ok(Caller {
+        user,
+        origin: ws.origin(),
+        credential: ws.principal.connection_id(),
+    })
+}
+
+fn parsed<T>(
+    q: &QueryParams,
+    name: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> ApiResult<Option<T>> {
+    q.text(name)
+        .map(|raw| parse(raw).map_err(|m| ApiError::invalid(name, m)))
+        .transpose()
+}
+
+fn enum_value<T: serde::de::DeserializeOwned>(raw: &str, allowed: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(raw.to_string()))
+        .map_err(|_| format!("must be one of {allowed}"))
+}
+
+/// Conversations, newest first.
+#[utoipa::path(get, path = "/conversations", tag = "conversations",
+    params(("status" = Option<String>, Query, description = "open or closed"),
+        ("contact_id" = Option<u64>, Query), ("channel" = Option<String>, Query),
+        ("assigned_to_user_id" = Option<String>, Query), ("ai_paused" = Option<bool>, Query),
+        ("updated_since" = Option<String>, Query), ("limit" = Option<u32>, Query),
+        ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<Conversation>), (status = 403, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn list_conversations(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<Conversation>>>> {
+    inbox(&ws)?;
+    let page = page_request(&q)?;
+    let filter = ConversationFilter {
+        status: parsed(&q, "status", |s| {
+            enum_value::<ConversationStatus>(s, "open, closed")
+        })?,
+        contact_id: q.int("contact_id")?.map(ContactId),
+        channel: parsed(&q, "channel", Channel::parse)?,
+        assigned_to_user_id: parsed(&q, "assigned_to_user_id", |s| {
+            UserId::parse(s).ok_or_else(|| "must be a user id".to_string())
+        })?,
+        ai_paused: q.bool("ai_paused")?,
+        updated_since: q.datetime("updated_since")?,
+    };
+    let found = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::List(filter.clone(), page, r).into()
+        })
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
+}
+
+/// Starts a conversation with a contact on a channel, with an optional first message
+/// from the team.
+#[utoipa::path(post, path = "/conversations", tag = "conversations",
+    request_body = NewConversationInput,
+    responses((status = 201, body = Conversation), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn create_conversation(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(input): ApiJson<NewConversationInput>,
+) -> ApiResult<(StatusCode, ConversationJson)> {
+    let caller = inbox(&ws)?;
+    let new = NewConversation::parse(input)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Create {
+                caller: caller.clone(),
+                contact_id: new.contact_id,
+                channel: new.channel,
+                text: new.text.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(c))))
+}
+
+#[utoipa::path(get, path = "/conversations/{id}", tag = "conversations",
+    params(("id" = u64, Path)),
+    responses((status = 200, body = Conversation), (status = 404, body = ErrorBody)))]
+async fn get_conversation(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<ConversationJson> {
+    inbox(&ws)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Get(ConversationId(id), r).into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Closes a conversation; its open handover resolves, and a takeover or handover pause of
+/// the AI ends. 409 when already closed.
+#[utoipa::path(post, path = "/conversations/{id}/close", tag = "conversations",
+    params(("id" = u64, Path)), request_body = CloseInput,
+    responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn close_conversation(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<CloseInput>,
+) -> ApiResult<ConversationJson> {
+    let caller = inbox(&ws)?;
+    let note = ClosingNote::parse(input)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Close {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                note: note.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Opens a closed conversation again. 409 when it is open.
+#[utoipa::path(post, path = "/conversations/{id}/reopen", tag = "conversations",
+    params(("id" = u64, Path)),
+    responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)))]
+async fn reopen_conversation(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<ConversationJson> {
+    let caller = inbox(&ws)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Reopen {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Body of PUT /conversations/{id}/assignee.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssigneeInput {
+    /// A member of the workspace; null or omitted unassigns.
+    #[serde(default)]
+    pub user_id: Option<String>,
+}
+
+#[utoipa::path(put, path = "/conversations/{id}/assignee", tag = "conversations",
+    params(("id" = u64, Path)), request_body = AssigneeInput,
+    responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn assign_conversation(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<AssigneeInput>,
+) -> ApiResult<ConversationJson> {
+    let caller = inbox(&ws)?;
+    let user = input
+        .user_id
+        .map(|u| {
+            UserId::parse(&u)
+                .filter(|u| app.directory.membership(&ws.id, u).is_some())
+                .ok_or_else(|| ApiError::invalid("user_id", "is not a member of this workspace"))
+        })
+        .transpose()?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Assign {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                user: user.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Pauses the AI on a conversation (reason defaults to `api`). 409 when already paused.
+#[utoipa::path(post, path = "/conversations/{id}/ai/pause", tag = "conversations",
+    params(("id" = u64, Path)), request_body = PauseInput,
+    responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn pause_ai(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<PauseInput>,
+) -> ApiResult<ConversationJson> {
+    let caller = inbox(&ws)?;
+    let reason = input.reason.unwrap_or(AiPauseReason::Api);
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::PauseAi {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                reason,
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// Switches the AI back on. 409 when it is not paused.
+#[utoipa::path(post, path = "/conversations/{id}/ai/resume", tag = "conversations",
+    params(("id" = u64, Path)),
+    responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)))]
+async fn resume_ai(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<ConversationJson> {
+    let caller = inbox(&ws)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::ResumeAi {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(c)))
+}
+
+/// The messages of a conversation, newest first.
+#[utoipa::path(get, path = "/conversations/{id}/messages", tag = "conversations",
+    params(("id" = u64, Path), ("limit" = Option<u32>, Query),
+        ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<Message>), (status = 404, body = ErrorBody)))]
+async fn list_messages(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<Message>>>> {
+    inbox(&ws)?;
+    let page = page_request(&q)?;
+    let found = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::ListMessages(ConversationId(id), page, r).into()
+        })
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |m| m.id.get())))
+}
+
+/// A reply from the team: reopens a closed conversation, pauses an active AI (reason
+/// `takeover`) and resolves the open handover.
+#[utoipa::path(post, path = "/conversations/{id}/messages", tag = "conversations",
+    params(("id" = u64, Path)), request_body = TeamReplyInput,
+    responses((status = 201, body = Message), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn team_reply(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<TeamReplyInput>,
+) -> ApiResult<(StatusCode, Json<Obj<Message>>)> {
+    let caller = inbox(&ws)?;
+    let body = input.parse()?;
+    let m = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::TeamReply {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                body: body.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(m))))
+}
+
+/// Internal comments, newest first; customers never see them.
+#[utoipa::path(get, path = "/conversations/{id}/comments", tag = "conversations",
+    params(("id" = u64, Path), ("limit" = Option<u32>, Query),
+        ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<Comment>), (status = 404, body = ErrorBody)))]
+async fn list_comments(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<Comment>>>> {
+    inbox(&ws)?;
+    let page = page_request(&q)?;
+    let found = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::ListComments(ConversationId(id), page, r).into()
+        })
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
+}
+
+#[utoipa::path(post, path = "/conversations/{id}/comments", tag = "conversations",
+    params(("id" = u64, Path)), request_body = NewCommentInput,
+    responses((status = 201, body = Comment), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn add_comment(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<NewCommentInput>,
+) -> ApiResult<(StatusCode, Json<Obj<Comment>>)> {
+    let caller = inbox(&ws)?;
+    let body = input.parse()?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::AddComment {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                body: body.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(c))))
+}
+
+/// Rates a message the AI sent (422 for any other message). A second rating by the same
+/// credential replaces the first.
+#[utoipa::path(post, path = "/conversations/{id}/messages/{message_id}/feedback",
+    tag = "conversations",
+    params(("id" = u64, Path), ("message_id" = u64, Path)), request_body = FeedbackInput,
+    responses((status = 201, body = Feedback), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn rate_message(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path((id, message)): Path<(String, String)>,
+    ApiJson(input): ApiJson<FeedbackInput>,
+) -> ApiResult<(StatusCode, Json<Obj<Feedback>>)> {
+    let caller = inbox(&ws)?;
+    let (id, message) = (parse_id(&id)?, parse_id(&message)?);
+    let (rating, comment) = input.parse()?;
+    let f = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Feedback {
+                caller: caller.clone(),
+                id: ConversationId(id),
+                message: MessageId(message),
+                rating,
+                comment: comment.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(f))))
+}
+
+/// Handovers, newest first.
+#[utoipa::path(get, path = "/handovers", tag = "conversations",
+    params(("status" = Option<String>, Query, description = "requested or resolved"),
+        ("conversation_id" = Option<u64>, Query), ("limit" = Option<u32>, Query),
+        ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<Handover>), (status = 422, body = ErrorBody)))]
+async fn list_handovers(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<Handover>>>> {
+    inbox(&ws)?;
+    let page = page_request(&q)?;
+    let filter = HandoverFilter {
+        status: parsed(&q, "status", |s| {
+            enum_value::<HandoverStatus>(s, "requested, resolved")
+        })?,
+        conversation_id: q.int("conversation_id")?.map(ConversationId),
+    };
+    let found = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::ListHandovers(filter.clone(), page, r).into()
+        })
+        .await?;
+    Ok(Json(ListEnvelope::page(found, |h| h.id.get())))
+}
+
+/// Marks a handover handled. 409 when it already is.
+#[utoipa::path(post, path = "/handovers/{id}/resolve", tag = "conversations",
+    params(("id" = u64, Path)),
+    responses((status = 200, body = Handover), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)))]
+async fn resolve_handover(
+    State(app): State<AppState>,
+    ws: Ws,
+    PathId(id): PathId,
+) -> ApiResult<Json<Obj<Handover>>> {
+    let caller = inbox(&ws)?;
+    let h = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::ResolveHandover {
+                caller: caller.clone(),
+                id: HandoverId(id),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(h)))
+}
