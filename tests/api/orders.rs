@@ -632,6 +632,103 @@ async fn amounts_follow_the_decimal_places_of_the_currency() {
     assert_eq!(dinar["grand_total"], json!(3.016));
 }
 
+/// A JSON number written exactly as `text`, with no float in between: the client's digits
+/// reach the service as they are.
+pub(crate) fn number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// Amounts are read from the number's text, never through a float: one decimal too many
+/// is refused at every size up to the limits, even where a double would round it away.
+#[tokio::test]
+async fn an_amount_with_more_decimals_than_the_currency_is_refused_at_every_size() {
+    let app = spawn_app().await;
+    let ann = new_contact(&app, "Ann").await;
+    let o = create(&app, order_body(ann)).await;
+    let items_of = format!("{}/items", at(&o));
+    let mut wrong = Vec::new();
+    for text in [
+        "1.005",
+        "4999.995",
+        "123456.789",
+        "99999999.999",
+        "0.30000000000000001",
+        "5.0000000000000001",
+        "1e-3",
+    ] {
+        let amount = number(text);
+        let tea = with(item("Tea", 1, 5.0), json!({ "unit_price": amount }));
+        for (method, path, body, field) in [
+            (
+                Method::POST,
+                ORDERS,
+                with_items(ann, vec![tea.clone()]),
+                "items[0].unit_price",
+            ),
+            (Method::POST, items_of.as_str(), tea, "unit_price"),
+            (
+                Method::POST,
+                ORDERS,
+                with(order_body(ann), json!({ "shipping_fee": amount })),
+                "shipping_fee",
+            ),
+            (
+                Method::PATCH,
+                at(&o).as_str(),
+                json!({ "paid_amount": amount }),
+                "paid_amount",
+            ),
+        ] {
+            let r = app
+                .call(method.clone(), path)
+                .token(&app.key)
+                .json(body)
+                .send()
+                .await;
+            let message = r.body["error"]["message"].as_str().unwrap_or_default();
+            let refused = r.status == 422
+                && r.paths() == [field]
+                && message.contains("more than 2 decimal places");
+            if !refused {
+                wrong.push(format!(
+                    "{method} {path} {field}={text}: {} {}",
+                    r.status, r.body
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "accepted or misreported:
+{}",
+        wrong.join("\n")
+    );
+    assert_eq!(list_ids(&app, "").await, [id(&o)], "no order was made");
+    assert_eq!(get(&app, &o).await, o, "the order is unchanged");
+}
+
+/// Totals are sums of integer minor units, answered as JSON numbers written from them.
+#[tokio::test]
+async fn totals_are_answered_exactly_near_the_limits() {
+    let app = spawn_app().await;
+    let ann = new_contact(&app, "Ann").await;
+    let body = json!({
+        "contact_id": ann,
+        "shipping_fee": number("4999.99"),
+        "items": [
+            {"name": "Big", "quantity": 99_999, "unit_price": number("99999999.99")},
+            {"name": "Small", "quantity": 3, "unit_price": number("0.10")}
+        ]
+    });
+    let o = create(&app, body).await;
+    assert_eq!(o["items"][0]["unit_price"], number("99999999.99"));
+    assert_eq!(o["items"][0]["total"], number("9999899999000.01"));
+    assert_eq!(o["items"][1]["total"], number("0.3"));
+    assert_eq!(o["items_total"], number("9999899999000.31"));
+    assert_eq!(o["shipping_fee"], number("4999.99"));
+    assert_eq!(o["grand_total"], number("9999900004000.3"));
+}
+
 /// The largest order the limits allow (200 items of 100,000 x 100,000,000) has exact
 /// totals in every currency, including those with four decimal places.
 #[tokio::test]
