@@ -68,6 +68,14 @@ pub(crate) fn not_found(r: Resp) {
     r.expect_error(404, "not_found");
 }
 
+/// A 404 `not_found` for an id in the body: the message names the field, as in
+/// `contact_id: no such contact`.
+#[track_caller]
+pub(crate) fn no_such(r: Resp, message: &str) {
+    let r = r.expect_error(404, "not_found");
+    assert_eq!(r.body["error"]["message"], message, "body: {}", r.body);
+}
+
 /// Percent-encodes a query parameter value.
 pub(crate) fn enc(s: &str) -> String {
     s.bytes()
@@ -252,7 +260,6 @@ async fn each_field_rule_refuses_a_create_with_422_naming_the_field() {
         (json!({"tags": ["fine", ""]}), "tags[1]"),
         (json!({"tags": "vip"}), "tags"),
         (json!({"nickname": "Annie"}), "nickname"),
-        (json!({"stage_id": 999_999_999}), "stage_id"),
         (json!({"stage_id": "lead"}), "stage_id"),
         (json!({"custom_fields": 5}), "custom_fields"),
         (
@@ -364,6 +371,57 @@ async fn create_with_a_stage_id_shows_the_stage() {
         c["stage"],
         json!({"funnel_id": funnel["id"], "stage_id": won["id"], "stage_name": "Won"})
     );
+}
+
+#[tokio::test]
+async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() {
+    let app = spawn_app().await;
+    let (other_ws, _) = app.new_workspace("Other").await;
+    let theirs = app
+        .admin_post(
+            &format!("/admin/workspaces/{other_ws}/funnels"),
+            json!({"name": "Theirs", "stages": ["Open"]}),
+        )
+        .await
+        .expect(201)
+        .body;
+    let mine = app.new_funnel("Sales", &["Lead"]).await;
+    let c = new_contact(&app, json!({"first_name": "Ann"})).await;
+    let stage_path = format!("{}/stage", at(&c));
+    for stage in [json!(999_999_999), theirs["stages"][0]["id"].clone()] {
+        for (path, body) in [
+            ("/contacts", json!({"first_name": "Bo", "stage_id": stage})),
+            (
+                "/contacts/upsert",
+                json!({"phone": "+15550100", "stage_id": stage}),
+            ),
+        ] {
+            no_such(
+                app.post(path, &app.key, body).await,
+                "stage_id: no such stage",
+            );
+        }
+        no_such(
+            app.put(&stage_path, &app.key, json!({"stage_id": stage}))
+                .await,
+            "stage_id: no such stage",
+        );
+    }
+    for funnel in [json!(999_999_999), theirs["id"].clone()] {
+        let body = json!({"stage_id": mine["stages"][0]["id"], "funnel_id": funnel});
+        no_such(
+            app.put(&stage_path, &app.key, body).await,
+            "funnel_id: no such funnel",
+        );
+    }
+    let list = app.get("/contacts", &app.key).await.expect(200).body;
+    assert_eq!(
+        list["data"].as_array().map(Vec::len),
+        Some(1),
+        "nothing created"
+    );
+    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    assert_eq!(got["stage"], Value::Null, "the stage is unchanged");
 }
 
 #[tokio::test]
@@ -981,10 +1039,10 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
         .await,
         "funnel_id",
     );
-    invalid(
+    no_such(
         app.put(&path, &app.key, json!({"stage_id": 999_999_999}))
             .await,
-        "stage_id",
+        "stage_id: no such stage",
     );
     invalid(app.put(&path, &app.key, json!({})).await, "stage_id");
     invalid(

@@ -9,6 +9,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
+use crate::contacts::no_such;
 use crate::helpers::*;
 
 const ORDERS: &str = "/orders";
@@ -175,13 +176,17 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
     let ann = new_contact(&app, "Ann").await;
     assert_ne!(foreign, ann);
 
+    for missing in [999_999_999, foreign] {
+        no_such(
+            app.post(ORDERS, &app.key, order_body(missing)).await,
+            "contact_id: no such contact",
+        );
+    }
     refusals(
         &app,
         Method::POST,
         ORDERS,
         vec![
-            (order_body(999_999_999), "contact_id"),
-            (order_body(foreign), "contact_id"),
             (json!({"items": [item("Tea", 1, 5.0)]}), "contact_id"),
             (
                 with(order_body(ann), json!({"contact_id": null})),
@@ -289,22 +294,24 @@ async fn each_item_rule_names_the_faulty_item_field() {
                 one(with_item(json!({"sku": "s".repeat(101)}))),
                 "items[0].sku",
             ),
-            (
-                one(with_item(json!({"product_id": 999_999_999}))),
-                "items[0].product_id",
-            ),
             (one(with_item(json!({"color": "red"}))), "items[0].color"),
             (
                 second(with_item(json!({"quantity": 0}))),
                 "items[1].quantity",
             ),
-            (
-                second(with_item(json!({"product_id": 999_999_999}))),
-                "items[1].product_id",
-            ),
         ],
     )
     .await;
+    let unknown_product = with_item(json!({"product_id": 999_999_999}));
+    no_such(
+        app.post(ORDERS, &app.key, one(unknown_product.clone()))
+            .await,
+        "items[0].product_id: no such product",
+    );
+    no_such(
+        app.post(ORDERS, &app.key, second(unknown_product)).await,
+        "items[1].product_id: no such product",
+    );
 
     // Each limit itself is allowed.
     let edge = create(
@@ -326,7 +333,7 @@ async fn each_item_rule_names_the_faulty_item_field() {
 }
 
 #[tokio::test]
-async fn an_item_may_not_name_a_product_of_another_workspace() {
+async fn an_item_naming_a_product_of_another_workspace_answers_404() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
@@ -342,10 +349,11 @@ async fn an_item_may_not_name_a_product_of_another_workspace() {
             json!({"product_id": id(&foreign)}),
         )],
     );
-    invalid(
+    no_such(
         app.post(ORDERS, &app.key, body).await,
-        "items[0].product_id",
+        "items[0].product_id: no such product",
     );
+    assert_eq!(list_ids(&app, "").await, Vec::<u64>::new(), "no order made");
 }
 
 #[tokio::test]
@@ -634,7 +642,7 @@ async fn amounts_follow_the_decimal_places_of_the_currency() {
 
 /// A JSON number written exactly as `text`, with no float in between: the client's digits
 /// reach the service as they are.
-pub(crate) fn number(text: &str) -> Value {
+fn number(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
@@ -1368,10 +1376,18 @@ async fn each_rule_of_an_added_item_names_its_field() {
             ),
             (with_item(json!({"unit_price": 1.005})), "unit_price"),
             (with_item(json!({"sku": "s".repeat(101)})), "sku"),
-            (with_item(json!({"product_id": 999_999_999})), "product_id"),
         ],
     )
     .await;
+    no_such(
+        app.post(
+            &format!("{}/items", at(&o)),
+            &app.key,
+            with_item(json!({"product_id": 999_999_999})),
+        )
+        .await,
+        "product_id: no such product",
+    );
     invalid(
         app.post(
             &format!("{}/items", at(&yen)),

@@ -213,10 +213,7 @@ fn minor(currency: Currency, path: &str, major: &Amount) -> Result<i64, DomainEr
 
 fn check_product(data: &WorkspaceData, path: &str, id: Option<u64>) -> Result<(), DomainError> {
     match id {
-        Some(p) if !data.products.contains(p) => Err(DomainError::invalid(
-            path,
-            "no such product in this workspace",
-        )),
+        Some(p) if !data.products.contains(p) => Err(DomainError::missing(path, "product")),
         _ => Ok(()),
     }
 }
@@ -229,7 +226,7 @@ fn create(
     let contact_id = data
         .contacts
         .resolve(new.contact_id)
-        .ok_or_else(|| DomainError::invalid("contact_id", "no such contact in this workspace"))?;
+        .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
     let c = new.currency;
     let mut items = Vec::new();
     for (i, item) in new.items.into_iter().enumerate() {
@@ -301,6 +298,8 @@ fn add_item(
     id: u64,
     item: NewItem,
 ) -> Result<Change<OrderView>, DomainError> {
+    // The order in the path is looked up before the product in the body.
+    get(data, id)?;
     check_product(data, "product_id", item.product_id)?;
     let item_id = ctx.next_id()?;
     change_order(data, ctx, id, |_, o| {

@@ -108,7 +108,7 @@ async fn list_contacts(
 }
 
 #[utoipa::path(post, path = "/contacts", tag = "contacts", request_body = ContactInput,
-    responses((status = 201, body = ContactView), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_contact(
     State(app): State<AppState>,
     ws: Ws,
@@ -193,7 +193,7 @@ pub struct ContactUpsert {
 /// Matches by phone (or channel phone), then email, then channel usernames; creates when
 /// nothing matches (201), else updates the oldest match (200).
 #[utoipa::path(post, path = "/contacts/upsert", tag = "contacts", request_body = ContactInput,
-    responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn upsert_contact(
     State(app): State<AppState>,
     ws: Ws,
@@ -226,7 +226,7 @@ async fn upsert_contact(
 /// Moves the secondary's records to the primary, fills the primary's empty fields, and
 /// makes the secondary's id answer as the primary.
 #[utoipa::path(post, path = "/contacts/merge", tag = "contacts", request_body = MergeInput,
-    responses((status = 200, body = ContactView), (status = 422, body = ErrorBody)))]
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn merge_contacts(
     State(app): State<AppState>,
     ws: Ws,
