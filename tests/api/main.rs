@@ -9,6 +9,7 @@ mod contacts_search;
 mod conventions;
 mod durability;
 mod idempotency;
+mod input_hygiene;
 mod loadtest;
 mod operator;
 mod orders;

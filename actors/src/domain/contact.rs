@@ -596,8 +596,8 @@ pub fn custom_values(
                 }
                 _ => Err("must be an http or https URL".to_string()),
             }),
-            FieldType::Select => match value.as_str() {
-                Some(s) if options.iter().any(|o| o == s) => Ok(FieldValue::Text(s.to_string())),
+            FieldType::Select => match value.as_str().map(text::nfc) {
+                Some(s) if options.contains(&s) => Ok(FieldValue::Text(s)),
                 _ => Err(format!("must be one of: {}", options.join(", "))),
             },
             FieldType::MultiSelect => match value.as_array() {
@@ -605,10 +605,10 @@ pub fn custom_values(
                     let mut chosen: Vec<String> = Vec::new();
                     let mut bad = None;
                     for item in items {
-                        match item.as_str() {
-                            Some(s) if options.iter().any(|o| o == s) => {
-                                if !chosen.iter().any(|c| c == s) {
-                                    chosen.push(s.to_string());
+                        match item.as_str().map(text::nfc) {
+                            Some(s) if options.contains(&s) => {
+                                if !chosen.contains(&s) {
+                                    chosen.push(s);
                                 }
                             }
                             _ => bad = Some(item.to_string()),
@@ -805,6 +805,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn person_names_are_nfc_and_visible() {
+        assert_eq!(person_name("Rene\u{301}e").unwrap(), "Ren\u{e9}e");
+        assert!(person_name("\u{200B}\u{FEFF}").is_err());
+        assert!(person_name("Ann\u{0}").is_err());
     }
 
     #[test]

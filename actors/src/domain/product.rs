@@ -222,16 +222,15 @@ pub fn web_url(raw: &str) -> Result<String, String> {
     }
 }
 
+/// Tags or categories: names of up to 100 characters.
 fn labels(checks: &mut Checks, path: &str, raw: Vec<String>) -> Vec<String> {
     if raw.len() > MAX_LABELS {
         checks.fail(path, format!("must hold at most {MAX_LABELS} entries"));
     }
-    for (i, l) in raw.iter().enumerate() {
-        if let Err(m) = text::bounded(l, 1, 100) {
-            checks.fail(format!("{path}[{i}]"), m);
-        }
-    }
-    raw
+    raw.iter()
+        .enumerate()
+        .filter_map(|(i, l)| checks.take(format!("{path}[{i}]"), text::name(l, 100)))
+        .collect()
 }
 
 impl ProductChange {
@@ -388,6 +387,18 @@ mod tests {
             paths(parse(json!({"name": "x", "price": true}), true).unwrap_err()),
             ["price"]
         );
+    }
+
+    #[test]
+    fn labels_follow_the_name_rules() {
+        let change = parse(json!({"name": "x", "tags": [" cafe\u{301} "]}), true).unwrap();
+        assert_eq!(change.tags.unwrap(), ["caf\u{e9}"]);
+        let e = parse(
+            json!({"name": "x", "categories": ["ok", "\u{200B}", "a\u{0}b"]}),
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(paths(e), ["categories[1]", "categories[2]"]);
     }
 
     #[test]
