@@ -1,11 +1,12 @@
 //! Input hygiene over HTTP: names free of control characters and of invisible-only text,
-//! names compared and stored in NFC.
+//! names compared and stored in NFC, the price ceiling, and no negative zero echoed.
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::contacts::{enc, new_contact, tags_of, workspace_tags};
 use crate::helpers::*;
+use crate::orders::number;
 
 /// Texts no name may be: control characters anywhere, or nothing that shows.
 const UNFIT_NAMES: [&str; 8] = [
@@ -18,6 +19,11 @@ const UNFIT_NAMES: [&str; 8] = [
     "\u{2060}\u{FEFF}",
     " \u{200B} ",
 ];
+
+/// The JSON text a number was answered with, as the client reads it.
+fn text_of(v: &Value) -> String {
+    v.to_string()
+}
 
 /// `café` with a precomposed `é`, and with `e` + a combining acute accent.
 const CAFE_NFC: &str = "caf\u{e9}";
@@ -188,4 +194,92 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
             .await,
     );
     assert_eq!(found.len(), 1, "found by either spelling");
+}
+
+#[tokio::test]
+async fn product_prices_stop_at_the_order_amount_ceiling() {
+    let app = spawn_app().await;
+    let p = app
+        .post(
+            "/products",
+            &app.key,
+            json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(p["price"], json!(100_000_000.0));
+    refusals(
+        &app,
+        Method::POST,
+        "/products",
+        vec![
+            (json!({"name": "x", "price": 9.2e18}), "price"),
+            (json!({"name": "x", "price": 100_000_000.01}), "price"),
+            (
+                json!({"name": "x", "original_price": 1e300}),
+                "original_price",
+            ),
+        ],
+    )
+    .await;
+    refusals(
+        &app,
+        Method::PATCH,
+        &format!("/products/{}", p["id"]),
+        vec![(json!({"price": 100_000_001}), "price")],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn negative_zero_is_answered_as_zero() {
+    let app = spawn_app().await;
+    let (minus_zero, minus_zero_int) = (number("-0.0"), number("-0"));
+    let p = app
+        .post(
+            "/products",
+            &app.key,
+            json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(text_of(&p["price"]), "0.0");
+    assert_eq!(text_of(&p["original_price"]), "0.0");
+
+    app.post(
+        "/custom-fields",
+        &app.key,
+        json!({"label": "Score", "type": "number"}),
+    )
+    .await
+    .expect(201);
+    let c = new_contact(
+        &app,
+        json!({"first_name": "Ann", "custom_fields": {"score": minus_zero}}),
+    )
+    .await;
+    assert_eq!(text_of(&c["custom_fields"]["score"]), "0");
+
+    let o = app
+        .post(
+            "/orders",
+            &app.key,
+            json!({
+                "contact_id": c["id"], "paid_amount": minus_zero, "shipping_fee": minus_zero_int,
+                "items": [{"name": "Gift", "quantity": 1, "unit_price": minus_zero}]
+            }),
+        )
+        .await
+        .expect(201)
+        .body;
+    for field in [
+        &o["paid_amount"],
+        &o["shipping_fee"],
+        &o["items_total"],
+        &o["items"][0]["unit_price"],
+    ] {
+        assert_eq!(text_of(field), "0.0", "order: {o}");
+    }
 }

@@ -642,7 +642,7 @@ async fn amounts_follow_the_decimal_places_of_the_currency() {
 
 /// A JSON number written exactly as `text`, with no float in between: the client's digits
 /// reach the service as they are.
-fn number(text: &str) -> Value {
+pub(crate) fn number(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::error::Checks;
+use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::rfc3339_millis;
@@ -577,7 +578,7 @@ pub fn custom_values(
             FieldType::Number => value
                 .as_f64()
                 .filter(|n| n.is_finite())
-                .map(FieldValue::Number)
+                .map(|n| FieldValue::Number(plain_zero(n)))
                 .ok_or_else(|| "must be a number".to_string()),
             FieldType::Boolean => value
                 .as_bool()

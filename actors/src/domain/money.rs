@@ -196,6 +196,11 @@ impl Serialize for MajorUnits {
     }
 }
 
+/// `-0.0` as `0.0`, so a negative zero is never echoed as `-0.0`.
+pub fn plain_zero(value: f64) -> f64 {
+    value + 0.0
+}
+
 /// An ISO 4217 code and how many minor-unit digits it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Currency {
