@@ -1,5 +1,6 @@
 //! Input hygiene over HTTP: names free of control characters and of invisible-only text,
-//! names compared and stored in NFC, the price ceiling, and no negative zero echoed.
+//! names compared and stored in NFC, the price ceiling, no negative zero echoed, and no
+//! contact created from nothing.
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -20,14 +21,14 @@ const UNFIT_NAMES: [&str; 8] = [
     " \u{200B} ",
 ];
 
+/// `café` with a precomposed `é`, and with `e` + a combining acute accent.
+const CAFE_NFC: &str = "caf\u{e9}";
+const CAFE_NFD: &str = "cafe\u{301}";
+
 /// The JSON text a number was answered with, as the client reads it.
 fn text_of(v: &Value) -> String {
     v.to_string()
 }
-
-/// `café` with a precomposed `é`, and with `e` + a combining acute accent.
-const CAFE_NFC: &str = "caf\u{e9}";
-const CAFE_NFD: &str = "cafe\u{301}";
 
 #[tokio::test]
 async fn names_with_control_or_only_invisible_characters_are_refused_everywhere() {
@@ -281,5 +282,39 @@ async fn negative_zero_is_answered_as_zero() {
         &o["items"][0]["unit_price"],
     ] {
         assert_eq!(text_of(field), "0.0", "order: {o}");
+    }
+}
+
+#[tokio::test]
+async fn a_contact_is_not_created_from_nothing() {
+    let app = spawn_app().await;
+    for body in [
+        json!({}),
+        json!({"tags": ["vip"]}),
+        json!({"source": "import", "country_code": "DE", "custom_fields": {}}),
+        json!({"first_name": null, "email": null}),
+    ] {
+        let r = app.post("/contacts", &app.key, body.clone()).await;
+        let r = r.expect_error(422, "validation_failed");
+        assert_eq!(r.paths(), [""], "POST /contacts {body}: {}", r.body);
+    }
+    let empty = app
+        .call(Method::POST, "/contacts")
+        .token(&app.key)
+        .raw("")
+        .send()
+        .await;
+    empty.expect_error(422, "validation_failed");
+    assert_eq!(
+        listed(app.get("/contacts", &app.key).await),
+        Vec::<Value>::new()
+    );
+    assert_eq!(workspace_tags(&app).await, Vec::<String>::new());
+    for enough in [
+        json!({"last_name": "Lee"}),
+        json!({"email": "ann@example.com"}),
+        json!({"chan_a_username": "@ann"}),
+    ] {
+        new_contact(&app, enough).await;
     }
 }

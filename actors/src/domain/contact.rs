@@ -325,6 +325,14 @@ impl ContactFields {
         .any(|f| matches!(f, Patch::Set(_)))
     }
 
+    /// Whether the fields say who the contact is: a name or a way to reach them.
+    pub fn names_someone(&self) -> bool {
+        self.has_identifier()
+            || [&self.first_name, &self.last_name]
+                .iter()
+                .any(|f| matches!(f, Patch::Set(_)))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.custom_fields.is_none()
             && [
@@ -431,6 +439,21 @@ impl NewContact {
             stage_id: input.stage_id,
             assigned_to_user_id,
         })
+    }
+}
+
+impl NewContact {
+    /// A create: a contact with neither a name nor a way to reach them is refused (an upsert
+    /// already needs an identifier to match on).
+    pub fn parse_create(input: ContactInput) -> Result<Self, DomainError> {
+        let new = Self::parse(input)?;
+        if !new.fields.names_someone() {
+            return Err(DomainError::invalid(
+                "",
+                "send at least one of first_name, last_name, phone, email, chan_d_phone, chan_a_username, chan_c_username, chan_e_username",
+            ));
+        }
+        Ok(new)
     }
 }
 
@@ -805,6 +828,31 @@ mod tests {
                 assert_eq!(paths, ["source", "tags"]);
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_created_contact_needs_a_name_or_a_way_to_reach_them() {
+        let create = |v: Value| NewContact::parse_create(serde_json::from_value(v).unwrap());
+        for empty in [
+            serde_json::json!({}),
+            serde_json::json!({"tags": ["vip"], "source": "import", "country_code": "DE"}),
+        ] {
+            assert_eq!(
+                create(empty).unwrap_err(),
+                DomainError::invalid(
+                    "",
+                    "send at least one of first_name, last_name, phone, email, chan_d_phone, chan_a_username, chan_c_username, chan_e_username"
+                )
+            );
+        }
+        for enough in [
+            serde_json::json!({"first_name": "Ann"}),
+            serde_json::json!({"last_name": "Lee"}),
+            serde_json::json!({"chan_d_phone": "+15550100"}),
+            serde_json::json!({"chan_e_username": "ann"}),
+        ] {
+            assert!(create(enough.clone()).is_ok(), "{enough}");
         }
     }
 

@@ -49,8 +49,8 @@ fn member(app: &AppState, ws: &Ws, user: &str, path: &str) -> Result<String, Api
         .ok_or_else(|| ApiError::invalid(path, "is not a member of this workspace"))
 }
 
-fn parse_new(app: &AppState, ws: &Ws, input: ContactInput) -> ApiResult<NewContact> {
-    let mut new = NewContact::parse(input)?;
+/// A checked create or upsert whose assignee is a member.
+fn with_member(app: &AppState, ws: &Ws, mut new: NewContact) -> ApiResult<NewContact> {
     if let Some(user) = new.assigned_to_user_id.take() {
         new.assigned_to_user_id = Some(member(app, ws, &user, "assigned_to_user_id")?);
     }
@@ -115,7 +115,7 @@ async fn create_contact(
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, ContactJson)> {
     ws.require(Permission::Contacts)?;
-    let new = parse_new(&app, &ws, input)?;
+    let new = with_member(&app, &ws, NewContact::parse_create(input)?)?;
     let origin = ws.origin();
     let c = app
         .registry
@@ -200,7 +200,7 @@ async fn upsert_contact(
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, Json<ContactUpsert>)> {
     ws.require(Permission::Contacts)?;
-    let new = parse_new(&app, &ws, input)?;
+    let new = with_member(&app, &ws, NewContact::parse(input)?)?;
     let origin = ws.origin();
     let (created, c) = app
         .registry
