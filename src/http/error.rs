@@ -127,6 +127,9 @@ impl From<DomainError> for ApiError {
         match e {
             DomainError::Validation(details) => Self::validation(details),
             DomainError::NotFound(what) => Self::not_found(what),
+            missing @ DomainError::MissingReference { .. } => {
+                Self::new(StatusCode::NOT_FOUND, "not_found", missing.to_string())
+            }
             DomainError::Conflict { code, message } => {
                 Self::new(StatusCode::CONFLICT, code, message)
             }

@@ -68,6 +68,14 @@ pub(crate) fn not_found(r: Resp) {
     r.expect_error(404, "not_found");
 }
 
+/// A 404 `not_found` for an id in the body: the message names the field, as in
+/// `contact_id: no such contact`.
+#[track_caller]
+pub(crate) fn no_such(r: Resp, message: &str) {
+    let r = r.expect_error(404, "not_found");
+    assert_eq!(r.body["error"]["message"], message, "body: {}", r.body);
+}
+
 /// Percent-encodes a query parameter value.
 pub(crate) fn enc(s: &str) -> String {
     s.bytes()
@@ -218,7 +226,7 @@ async fn create_normalises_email_usernames_country_and_names() {
     assert_eq!(c["name"], "Ann", "name from the first name alone");
     let last_only = new_contact(&app, json!({"last_name": "Stone"})).await;
     assert_eq!(last_only["name"], "Stone");
-    let nameless = new_contact(&app, json!({})).await;
+    let nameless = new_contact(&app, json!({"phone": "+15550100"})).await;
     assert_eq!(nameless["name"], Value::Null);
 }
 
@@ -252,11 +260,10 @@ async fn each_field_rule_refuses_a_create_with_422_naming_the_field() {
         (json!({"tags": ["fine", ""]}), "tags[1]"),
         (json!({"tags": "vip"}), "tags"),
         (json!({"nickname": "Annie"}), "nickname"),
-        (json!({"stage_id": 999_999_999}), "stage_id"),
         (json!({"stage_id": "lead"}), "stage_id"),
         (json!({"custom_fields": 5}), "custom_fields"),
         (
-            json!({"assigned_to_user_id": "nobody"}),
+            json!({"first_name": "Ann", "assigned_to_user_id": "nobody"}),
             "assigned_to_user_id",
         ),
     ];
@@ -367,6 +374,57 @@ async fn create_with_a_stage_id_shows_the_stage() {
 }
 
 #[tokio::test]
+async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() {
+    let app = spawn_app().await;
+    let (other_ws, _) = app.new_workspace("Other").await;
+    let theirs = app
+        .admin_post(
+            &format!("/admin/workspaces/{other_ws}/funnels"),
+            json!({"name": "Theirs", "stages": ["Open"]}),
+        )
+        .await
+        .expect(201)
+        .body;
+    let mine = app.new_funnel("Sales", &["Lead"]).await;
+    let c = new_contact(&app, json!({"first_name": "Ann"})).await;
+    let stage_path = format!("{}/stage", at(&c));
+    for stage in [json!(999_999_999), theirs["stages"][0]["id"].clone()] {
+        for (path, body) in [
+            ("/contacts", json!({"first_name": "Bo", "stage_id": stage})),
+            (
+                "/contacts/upsert",
+                json!({"phone": "+15550100", "stage_id": stage}),
+            ),
+        ] {
+            no_such(
+                app.post(path, &app.key, body).await,
+                "stage_id: no such stage",
+            );
+        }
+        no_such(
+            app.put(&stage_path, &app.key, json!({"stage_id": stage}))
+                .await,
+            "stage_id: no such stage",
+        );
+    }
+    for funnel in [json!(999_999_999), theirs["id"].clone()] {
+        let body = json!({"stage_id": mine["stages"][0]["id"], "funnel_id": funnel});
+        no_such(
+            app.put(&stage_path, &app.key, body).await,
+            "funnel_id: no such funnel",
+        );
+    }
+    let list = app.get("/contacts", &app.key).await.expect(200).body;
+    assert_eq!(
+        list["data"].as_array().map(Vec::len),
+        Some(1),
+        "nothing created"
+    );
+    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    assert_eq!(got["stage"], Value::Null, "the stage is unchanged");
+}
+
+#[tokio::test]
 async fn new_tags_join_the_workspace_and_existing_ones_match_case_insensitively() {
     let app = spawn_app().await;
     app.post("/tags", &app.key, json!({"name": "VIP"}))
@@ -381,7 +439,7 @@ async fn new_tags_join_the_workspace_and_existing_ones_match_case_insensitively(
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Newcomer", "VIP"], "no duplicate tags");
-    let d = new_contact(&app, json!({"tags": ["newcomer"]})).await;
+    let d = new_contact(&app, json!({"first_name": "Dan", "tags": ["newcomer"]})).await;
     assert_eq!(tags_of(&d), ["Newcomer"]);
     assert_eq!(workspace_tags(&app).await.len(), 2);
 }
@@ -403,7 +461,7 @@ async fn custom_fields_of_every_type_store_valid_values() {
     assert_eq!(got["custom_fields"], values);
     let zero = new_contact(
         &app,
-        json!({"custom_fields": {"score": -3, "vip_member": false, "interests": []}}),
+        json!({"first_name": "Zed", "custom_fields": {"score": -3, "vip_member": false, "interests": []}}),
     )
     .await;
     assert_eq!(zero["custom_fields"]["score"].as_f64(), Some(-3.0));
@@ -489,7 +547,7 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
     every_field_type(&app).await;
     let c = new_contact(
         &app,
-        json!({"custom_fields": {"nickname": "Annie", "score": 4.5}}),
+        json!({"first_name": "Ann", "custom_fields": {"nickname": "Annie", "score": 4.5}}),
     )
     .await;
     let p = app
@@ -817,7 +875,11 @@ async fn contact_tag_requests_need_1_to_100_names_of_1_to_80_chars() {
 #[tokio::test]
 async fn removing_tags_is_case_insensitive_and_the_tags_stay_in_the_workspace() {
     let app = spawn_app().await;
-    let c = new_contact(&app, json!({"tags": ["VIP", "Lead", "Cold"]})).await;
+    let c = new_contact(
+        &app,
+        json!({"first_name": "Ann", "tags": ["VIP", "Lead", "Cold"]}),
+    )
+    .await;
     let path = format!("{}/tags", at(&c));
     let r = app
         .call(Method::DELETE, &path)
@@ -844,9 +906,9 @@ async fn removing_tags_is_case_insensitive_and_the_tags_stay_in_the_workspace() 
 #[tokio::test]
 async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     let app = spawn_app().await;
-    let a = new_contact(&app, json!({"tags": ["VIP", "Lead"]})).await;
-    let b = new_contact(&app, json!({"tags": ["vip"]})).await;
-    let other = new_contact(&app, json!({"tags": ["Lead"]})).await;
+    let a = new_contact(&app, json!({"first_name": "A", "tags": ["VIP", "Lead"]})).await;
+    let b = new_contact(&app, json!({"first_name": "B", "tags": ["vip"]})).await;
+    let other = new_contact(&app, json!({"first_name": "O", "tags": ["Lead"]})).await;
     let tags = app.get("/tags", &app.key).await.expect(200).body;
     let vip = tags["data"]
         .as_array()
@@ -887,11 +949,11 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
 async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
     let app = spawn_app().await;
     let carriers = [
-        new_contact(&app, json!({"tags": ["Promo", "Keep"]})).await,
-        new_contact(&app, json!({"tags": ["promo"]})).await,
-        new_contact(&app, json!({"tags": ["PROMO"]})).await,
+        new_contact(&app, json!({"first_name": "A", "tags": ["Promo", "Keep"]})).await,
+        new_contact(&app, json!({"first_name": "B", "tags": ["promo"]})).await,
+        new_contact(&app, json!({"first_name": "C", "tags": ["PROMO"]})).await,
     ];
-    let bystander = new_contact(&app, json!({"tags": ["Keep"]})).await;
+    let bystander = new_contact(&app, json!({"first_name": "D", "tags": ["Keep"]})).await;
     let tags = app.get("/tags", &app.key).await.expect(200).body;
     let id_of_tag = |name: &str| {
         tags["data"]
@@ -981,11 +1043,12 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
         .await,
         "funnel_id",
     );
-    invalid(
+    no_such(
         app.put(&path, &app.key, json!({"stage_id": 999_999_999}))
             .await,
-        "stage_id",
+        "stage_id: no such stage",
     );
+
     invalid(app.put(&path, &app.key, json!({})).await, "stage_id");
     invalid(
         app.put(&path, &app.key, json!({"stage_id": "won"})).await,

@@ -1,7 +1,9 @@
 //! Contacts over HTTP: lists and filters, search, lookup, upsert, merge, and what survives
 //! a restart.
 
-use crate::contacts::{at, enc, id_of, invalid, new_contact, not_found, tags_of, workspace_tags};
+use crate::contacts::{
+    at, enc, id_of, invalid, new_contact, no_such, not_found, tags_of, workspace_tags,
+};
 use crate::helpers::*;
 
 use std::collections::BTreeSet;
@@ -663,13 +665,13 @@ async fn upsert_without_phone_email_or_username_answers_422() {
         upsert(&app, json!({"phone": "+15550100100", "nickname": "x"})).await,
         "nickname",
     );
-    invalid(
+    no_such(
         upsert(
             &app,
             json!({"phone": "+15550100100", "stage_id": 999_999_999}),
         )
         .await,
-        "stage_id",
+        "stage_id: no such stage",
     );
     invalid(
         upsert(
@@ -735,11 +737,15 @@ async fn upsert_creates_with_201_then_updates_with_200_adding_tags() {
     let got = app.get(&at(c), &app.key).await.expect(200).body;
     assert_eq!(&got, u);
     assert_eq!(ids(&app, "").await, [id_of(c)]);
-    for (body, path) in [
-        (
+    no_such(
+        upsert(
+            &app,
             json!({"email": "ann@example.com", "stage_id": 999_999_999}),
-            "stage_id",
-        ),
+        )
+        .await,
+        "stage_id: no such stage",
+    );
+    for (body, path) in [
         (
             json!({"email": "ann@example.com", "assigned_to_user_id": "nobody"}),
             "assigned_to_user_id",
@@ -1019,7 +1025,7 @@ async fn merge_fills_stage_assignee_custom_fields_and_opt_out_the_primary_lacks(
 }
 
 #[tokio::test]
-async fn merge_refuses_same_unknown_or_foreign_ids_with_422() {
+async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_contact_twice() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
@@ -1031,10 +1037,16 @@ async fn merge_refuses_same_unknown_or_foreign_ids_with_422() {
     let b = new_contact(&app, json!({"first_name": "B"})).await;
     let unknown = json!({"id": 999_999_999u64});
     invalid(merge(&app, &a, &a).await, "secondary_contact_id");
-    invalid(merge(&app, &unknown, &b).await, "primary_contact_id");
-    invalid(merge(&app, &a, &unknown).await, "secondary_contact_id");
-    invalid(merge(&app, &foreign, &b).await, "primary_contact_id");
-    invalid(merge(&app, &a, &foreign).await, "secondary_contact_id");
+    for missing in [&unknown, &foreign] {
+        no_such(
+            merge(&app, missing, &b).await,
+            "primary_contact_id: no such contact",
+        );
+        no_such(
+            merge(&app, &a, missing).await,
+            "secondary_contact_id: no such contact",
+        );
+    }
     for (body, path) in [
         (
             json!({"primary_contact_id": a["id"]}),

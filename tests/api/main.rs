@@ -10,6 +10,7 @@ mod conventions;
 mod conversations;
 mod durability;
 mod idempotency;
+mod input_hygiene;
 mod loadtest;
 mod operator;
 mod orders;

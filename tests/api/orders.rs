@@ -9,6 +9,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
+use crate::contacts::no_such;
 use crate::helpers::*;
 
 const ORDERS: &str = "/orders";
@@ -175,13 +176,17 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
     let ann = new_contact(&app, "Ann").await;
     assert_ne!(foreign, ann);
 
+    for missing in [999_999_999, foreign] {
+        no_such(
+            app.post(ORDERS, &app.key, order_body(missing)).await,
+            "contact_id: no such contact",
+        );
+    }
     refusals(
         &app,
         Method::POST,
         ORDERS,
         vec![
-            (order_body(999_999_999), "contact_id"),
-            (order_body(foreign), "contact_id"),
             (json!({"items": [item("Tea", 1, 5.0)]}), "contact_id"),
             (
                 with(order_body(ann), json!({"contact_id": null})),
@@ -289,22 +294,24 @@ async fn each_item_rule_names_the_faulty_item_field() {
                 one(with_item(json!({"sku": "s".repeat(101)}))),
                 "items[0].sku",
             ),
-            (
-                one(with_item(json!({"product_id": 999_999_999}))),
-                "items[0].product_id",
-            ),
             (one(with_item(json!({"color": "red"}))), "items[0].color"),
             (
                 second(with_item(json!({"quantity": 0}))),
                 "items[1].quantity",
             ),
-            (
-                second(with_item(json!({"product_id": 999_999_999}))),
-                "items[1].product_id",
-            ),
         ],
     )
     .await;
+    let unknown_product = with_item(json!({"product_id": 999_999_999}));
+    no_such(
+        app.post(ORDERS, &app.key, one(unknown_product.clone()))
+            .await,
+        "items[0].product_id: no such product",
+    );
+    no_such(
+        app.post(ORDERS, &app.key, second(unknown_product)).await,
+        "items[1].product_id: no such product",
+    );
 
     // Each limit itself is allowed.
     let edge = create(
@@ -326,7 +333,7 @@ async fn each_item_rule_names_the_faulty_item_field() {
 }
 
 #[tokio::test]
-async fn an_item_may_not_name_a_product_of_another_workspace() {
+async fn an_item_naming_a_product_of_another_workspace_answers_404() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
@@ -342,10 +349,11 @@ async fn an_item_may_not_name_a_product_of_another_workspace() {
             json!({"product_id": id(&foreign)}),
         )],
     );
-    invalid(
+    no_such(
         app.post(ORDERS, &app.key, body).await,
-        "items[0].product_id",
+        "items[0].product_id: no such product",
     );
+    assert_eq!(list_ids(&app, "").await, Vec::<u64>::new(), "no order made");
 }
 
 #[tokio::test]
@@ -630,6 +638,103 @@ async fn amounts_follow_the_decimal_places_of_the_currency() {
     assert_eq!(dinar["items"][0]["unit_price"], json!(1.005));
     assert_eq!(dinar["items_total"], json!(3.015));
     assert_eq!(dinar["grand_total"], json!(3.016));
+}
+
+/// A JSON number written exactly as `text`, with no float in between: the client's digits
+/// reach the service as they are.
+pub(crate) fn number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// Amounts are read from the number's text, never through a float: one decimal too many
+/// is refused at every size up to the limits, even where a double would round it away.
+#[tokio::test]
+async fn an_amount_with_more_decimals_than_the_currency_is_refused_at_every_size() {
+    let app = spawn_app().await;
+    let ann = new_contact(&app, "Ann").await;
+    let o = create(&app, order_body(ann)).await;
+    let items_of = format!("{}/items", at(&o));
+    let mut wrong = Vec::new();
+    for text in [
+        "1.005",
+        "4999.995",
+        "123456.789",
+        "99999999.999",
+        "0.30000000000000001",
+        "5.0000000000000001",
+        "1e-3",
+    ] {
+        let amount = number(text);
+        let tea = with(item("Tea", 1, 5.0), json!({ "unit_price": amount }));
+        for (method, path, body, field) in [
+            (
+                Method::POST,
+                ORDERS,
+                with_items(ann, vec![tea.clone()]),
+                "items[0].unit_price",
+            ),
+            (Method::POST, items_of.as_str(), tea, "unit_price"),
+            (
+                Method::POST,
+                ORDERS,
+                with(order_body(ann), json!({ "shipping_fee": amount })),
+                "shipping_fee",
+            ),
+            (
+                Method::PATCH,
+                at(&o).as_str(),
+                json!({ "paid_amount": amount }),
+                "paid_amount",
+            ),
+        ] {
+            let r = app
+                .call(method.clone(), path)
+                .token(&app.key)
+                .json(body)
+                .send()
+                .await;
+            let message = r.body["error"]["message"].as_str().unwrap_or_default();
+            let refused = r.status == 422
+                && r.paths() == [field]
+                && message.contains("more than 2 decimal places");
+            if !refused {
+                wrong.push(format!(
+                    "{method} {path} {field}={text}: {} {}",
+                    r.status, r.body
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "accepted or misreported:
+{}",
+        wrong.join("\n")
+    );
+    assert_eq!(list_ids(&app, "").await, [id(&o)], "no order was made");
+    assert_eq!(get(&app, &o).await, o, "the order is unchanged");
+}
+
+/// Totals are sums of integer minor units, answered as JSON numbers written from them.
+#[tokio::test]
+async fn totals_are_answered_exactly_near_the_limits() {
+    let app = spawn_app().await;
+    let ann = new_contact(&app, "Ann").await;
+    let body = json!({
+        "contact_id": ann,
+        "shipping_fee": number("4999.99"),
+        "items": [
+            {"name": "Big", "quantity": 99_999, "unit_price": number("99999999.99")},
+            {"name": "Small", "quantity": 3, "unit_price": number("0.10")}
+        ]
+    });
+    let o = create(&app, body).await;
+    assert_eq!(o["items"][0]["unit_price"], number("99999999.99"));
+    assert_eq!(o["items"][0]["total"], number("9999899999000.01"));
+    assert_eq!(o["items"][1]["total"], number("0.3"));
+    assert_eq!(o["items_total"], number("9999899999000.31"));
+    assert_eq!(o["shipping_fee"], number("4999.99"));
+    assert_eq!(o["grand_total"], number("9999900004000.3"));
 }
 
 /// The largest order the limits allow (200 items of 100,000 x 100,000,000) has exact
@@ -1271,10 +1376,18 @@ async fn each_rule_of_an_added_item_names_its_field() {
             ),
             (with_item(json!({"unit_price": 1.005})), "unit_price"),
             (with_item(json!({"sku": "s".repeat(101)})), "sku"),
-            (with_item(json!({"product_id": 999_999_999})), "product_id"),
         ],
     )
     .await;
+    no_such(
+        app.post(
+            &format!("{}/items", at(&o)),
+            &app.key,
+            with_item(json!({"product_id": 999_999_999})),
+        )
+        .await,
+        "product_id: no such product",
+    );
     invalid(
         app.post(
             &format!("{}/items", at(&yen)),

@@ -8,6 +8,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
+use crate::contacts::no_such;
 use crate::helpers::*;
 
 const PRODUCTS: &str = "/products";
@@ -704,10 +705,10 @@ async fn an_order_item_may_reference_a_product_while_it_exists() {
             json!({"contact_id": id(&contact), "items": [line.clone()]}),
         )
         .await;
-    invalid(r, "items[0].product_id");
-    invalid(
+    no_such(r, "items[0].product_id: no such product");
+    no_such(
         app.post(&format!("{order_at}/items"), &app.key, line).await,
-        "product_id",
+        "product_id: no such product",
     );
     // The existing order is still readable.
     app.get(&order_at, &app.key).await.expect(200);

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::error::Checks;
+use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::rfc3339_millis;
@@ -324,6 +325,14 @@ impl ContactFields {
         .any(|f| matches!(f, Patch::Set(_)))
     }
 
+    /// Whether the fields say who the contact is: a name or a way to reach them.
+    pub fn names_someone(&self) -> bool {
+        self.has_identifier()
+            || [&self.first_name, &self.last_name]
+                .iter()
+                .any(|f| matches!(f, Patch::Set(_)))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.custom_fields.is_none()
             && [
@@ -430,6 +439,21 @@ impl NewContact {
             stage_id: input.stage_id,
             assigned_to_user_id,
         })
+    }
+}
+
+impl NewContact {
+    /// A create: a contact with neither a name nor a way to reach them is refused (an upsert
+    /// already needs an identifier to match on).
+    pub fn parse_create(input: ContactInput) -> Result<Self, DomainError> {
+        let new = Self::parse(input)?;
+        if !new.fields.names_someone() {
+            return Err(DomainError::invalid(
+                "",
+                "send at least one of first_name, last_name, phone, email, chan_d_phone, chan_a_username, chan_c_username, chan_e_username",
+            ));
+        }
+        Ok(new)
     }
 }
 
@@ -577,7 +601,7 @@ pub fn custom_values(
             FieldType::Number => value
                 .as_f64()
                 .filter(|n| n.is_finite())
-                .map(FieldValue::Number)
+                .map(|n| FieldValue::Number(plain_zero(n)))
                 .ok_or_else(|| "must be a number".to_string()),
             FieldType::Boolean => value
                 .as_bool()
@@ -596,8 +620,8 @@ pub fn custom_values(
                 }
                 _ => Err("must be an http or https URL".to_string()),
             }),
-            FieldType::Select => match value.as_str() {
-                Some(s) if options.iter().any(|o| o == s) => Ok(FieldValue::Text(s.to_string())),
+            FieldType::Select => match value.as_str().map(text::nfc) {
+                Some(s) if options.contains(&s) => Ok(FieldValue::Text(s)),
                 _ => Err(format!("must be one of: {}", options.join(", "))),
             },
             FieldType::MultiSelect => match value.as_array() {
@@ -605,10 +629,10 @@ pub fn custom_values(
                     let mut chosen: Vec<String> = Vec::new();
                     let mut bad = None;
                     for item in items {
-                        match item.as_str() {
-                            Some(s) if options.iter().any(|o| o == s) => {
-                                if !chosen.iter().any(|c| c == s) {
-                                    chosen.push(s.to_string());
+                        match item.as_str().map(text::nfc) {
+                            Some(s) if options.contains(&s) => {
+                                if !chosen.contains(&s) {
+                                    chosen.push(s);
                                 }
                             }
                             _ => bad = Some(item.to_string()),
@@ -805,6 +829,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_created_contact_needs_a_name_or_a_way_to_reach_them() {
+        let create = |v: Value| NewContact::parse_create(serde_json::from_value(v).unwrap());
+        for empty in [
+            serde_json::json!({}),
+            serde_json::json!({"tags": ["vip"], "source": "import", "country_code": "DE"}),
+        ] {
+            assert_eq!(
+                create(empty).unwrap_err(),
+                DomainError::invalid(
+                    "",
+                    "send at least one of first_name, last_name, phone, email, chan_d_phone, chan_a_username, chan_c_username, chan_e_username"
+                )
+            );
+        }
+        for enough in [
+            serde_json::json!({"first_name": "Ann"}),
+            serde_json::json!({"last_name": "Lee"}),
+            serde_json::json!({"chan_d_phone": "+15550100"}),
+            serde_json::json!({"chan_e_username": "ann"}),
+        ] {
+            assert!(create(enough.clone()).is_ok(), "{enough}");
+        }
+    }
+
+    #[test]
+    fn person_names_are_nfc_and_visible() {
+        assert_eq!(person_name("Rene\u{301}e").unwrap(), "Ren\u{e9}e");
+        assert!(person_name("\u{200B}\u{FEFF}").is_err());
+        assert!(person_name("Ann\u{0}").is_err());
     }
 
     #[test]

@@ -188,8 +188,7 @@ impl NewCustomField {
         };
         let options = match (field_type, input.options) {
             (Some(t), Some(options)) if t.has_options() => {
-                check_options(&mut checks, &options);
-                Some(options)
+                Some(check_options(&mut checks, options))
             }
             (Some(t), None) if t.has_options() => {
                 checks.fail("options", "is required for select and multi_select fields");
@@ -221,21 +220,28 @@ impl NewCustomField {
     }
 }
 
-fn check_options(checks: &mut Checks, options: &[String]) {
+/// Options in NFC (contact values are compared in NFC too), visible, unique.
+fn check_options(checks: &mut Checks, options: Vec<String>) -> Vec<String> {
     if options.is_empty() || options.len() > MAX_OPTIONS {
         checks.fail("options", format!("must hold 1 to {MAX_OPTIONS} options"));
     }
     let mut seen = HashSet::new();
-    for (i, option) in options.iter().enumerate() {
-        if let Err(message) = text::bounded(option, 1, MAX_OPTION_LEN) {
-            checks.fail(format!("options[{i}]"), message);
-        } else if !seen.insert(option.as_str()) {
-            checks.fail(
-                format!("options[{i}]"),
-                format!("`{option}` is listed twice"),
-            );
+    let mut kept = Vec::with_capacity(options.len());
+    for (i, raw) in options.iter().enumerate() {
+        let path = format!("options[{i}]");
+        let Some(option) = checks.take(
+            path.clone(),
+            text::visible(raw).and_then(|o| text::bounded(&o, 1, MAX_OPTION_LEN).map(|_| o)),
+        ) else {
+            continue;
+        };
+        if seen.insert(option.clone()) {
+            kept.push(option);
+        } else {
+            checks.fail(path, format!("`{option}` is listed twice"));
         }
     }
+    kept
 }
 
 #[cfg(test)]

@@ -27,6 +27,10 @@ pub enum DomainError {
     /// 404 `not_found`; the text names the resource kind.
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// 404 `not_found` for an id a body names (`contact_id`, `items[2].product_id`) that
+    /// is not in the workspace. Unknown and foreign ids answer alike, so nothing leaks.
+    #[error("{field}: no such {what}")]
+    MissingReference { field: String, what: &'static str },
     /// 409 with a specific code (`conflict`, `order_not_editable`, ...).
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
@@ -51,6 +55,14 @@ pub enum DomainError {
 impl DomainError {
     pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Validation(vec![FieldError::new(path, message)])
+    }
+
+    /// The id at `field` names no `what` of this workspace.
+    pub fn missing(field: impl Into<String>, what: &'static str) -> Self {
+        Self::MissingReference {
+            field: field.into(),
+            what,
+        }
     }
 
     pub fn conflict(message: impl Into<String>) -> Self {

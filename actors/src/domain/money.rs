@@ -1,11 +1,205 @@
 //! Exact amounts: integer minor units of an ISO 4217 currency (cents for USD, yen for JPY,
-//! fils for KWD), so sums never drift. Amounts arrive and leave as JSON numbers in major
-//! units; an amount with more decimals than its currency has is refused.
+//! fils for KWD), so sums never drift. Amounts arrive as JSON numbers in major units and
+//! are read from the number's text ([`Amount`]), never through a float; they leave as JSON
+//! numbers written from the integer minor units ([`MajorUnits`]). An amount with more
+//! decimals than its currency has is refused, whatever its size.
 
-use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::fmt;
 
-/// The largest amount, in minor units, that converts to and from a JSON number exactly.
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The largest amount, in minor units, one field takes: every whole number of minor units
+/// up to it is also a double, so a client that reads JSON numbers as doubles and the
+/// integer totals here never disagree.
 pub const MAX_EXACT_MINOR: i64 = 1 << 53;
+
+/// A decimal number exactly as a client wrote it: `digits × 10^exponent`, with `digits`
+/// free of leading and trailing zeros (empty for zero). Read from the JSON number's text,
+/// so `4999.995` stays `4999.995` and `0.30000000000000001` keeps its last digit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Amount {
+    negative: bool,
+    digits: String,
+    exponent: i64,
+}
+
+impl Default for Amount {
+    fn default() -> Self {
+        Self::zero()
+    }
+}
+
+/// Why an amount does not fit a number of decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unfit {
+    TooPrecise,
+    TooLarge,
+}
+
+/// Exponents beyond this mean "absurdly large or small" and are clamped, so that the
+/// arithmetic on them cannot overflow.
+const EXPONENT_CLAMP: i64 = 1 << 40;
+
+impl Amount {
+    /// A JSON number's text: `-?digits[.digits][e[+-]digits]`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || "must be a number".to_string();
+        let (negative, unsigned) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exp_text) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+            None => (unsigned, None),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) {
+            return Err(bad());
+        }
+        if mantissa.contains('.') && fraction.is_empty() {
+            return Err(bad());
+        }
+        let mut exponent = match exp_text {
+            None => 0,
+            Some(e) => {
+                let (sign, magnitude) = match e.as_bytes().first() {
+                    Some(b'-') => (-1, &e[1..]),
+                    Some(b'+') => (1, &e[1..]),
+                    _ => (1, e),
+                };
+                if magnitude.is_empty() || !all_digits(magnitude) {
+                    return Err(bad());
+                }
+                let magnitude = magnitude.trim_start_matches('0');
+                let value = if magnitude.len() > 13 {
+                    EXPONENT_CLAMP
+                } else {
+                    magnitude.parse::<i64>().unwrap_or(0).min(EXPONENT_CLAMP)
+                };
+                sign * value
+            }
+        };
+        exponent -= fraction.len() as i64;
+        let joined = format!("{whole}{fraction}");
+        let significant = joined.trim_start_matches('0');
+        let digits = significant.trim_end_matches('0');
+        exponent += (significant.len() - digits.len()) as i64;
+        Ok(Self {
+            negative,
+            digits: digits.to_string(),
+            exponent: if digits.is_empty() { 0 } else { exponent },
+        })
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// Below zero; `-0` is zero, not negative.
+    pub fn is_negative(&self) -> bool {
+        self.negative && !self.is_zero()
+    }
+
+    /// Whether the amount is above the whole number `limit`.
+    pub fn exceeds(&self, limit: u64) -> bool {
+        let limit = Self::parse(&limit.to_string()).unwrap_or_else(|_| Self::zero());
+        !self.is_negative() && self.magnitude_cmp(&limit) == Ordering::Greater
+    }
+
+    fn zero() -> Self {
+        Self {
+            negative: false,
+            digits: String::new(),
+            exponent: 0,
+        }
+    }
+
+    /// Compares absolute values: first by the position of the leading digit, then digit by
+    /// digit (no trailing zeros, so a longer run of the same leading digits is larger).
+    fn magnitude_cmp(&self, other: &Self) -> Ordering {
+        match (self.is_zero(), other.is_zero()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => {
+                let lead = |a: &Self| a.digits.len() as i64 + a.exponent;
+                lead(self)
+                    .cmp(&lead(other))
+                    .then_with(|| self.digits.cmp(&other.digits))
+            }
+        }
+    }
+
+    /// The amount as a whole number of `10^-decimals` units.
+    fn scaled(&self, decimals: u8) -> Result<i128, Unfit> {
+        if self.is_zero() {
+            return Ok(0);
+        }
+        let shift = self.exponent + i64::from(decimals);
+        if shift < 0 {
+            return Err(Unfit::TooPrecise);
+        }
+        // i128 holds every number of up to 38 digits.
+        if self.digits.len() as i64 + shift > 38 {
+            return Err(Unfit::TooLarge);
+        }
+        let digits: i128 = self.digits.parse().map_err(|_| Unfit::TooLarge)?;
+        let value = 10i128
+            .checked_pow(shift as u32)
+            .and_then(|scale| digits.checked_mul(scale))
+            .ok_or(Unfit::TooLarge)?;
+        Ok(if self.negative { -value } else { value })
+    }
+}
+
+impl<'de> Deserialize<'de> for Amount {
+    /// From the number's text: serde_json keeps it (feature `arbitrary_precision`).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let number = serde_json::Number::deserialize(d)?;
+        Self::parse(&number.to_string()).map_err(serde::de::Error::custom)
+    }
+}
+
+/// An amount in minor units, answered as a JSON number in major units written from the
+/// integer (`19.99`, `1000.0`, `0.125`), so no float rounding reaches a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MajorUnits {
+    minor: i128,
+    exponent: u8,
+}
+
+impl fmt::Display for MajorUnits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scale = 10u128.pow(u32::from(self.exponent));
+        let magnitude = self.minor.unsigned_abs();
+        let sign = if self.minor < 0 { "-" } else { "" };
+        let whole = magnitude / scale;
+        let fraction = format!(
+            "{:0width$}",
+            magnitude % scale,
+            width = usize::from(self.exponent)
+        );
+        let fraction = fraction.trim_end_matches('0');
+        // Always one decimal, as a float would be written: 10.0, not 10 or 10.00.
+        let fraction = if fraction.is_empty() { "0" } else { fraction };
+        write!(f, "{sign}{whole}.{fraction}")
+    }
+}
+
+impl Serialize for MajorUnits {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let text = self.to_string();
+        let number: serde_json::Number = text.parse().map_err(serde::ser::Error::custom)?;
+        number.serialize(s)
+    }
+}
+
+/// `-0.0` as `0.0`, so a negative zero is never echoed as `-0.0`.
+pub fn plain_zero(value: f64) -> f64 {
+    value + 0.0
+}
 
 /// An ISO 4217 code and how many minor-unit digits it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,40 +226,37 @@ impl Currency {
         std::str::from_utf8(&self.code).unwrap_or("XXX")
     }
 
-    fn scale(&self) -> i64 {
-        10i64.pow(self.exponent as u32)
-    }
-
     /// Minor units for an amount in major units, if it has no more decimals than the
-    /// currency allows.
-    pub fn minor(&self, major: f64) -> Result<i64, String> {
-        if !major.is_finite() {
-            return Err("must be a number".into());
-        }
-        let scaled = major * self.scale() as f64;
-        let rounded = scaled.round();
-        // Past 2^53 a float no longer holds every integer: refuse rather than alter.
-        if rounded.abs() > MAX_EXACT_MINOR as f64 {
-            return Err("is too large to be kept exactly".into());
-        }
-        if (scaled - rounded).abs() > 1e-6 * rounded.abs().max(1.0) {
-            return Err(format!(
+    /// currency allows and is at most [`MAX_EXACT_MINOR`].
+    pub fn minor(&self, major: &Amount) -> Result<i64, String> {
+        let too_large = || "is too large".to_string();
+        match major.scaled(self.exponent) {
+            Err(Unfit::TooPrecise) if self.exponent == 0 => Err(format!(
+                "must be a whole number: {} has no decimal places",
+                self.code()
+            )),
+            Err(Unfit::TooPrecise) => Err(format!(
                 "has more than {} decimal places, which {} does not have",
                 self.exponent,
                 self.code()
-            ));
+            )),
+            Err(Unfit::TooLarge) => Err(too_large()),
+            Ok(minor) if minor.unsigned_abs() > MAX_EXACT_MINOR as u128 => Err(too_large()),
+            Ok(minor) => i64::try_from(minor).map_err(|_| too_large()),
         }
-        Ok(rounded as i64)
     }
 
     /// Major units, for the wire.
-    pub fn major(&self, minor: i64) -> f64 {
-        self.major_wide(minor as i128)
+    pub fn major(&self, minor: i64) -> MajorUnits {
+        self.major_wide(i128::from(minor))
     }
 
     /// Major units of a sum, which may exceed i64.
-    pub fn major_wide(&self, minor: i128) -> f64 {
-        minor as f64 / self.scale() as f64
+    pub fn major_wide(&self, minor: i128) -> MajorUnits {
+        MajorUnits {
+            minor,
+            exponent: self.exponent,
+        }
     }
 }
 
@@ -94,6 +285,18 @@ fn exponent_of(code: &str) -> Option<u8> {
 mod tests {
     use super::*;
 
+    fn usd() -> Currency {
+        Currency::parse("USD").unwrap()
+    }
+
+    fn amount(text: &str) -> Amount {
+        Amount::parse(text).unwrap()
+    }
+
+    fn minor(currency: &str, text: &str) -> Result<i64, String> {
+        Currency::parse(currency).unwrap().minor(&amount(text))
+    }
+
     #[test]
     fn known_codes_only_in_any_case() {
         assert_eq!(Currency::parse("usd").unwrap().code(), "USD");
@@ -103,27 +306,107 @@ mod tests {
 
     #[test]
     fn amounts_convert_exactly_and_sums_do_not_drift() {
-        let usd = Currency::parse("USD").unwrap();
-        let cents: i64 = (0..10).map(|_| usd.minor(0.1).unwrap()).sum();
+        let cents: i64 = (0..10).map(|_| minor("USD", "0.1").unwrap()).sum();
         assert_eq!(cents, 100);
-        assert_eq!(usd.major(cents), 1.0);
-        assert_eq!(usd.minor(19.99).unwrap(), 1999);
-        assert_eq!(usd.minor(100_000_000.0).unwrap(), 10_000_000_000);
+        assert_eq!(usd().major(cents).to_string(), "1.0");
+        assert_eq!(minor("USD", "19.99").unwrap(), 1999);
+        assert_eq!(minor("USD", "100000000").unwrap(), 10_000_000_000);
+        assert_eq!(minor("USD", "1.5e2").unwrap(), 15_000);
+        assert_eq!(minor("USD", "1999E-2").unwrap(), 1999);
     }
 
     #[test]
-    fn amounts_too_large_to_keep_exactly_are_refused() {
-        let usd = Currency::parse("USD").unwrap();
-        assert!(usd.minor(1e17).is_err());
-        assert!(usd.minor(1e300).is_err());
-        assert!(usd.minor(90_000_000_000_000.0).is_ok());
-        assert_eq!(usd.major_wide(2_000_000_000_000_000_000), 2e16);
+    fn decimals_beyond_the_currency_are_refused_at_every_size() {
+        for text in [
+            "1.005",
+            "4999.995",
+            "123456.789",
+            "99999999.999",
+            "0.001",
+            "0.30000000000000001",
+            "1e-3",
+        ] {
+            let refused = minor("USD", text).unwrap_err();
+            assert!(refused.contains("more than 2 decimal places"), "{text}");
+        }
+        assert!(minor("JPY", "1.5").unwrap_err().contains("whole number"));
+        assert_eq!(minor("KWD", "1.005").unwrap(), 1005);
+        assert_eq!(minor("CLF", "0.0001").unwrap(), 1);
     }
 
     #[test]
-    fn decimals_beyond_the_currency_are_refused() {
-        assert!(Currency::parse("USD").unwrap().minor(1.005).is_err());
-        assert!(Currency::parse("JPY").unwrap().minor(1.5).is_err());
-        assert_eq!(Currency::parse("KWD").unwrap().minor(1.005).unwrap(), 1005);
+    fn trailing_zeros_and_negative_zero_are_plain_values() {
+        assert_eq!(minor("USD", "1.500000").unwrap(), 150);
+        assert_eq!(minor("JPY", "500.000").unwrap(), 500);
+        assert_eq!(minor("USD", "-0").unwrap(), 0);
+        assert_eq!(minor("USD", "-0.0e7").unwrap(), 0);
+        assert!(!amount("-0").is_negative());
+        assert!(amount("-0.01").is_negative());
+    }
+
+    #[test]
+    fn amounts_too_large_are_refused() {
+        assert!(minor("USD", "1e17").is_err());
+        assert!(minor("USD", "1e300").is_err());
+        assert!(minor("USD", "1e99999999999999999999").is_err());
+        assert!(minor("USD", "90000000000000").is_ok());
+        assert_eq!(
+            usd().major_wide(2_000_000_000_000_000_000).to_string(),
+            "20000000000000000.0"
+        );
+    }
+
+    #[test]
+    fn tiny_exponents_are_too_precise_not_a_crash() {
+        assert!(minor("USD", "1e-99999999999999999999").is_err());
+        assert_eq!(minor("USD", "0e-99999999999999999999").unwrap(), 0);
+    }
+
+    #[test]
+    fn ceilings_compare_exactly() {
+        assert!(!amount("100000000").exceeds(100_000_000));
+        assert!(!amount("100000000.000").exceeds(100_000_000));
+        assert!(!amount("1e8").exceeds(100_000_000));
+        assert!(amount("100000000.01").exceeds(100_000_000));
+        assert!(amount("100000000.0000000000000000001").exceeds(100_000_000));
+        assert!(amount("9.2e18").exceeds(100_000_000));
+        assert!(!amount("99999999.99").exceeds(100_000_000));
+        assert!(!amount("-5e20").exceeds(100_000_000));
+        assert!(!amount("0").exceeds(0));
+    }
+
+    #[test]
+    fn malformed_texts_are_refused() {
+        for bad in [
+            "", "-", "1.", ".5", "1e", "1e+", "abc", "1.2.3", "0x10", "1_000",
+        ] {
+            assert!(Amount::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn major_units_are_written_from_the_integer() {
+        let text = |c: &str, minor: i128| Currency::parse(c).unwrap().major_wide(minor).to_string();
+        assert_eq!(text("USD", 1999), "19.99");
+        assert_eq!(text("USD", 1000), "10.0");
+        assert_eq!(text("USD", 5), "0.05");
+        assert_eq!(text("USD", 0), "0.0");
+        assert_eq!(text("USD", -250), "-2.5");
+        assert_eq!(text("JPY", 500), "500.0");
+        assert_eq!(text("KWD", 125), "0.125");
+        assert_eq!(text("USD", 199_999_999_999_999_999), "1999999999999999.99");
+        let json = serde_json::to_string(&usd().major(499_999)).unwrap();
+        assert_eq!(json, "4999.99");
+    }
+
+    #[test]
+    fn amounts_are_read_from_the_json_text() {
+        let read = |json: &str| serde_json::from_str::<Amount>(json).unwrap();
+        assert_eq!(read("4999.995"), amount("4999.995"));
+        assert_eq!(read("0.30000000000000001"), amount("0.30000000000000001"));
+        let via_value: serde_json::Value = serde_json::from_str("0.30000000000000001").unwrap();
+        let from_value: Amount = serde_json::from_value(via_value).unwrap();
+        assert_eq!(from_value, amount("0.30000000000000001"));
+        assert!(serde_json::from_str::<Amount>("\"1.5\"").is_err());
     }
 }

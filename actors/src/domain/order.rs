@@ -8,13 +8,14 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::Checks;
-use super::money::Currency;
+use super::money::{Amount, Currency, MajorUnits};
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
 
 pub const MAX_ITEMS: usize = 200;
 pub const MAX_QUANTITY: i64 = 100_000;
-pub const MAX_UNIT_PRICE: f64 = 100_000_000.0;
+/// The highest unit price, in major units of any currency.
+pub const MAX_UNIT_PRICE: u64 = 100_000_000;
 pub const MAX_NOTES: usize = 2_000;
 pub const DEFAULT_CURRENCY: &str = "USD";
 
@@ -153,11 +154,13 @@ pub struct OrderItemView {
     pub id: u64,
     pub name: String,
     pub quantity: u32,
-    pub unit_price: f64,
+    #[schema(value_type = f64)]
+    pub unit_price: MajorUnits,
     pub product_id: Option<u64>,
     pub sku: Option<String>,
     /// quantity x unit_price, computed exactly.
-    pub total: f64,
+    #[schema(value_type = f64)]
+    pub total: MajorUnits,
 }
 
 /// An order as answered; amounts in major units of `currency`, computed exactly.
@@ -170,11 +173,15 @@ pub struct OrderView {
     pub currency: String,
     pub items: Vec<OrderItemView>,
     /// The sum of the item totals.
-    pub items_total: f64,
-    pub shipping_fee: f64,
+    #[schema(value_type = f64)]
+    pub items_total: MajorUnits,
+    #[schema(value_type = f64)]
+    pub shipping_fee: MajorUnits,
     /// items_total + shipping_fee.
-    pub grand_total: f64,
-    pub paid_amount: f64,
+    #[schema(value_type = f64)]
+    pub grand_total: MajorUnits,
+    #[schema(value_type = f64)]
+    pub paid_amount: MajorUnits,
     pub notes: Option<String>,
     pub timeline: Vec<TimelineEntry>,
     #[serde(with = "rfc3339_millis")]
@@ -191,7 +198,8 @@ pub struct OrderView {
 pub struct ItemInput {
     pub name: String,
     pub quantity: i64,
-    pub unit_price: f64,
+    #[schema(value_type = f64)]
+    pub unit_price: Amount,
     #[serde(default)]
     pub product_id: Option<u64>,
     #[serde(default)]
@@ -213,9 +221,11 @@ pub struct NewOrderInput {
     #[serde(default)]
     pub payment_status: Option<String>,
     #[serde(default)]
-    pub paid_amount: Option<f64>,
+    #[schema(value_type = Option<f64>)]
+    pub paid_amount: Option<Amount>,
     #[serde(default)]
-    pub shipping_fee: Option<f64>,
+    #[schema(value_type = Option<f64>)]
+    pub shipping_fee: Option<Amount>,
 }
 
 /// Body of PATCH /orders/{id}: at least one field.
@@ -227,9 +237,11 @@ pub struct OrderPatchInput {
     #[serde(default)]
     pub payment_status: Option<String>,
     #[serde(default)]
-    pub paid_amount: Option<f64>,
+    #[schema(value_type = Option<f64>)]
+    pub paid_amount: Option<Amount>,
     #[serde(default)]
-    pub shipping_fee: Option<f64>,
+    #[schema(value_type = Option<f64>)]
+    pub shipping_fee: Option<Amount>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub notes: Patch<String>,
@@ -261,7 +273,7 @@ pub struct TimelineInput {
 pub struct NewItem {
     pub name: String,
     pub quantity: u32,
-    pub unit_price: f64,
+    pub unit_price: Amount,
     pub product_id: Option<u64>,
     pub sku: Option<String>,
 }
@@ -274,16 +286,16 @@ pub struct NewOrder {
     pub notes: Option<String>,
     pub status: FulfillmentStatus,
     pub payment_status: PaymentStatus,
-    pub paid_amount: f64,
-    pub shipping_fee: f64,
+    pub paid_amount: Amount,
+    pub shipping_fee: Amount,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OrderChange {
     pub status: Option<FulfillmentStatus>,
     pub payment_status: Option<PaymentStatus>,
-    pub paid_amount: Option<f64>,
-    pub shipping_fee: Option<f64>,
+    pub paid_amount: Option<Amount>,
+    pub shipping_fee: Option<Amount>,
     pub notes: Patch<String>,
 }
 
@@ -296,11 +308,11 @@ pub struct OrderFilter {
     pub created_since: Option<DateTime<Utc>>,
 }
 
-fn non_negative(v: f64) -> Result<f64, String> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(v)
-    } else {
+fn non_negative(v: Amount) -> Result<Amount, String> {
+    if v.is_negative() {
         Err("must be a number >= 0".into())
+    } else {
+        Ok(v)
     }
 }
 
@@ -316,9 +328,11 @@ pub fn parse_item(c: &mut Checks, path: &str, i: ItemInput) -> Option<NewItem> {
     let unit_price = c.take(
         format!("{path}.unit_price"),
         non_negative(i.unit_price).and_then(|p| {
-            (p <= MAX_UNIT_PRICE)
-                .then_some(p)
-                .ok_or_else(|| "must be at most 100,000,000".to_string())
+            if p.exceeds(MAX_UNIT_PRICE) {
+                Err("must be at most 100,000,000".to_string())
+            } else {
+                Ok(p)
+            }
         }),
     );
     let sku = match i.sku {
@@ -377,11 +391,11 @@ impl NewOrder {
         };
         let paid_amount = c.take(
             "paid_amount",
-            non_negative(input.paid_amount.unwrap_or(0.0)),
+            non_negative(input.paid_amount.unwrap_or_default()),
         );
         let shipping_fee = c.take(
             "shipping_fee",
-            non_negative(input.shipping_fee.unwrap_or(0.0)),
+            non_negative(input.shipping_fee.unwrap_or_default()),
         );
         c.finish()?;
         let missing = || DomainError::Internal("order parse".into());
@@ -543,8 +557,8 @@ mod tests {
             updated_at: Utc::now(),
         };
         let v = order.view();
-        assert_eq!(v.items_total, 1.0);
-        assert_eq!(v.grand_total, 1.2);
+        assert_eq!(v.items_total.to_string(), "1.0");
+        assert_eq!(v.grand_total.to_string(), "1.2");
     }
 
     #[test]

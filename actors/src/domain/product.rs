@@ -6,6 +6,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::Checks;
+use super::money::{plain_zero, Amount};
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
 
@@ -29,6 +30,9 @@ impl ProductSource {
     }
 }
 
+/// The highest price, the spec's ceiling on order amounts.
+pub const MAX_PRICE: u64 = 100_000_000;
+
 /// A price: an amount, or a price text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Price {
@@ -39,11 +43,16 @@ pub enum Price {
 impl Price {
     fn parse(value: &Value) -> Result<Self, String> {
         match value {
-            Value::Number(n) => n
-                .as_f64()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .map(Price::Amount)
-                .ok_or_else(|| "must be a number >= 0".into()),
+            Value::Number(n) => {
+                // Compared exactly from the number's text; kept as the nearest double.
+                let exact = Amount::parse(&n.to_string())?;
+                if exact.is_negative() || exact.exceeds(MAX_PRICE) {
+                    return Err("must be a number from 0 to 100,000,000".into());
+                }
+                n.as_f64()
+                    .map(|v| Price::Amount(plain_zero(v)))
+                    .ok_or_else(|| "must be a number".into())
+            }
             Value::String(s) => {
                 text::bounded(s, 1, 50)?;
                 Ok(Price::Text(s.clone()))
@@ -54,7 +63,7 @@ impl Price {
 
     pub fn to_json(&self) -> Value {
         match self {
-            Price::Amount(a) => serde_json::Number::from_f64(*a)
+            Price::Amount(a) => serde_json::Number::from_f64(plain_zero(*a))
                 .map(Value::Number)
                 .unwrap_or(Value::Null),
             Price::Text(t) => Value::String(t.clone()),
@@ -222,16 +231,15 @@ pub fn web_url(raw: &str) -> Result<String, String> {
     }
 }
 
+/// Tags or categories: names of up to 100 characters.
 fn labels(checks: &mut Checks, path: &str, raw: Vec<String>) -> Vec<String> {
     if raw.len() > MAX_LABELS {
         checks.fail(path, format!("must hold at most {MAX_LABELS} entries"));
     }
-    for (i, l) in raw.iter().enumerate() {
-        if let Err(m) = text::bounded(l, 1, 100) {
-            checks.fail(format!("{path}[{i}]"), m);
-        }
-    }
-    raw
+    raw.iter()
+        .enumerate()
+        .filter_map(|(i, l)| checks.take(format!("{path}[{i}]"), text::name(l, 100)))
+        .collect()
 }
 
 impl ProductChange {
@@ -388,6 +396,45 @@ mod tests {
             paths(parse(json!({"name": "x", "price": true}), true).unwrap_err()),
             ["price"]
         );
+    }
+
+    #[test]
+    fn prices_have_the_order_amount_ceiling() {
+        for ok in [json!(100_000_000), json!(0), json!(99_999_999.99)] {
+            assert!(
+                parse(json!({"name": "x", "price": ok}), true).is_ok(),
+                "{ok}"
+            );
+        }
+        for (field, too_much) in [
+            ("price", json!(9.2e18)),
+            ("original_price", json!(100_000_000.01)),
+        ] {
+            let e = parse(json!({"name": "x", field: too_much}), true).unwrap_err();
+            assert_eq!(paths(e), [field]);
+        }
+    }
+
+    #[test]
+    fn negative_zero_prices_are_zero() {
+        let change = parse(json!({"name": "x", "price": -0.0}), true).unwrap();
+        let Patch::Set(price) = change.price else {
+            panic!("{:?}", change.price)
+        };
+        assert_eq!(price.to_json().to_string(), "0.0");
+        assert_eq!(Price::Amount(-0.0).to_json().to_string(), "0.0");
+    }
+
+    #[test]
+    fn labels_follow_the_name_rules() {
+        let change = parse(json!({"name": "x", "tags": [" cafe\u{301} "]}), true).unwrap();
+        assert_eq!(change.tags.unwrap(), ["caf\u{e9}"]);
+        let e = parse(
+            json!({"name": "x", "categories": ["ok", "\u{200B}", "a\u{0}b"]}),
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(paths(e), ["categories[1]", "categories[2]"]);
     }
 
     #[test]

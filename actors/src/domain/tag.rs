@@ -26,13 +26,8 @@ impl TagName {
 
     /// The form two names are compared in.
     pub fn folded(&self) -> String {
-        fold(&self.0)
+        text::fold(&self.0)
     }
-}
-
-/// Case-insensitive comparison form of a tag name.
-pub fn fold(name: &str) -> String {
-    name.trim().to_lowercase()
 }
 
 /// `chart-1` ... `chart-8`.

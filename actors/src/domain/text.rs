@@ -1,4 +1,42 @@
-//! Length rules on text, counted in characters (not bytes), as the spec states them.
+//! The rules on text, in one place: lengths counted in characters (not bytes), as the spec
+//! states them; names in Unicode NFC, so that the two spellings of `café` are one name;
+//! no control characters in names, and no name made only of characters that show nothing.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// Canonical composition (NFC): `e` + U+0301 becomes `é`, so look-alikes compare equal.
+pub fn nfc(value: &str) -> String {
+    value.nfc().collect()
+}
+
+/// Characters that render as nothing: zero-width spaces and joiners, the word joiner and
+/// its kin, the byte-order mark, soft hyphens, direction marks, variation selectors, tag
+/// characters and the Hangul fillers. A name made only of them looks empty.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
+        | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// NFC text with no control characters (NUL, escape, line breaks...) and, unless empty,
+/// at least one character that shows.
+pub fn visible(value: &str) -> Result<String, String> {
+    if value.chars().any(char::is_control) {
+        return Err("must not contain control characters".into());
+    }
+    if !value.is_empty() && value.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
+        return Err("must contain a visible character".into());
+    }
+    Ok(nfc(value))
+}
+
+/// The form names are compared in: trimmed, lower case, NFC.
+pub fn fold(name: &str) -> String {
+    nfc(&name.trim().to_lowercase())
+}
 
 /// Checks `value` has between `min` and `max` characters.
 pub fn bounded(value: &str, min: usize, max: usize) -> Result<(), String> {
@@ -16,12 +54,12 @@ pub fn bounded(value: &str, min: usize, max: usize) -> Result<(), String> {
     }
 }
 
-/// Trims surrounding whitespace, then checks the length: names are compared and shown
-/// without stray spaces.
+/// A name: trimmed of surrounding whitespace (names are compared and shown without stray
+/// spaces), [`visible`], and 1 to `max` characters in NFC.
 pub fn name(value: &str, max: usize) -> Result<String, String> {
-    let trimmed = value.trim();
-    bounded(trimmed, 1, max)?;
-    Ok(trimmed.to_string())
+    let trimmed = visible(value.trim())?;
+    bounded(&trimmed, 1, max)?;
+    Ok(trimmed)
 }
 
 /// Optional text where empty means absent.
@@ -106,5 +144,55 @@ mod tests {
     fn names_are_trimmed_before_the_length_check() {
         assert_eq!(name("  vip ", 80).unwrap(), "vip");
         assert!(name("   ", 80).is_err());
+    }
+
+    #[test]
+    fn names_with_control_characters_are_refused() {
+        for bad in [
+            "vi\0p",
+            "\0",
+            "a\u{1b}[31mb",
+            "two\nlines",
+            "tab\there",
+            "\u{7f}x",
+        ] {
+            assert_eq!(
+                name(bad, 80).unwrap_err(),
+                "must not contain control characters",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(name("\n vip \t", 80).unwrap(), "vip");
+    }
+
+    #[test]
+    fn names_made_only_of_invisible_characters_are_refused() {
+        for bad in [
+            "\u{200B}",
+            "\u{200C}\u{200D}",
+            "\u{2060}",
+            "\u{FEFF}",
+            " \u{200B} \u{00AD} ",
+            "\u{3164}",
+            "\u{E0041}",
+        ] {
+            assert_eq!(
+                name(bad, 80).unwrap_err(),
+                "must contain a visible character",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(name("a\u{200D}b", 80).unwrap(), "a\u{200D}b");
+        assert_eq!(name("\u{2764}\u{FE0F}", 80).unwrap(), "\u{2764}\u{FE0F}");
+    }
+
+    #[test]
+    fn names_are_stored_in_nfc_and_compared_folded() {
+        let composed = "caf\u{E9}";
+        let decomposed = "cafe\u{301}";
+        assert_eq!(name(decomposed, 80).unwrap(), composed);
+        assert_eq!(fold(" CAFE\u{301} "), fold(composed));
+        // The length counts the composed form: one character, not two.
+        assert!(name(&"e\u{301}".repeat(80), 80).is_ok());
     }
 }

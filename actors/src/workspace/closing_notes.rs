@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::closing_note::{ClosingNote, NewClosingNote, MAX_CLOSING_NOTES};
-use crate::domain::DomainError;
+use crate::domain::{text, DomainError};
 use crate::events::Origin;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
@@ -61,8 +61,8 @@ fn create(
     new: NewClosingNote,
 ) -> Result<Change<ClosingNote>, DomainError> {
     let notes = &mut data.closing_notes.by_id;
-    let folded = new.name.to_lowercase();
-    if let Some(existing) = notes.values().find(|n| n.name.to_lowercase() == folded) {
+    let folded = text::fold(&new.name);
+    if let Some(existing) = notes.values().find(|n| text::fold(&n.name) == folded) {
         return Err(DomainError::conflict(format!(
             "a closing note named `{}` already exists",
             existing.name

@@ -169,6 +169,11 @@ impl Contacts {
             .copied()
     }
 
+    /// The live contact a path id names, or 404.
+    fn live(&self, id: u64) -> Result<u64, DomainError> {
+        self.resolve(id).ok_or(DomainError::NotFound("contact"))
+    }
+
     pub fn get(&self, id: u64) -> Option<&Contact> {
         self.resolve(id).and_then(|id| self.by_id.get(&id))
     }
@@ -399,7 +404,7 @@ fn check_stage(data: &WorkspaceData, stage_id: u64, path: &str) -> Result<(), Do
     data.funnels
         .stage(stage_id)
         .map(|_| ())
-        .ok_or_else(|| DomainError::invalid(path, "no such stage in this workspace"))
+        .ok_or_else(|| DomainError::missing(path, "stage"))
 }
 
 /// Tag ids for names, adding names the workspace does not have yet.
@@ -484,10 +489,7 @@ fn change_contact(
         &mut Vec<DomainEvent>,
     ) -> Result<(), DomainError>,
 ) -> Result<Change<ContactView>, DomainError> {
-    let id = data
-        .contacts
-        .resolve(id)
-        .ok_or(DomainError::NotFound("contact"))?;
+    let id = data.contacts.live(id)?;
     let before_record = data.contacts.by_id[&id].clone();
     let before = view(data, &before_record);
     let mut c = before_record.clone();
@@ -722,10 +724,7 @@ fn list(data: &WorkspaceData, f: &ContactFilter, page: PageRequest) -> Page<Cont
 }
 
 fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<u64>, DomainError> {
-    let id = data
-        .contacts
-        .resolve(id)
-        .ok_or(DomainError::NotFound("contact"))?;
+    let id = data.contacts.live(id)?;
     let mut writes = Batch::default();
     let cs = &mut data.contacts;
     cs.unindex(id);
@@ -762,12 +761,13 @@ fn merge(
     primary: u64,
     secondary: u64,
 ) -> Result<Change<ContactView>, DomainError> {
-    let p = data.contacts.resolve(primary).ok_or_else(|| {
-        DomainError::invalid("primary_contact_id", "no such contact in this workspace")
-    })?;
-    let s = data.contacts.resolve(secondary).ok_or_else(|| {
-        DomainError::invalid("secondary_contact_id", "no such contact in this workspace")
-    })?;
+    let resolve = |id, field| {
+        data.contacts
+            .resolve(id)
+            .ok_or_else(|| DomainError::missing(field, "contact"))
+    };
+    let p = resolve(primary, "primary_contact_id")?;
+    let s = resolve(secondary, "secondary_contact_id")?;
     if p == s {
         return Err(DomainError::invalid(
             "secondary_contact_id",
@@ -929,7 +929,11 @@ fn set_stage(
     id: u64,
     stage: Option<(u64, Option<u64>)>,
 ) -> Result<Change<ContactView>, DomainError> {
+    data.contacts.live(id)?;
     if let Some((stage_id, funnel_id)) = stage {
+        if funnel_id.is_some_and(|f| !data.funnels.contains(f)) {
+            return Err(DomainError::missing("funnel_id", "funnel"));
+        }
         check_stage(data, stage_id, "stage_id")?;
         if let Some(fid) = funnel_id {
             let in_funnel = data
@@ -1022,10 +1026,7 @@ fn set_dnc(
 }
 
 fn list_notes(data: &WorkspaceData, id: u64, page: PageRequest) -> Result<Page<Note>, DomainError> {
-    let id = data
-        .contacts
-        .resolve(id)
-        .ok_or(DomainError::NotFound("contact"))?;
+    let id = data.contacts.live(id)?;
     let empty = BTreeMap::new();
     let notes = data.contacts.notes.get(&id).unwrap_or(&empty);
     Ok(page.select(notes, |_| true))
@@ -1037,10 +1038,7 @@ fn add_note(
     id: u64,
     body: String,
 ) -> Result<Change<Note>, DomainError> {
-    let cid = data
-        .contacts
-        .resolve(id)
-        .ok_or(DomainError::NotFound("contact"))?;
+    let cid = data.contacts.live(id)?;
     let note = Note {
         id: ctx.next_id()?,
         contact_id: cid,

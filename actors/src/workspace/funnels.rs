@@ -40,6 +40,10 @@ impl Funnels {
         Ok(Self { by_id })
     }
 
+    pub fn contains(&self, funnel_id: u64) -> bool {
+        self.by_id.contains_key(&funnel_id)
+    }
+
     /// The funnel a stage belongs to, with the stage.
     pub fn stage(&self, stage_id: u64) -> Option<(&Funnel, &Stage)> {
         self.by_id

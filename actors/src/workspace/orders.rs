@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::{json, Map, Value};
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::money::{Amount, Currency};
 use crate::domain::order::{
     FulfillmentStatus, NewItem, NewOrder, Order, OrderChange, OrderFilter, OrderItem, OrderView,
     PaymentStatus, TimelineEntry, MAX_ITEMS,
@@ -203,18 +204,16 @@ fn event(data: &WorkspaceData, kind: &'static str, o: &OrderView) -> DomainEvent
     DomainEvent::new(kind, "order", o.id, payload(data, o))
 }
 
-fn minor(o: &Order, path: &str, major: f64) -> Result<i64, DomainError> {
-    o.currency
+/// Minor units of `currency` for an amount, refused under `path`.
+fn minor(currency: Currency, path: &str, major: &Amount) -> Result<i64, DomainError> {
+    currency
         .minor(major)
         .map_err(|m| DomainError::invalid(path, m))
 }
 
 fn check_product(data: &WorkspaceData, path: &str, id: Option<u64>) -> Result<(), DomainError> {
     match id {
-        Some(p) if !data.products.contains(p) => Err(DomainError::invalid(
-            path,
-            "no such product in this workspace",
-        )),
+        Some(p) if !data.products.contains(p) => Err(DomainError::missing(path, "product")),
         _ => Ok(()),
     }
 }
@@ -227,15 +226,14 @@ fn create(
     let contact_id = data
         .contacts
         .resolve(new.contact_id)
-        .ok_or_else(|| DomainError::invalid("contact_id", "no such contact in this workspace"))?;
+        .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
     let c = new.currency;
-    let money = |path: String, v: f64| c.minor(v).map_err(|m| DomainError::invalid(path, m));
     let mut items = Vec::new();
     for (i, item) in new.items.into_iter().enumerate() {
         check_product(data, &format!("items[{i}].product_id"), item.product_id)?;
         items.push(OrderItem {
             id: ctx.next_id()?,
-            unit_price: money(format!("items[{i}].unit_price"), item.unit_price)?,
+            unit_price: minor(c, &format!("items[{i}].unit_price"), &item.unit_price)?,
             name: item.name,
             quantity: item.quantity,
             product_id: item.product_id,
@@ -249,8 +247,8 @@ fn create(
         payment_status: new.payment_status,
         currency: c,
         items,
-        paid_amount: money("paid_amount".into(), new.paid_amount)?,
-        shipping_fee: money("shipping_fee".into(), new.shipping_fee)?,
+        paid_amount: minor(c, "paid_amount", &new.paid_amount)?,
+        shipping_fee: minor(c, "shipping_fee", &new.shipping_fee)?,
         notes: new.notes,
         timeline: Vec::new(),
         created_at: ctx.now,
@@ -283,11 +281,11 @@ fn update(
         if let Some(s) = change.payment_status {
             o.payment_status = s;
         }
-        if let Some(v) = change.paid_amount {
-            o.paid_amount = minor(o, "paid_amount", v)?;
+        if let Some(v) = &change.paid_amount {
+            o.paid_amount = minor(o.currency, "paid_amount", v)?;
         }
-        if let Some(v) = change.shipping_fee {
-            o.shipping_fee = minor(o, "shipping_fee", v)?;
+        if let Some(v) = &change.shipping_fee {
+            o.shipping_fee = minor(o.currency, "shipping_fee", v)?;
         }
         o.notes = change.notes.apply_to(o.notes.take());
         Ok(())
@@ -300,6 +298,8 @@ fn add_item(
     id: u64,
     item: NewItem,
 ) -> Result<Change<OrderView>, DomainError> {
+    // The order in the path is looked up before the product in the body.
+    get(data, id)?;
     check_product(data, "product_id", item.product_id)?;
     let item_id = ctx.next_id()?;
     change_order(data, ctx, id, |_, o| {
@@ -309,7 +309,7 @@ fn add_item(
                 "an order holds at most {MAX_ITEMS} items"
             )));
         }
-        let unit_price = minor(o, "unit_price", item.unit_price)?;
+        let unit_price = minor(o.currency, "unit_price", &item.unit_price)?;
         o.items.push(OrderItem {
             id: item_id,
             name: item.name,

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::product::{Product, ProductChange, ProductFilter, ProductSource, ProductView};
-use crate::domain::DomainError;
+use crate::domain::{text, DomainError};
 use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
@@ -91,7 +91,7 @@ pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
 fn passes(p: &Product, f: &ProductFilter) -> bool {
     f.search
         .as_ref()
-        .is_none_or(|s| p.name.to_lowercase().contains(s.as_str()))
+        .is_none_or(|s| text::fold(&p.name).contains(s.as_str()))
         && f.in_stock.is_none_or(|want| p.in_stock == Some(want))
         && f.source.is_none_or(|s| p.source == s)
 }

@@ -54,7 +54,7 @@ impl Tags {
 
     pub fn find_by_name(&self, name: &str) -> Option<&Tag> {
         self.by_name
-            .get(&crate::domain::tag::fold(name))
+            .get(&crate::domain::text::fold(name))
             .and_then(|id| self.by_id.get(id))
     }
 

@@ -49,8 +49,8 @@ fn member(app: &AppState, ws: &Ws, user: &str, path: &str) -> Result<String, Api
         .ok_or_else(|| ApiError::invalid(path, "is not a member of this workspace"))
 }
 
-fn parse_new(app: &AppState, ws: &Ws, input: ContactInput) -> ApiResult<NewContact> {
-    let mut new = NewContact::parse(input)?;
+/// A checked create or upsert whose assignee is a member.
+fn with_member(app: &AppState, ws: &Ws, mut new: NewContact) -> ApiResult<NewContact> {
     if let Some(user) = new.assigned_to_user_id.take() {
         new.assigned_to_user_id = Some(member(app, ws, &user, "assigned_to_user_id")?);
     }
@@ -108,14 +108,14 @@ async fn list_contacts(
 }
 
 #[utoipa::path(post, path = "/contacts", tag = "contacts", request_body = ContactInput,
-    responses((status = 201, body = ContactView), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_contact(
     State(app): State<AppState>,
     ws: Ws,
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, ContactJson)> {
     ws.require(Permission::Contacts)?;
-    let new = parse_new(&app, &ws, input)?;
+    let new = with_member(&app, &ws, NewContact::parse_create(input)?)?;
     let origin = ws.origin();
     let c = app
         .registry
@@ -193,14 +193,14 @@ pub struct ContactUpsert {
 /// Matches by phone (or channel phone), then email, then channel usernames; creates when
 /// nothing matches (201), else updates the oldest match (200).
 #[utoipa::path(post, path = "/contacts/upsert", tag = "contacts", request_body = ContactInput,
-    responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn upsert_contact(
     State(app): State<AppState>,
     ws: Ws,
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, Json<ContactUpsert>)> {
     ws.require(Permission::Contacts)?;
-    let new = parse_new(&app, &ws, input)?;
+    let new = with_member(&app, &ws, NewContact::parse(input)?)?;
     let origin = ws.origin();
     let (created, c) = app
         .registry
@@ -226,7 +226,7 @@ async fn upsert_contact(
 /// Moves the secondary's records to the primary, fills the primary's empty fields, and
 /// makes the secondary's id answer as the primary.
 #[utoipa::path(post, path = "/contacts/merge", tag = "contacts", request_body = MergeInput,
-    responses((status = 200, body = ContactView), (status = 422, body = ErrorBody)))]
+    responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn merge_contacts(
     State(app): State<AppState>,
     ws: Ws,

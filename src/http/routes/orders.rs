@@ -80,7 +80,7 @@ async fn get_order(
 /// Creates an order for a contact with 1-200 items; currency defaults to USD, status to
 /// unfulfilled, payment_status to pending.
 #[utoipa::path(post, path = "/orders", tag = "orders", request_body = NewOrderInput,
-    responses((status = 201, body = OrderView), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_order(
     State(app): State<AppState>,
     ws: Ws,

@@ -8,6 +8,7 @@ use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::product::{
     ProductChange, ProductFilter, ProductInput, ProductSource, ProductView,
 };
+use switchboard_actors::domain::text;
 use switchboard_actors::workspace::ProductMsg;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -44,7 +45,7 @@ async fn list_products(
                 "must be at most 200 characters",
             ))
         }
-        s => s.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()),
+        s => s.map(text::fold).filter(|s| !s.is_empty()),
     };
     let filter = ProductFilter {
         search,

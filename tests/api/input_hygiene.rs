@@ -1,0 +1,320 @@
+//! Input hygiene over HTTP: names free of control characters and of invisible-only text,
+//! names compared and stored in NFC, the price ceiling, no negative zero echoed, and no
+//! contact created from nothing.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::contacts::{enc, new_contact, tags_of, workspace_tags};
+use crate::helpers::*;
+use crate::orders::number;
+
+/// Texts no name may be: control characters anywhere, or nothing that shows.
+const UNFIT_NAMES: [&str; 8] = [
+    "vi\u{0}p",
+    "\u{0}",
+    "a\u{1b}[31mb",
+    "two\nlines",
+    "\u{200B}",
+    "\u{200C}\u{200D}",
+    "\u{2060}\u{FEFF}",
+    " \u{200B} ",
+];
+
+/// `café` with a precomposed `é`, and with `e` + a combining acute accent.
+const CAFE_NFC: &str = "caf\u{e9}";
+const CAFE_NFD: &str = "cafe\u{301}";
+
+/// The JSON text a number was answered with, as the client reads it.
+fn text_of(v: &Value) -> String {
+    v.to_string()
+}
+
+#[tokio::test]
+async fn names_with_control_or_only_invisible_characters_are_refused_everywhere() {
+    let app = spawn_app().await;
+    let contact = new_contact(&app, json!({"first_name": "Ann"})).await;
+    let product = app
+        .post("/products", &app.key, json!({"name": "Teapot"}))
+        .await
+        .expect(201)
+        .body;
+    let tag = app
+        .post("/tags", &app.key, json!({"name": "fine"}))
+        .await
+        .expect(201)
+        .body;
+    let contact_tags = format!("/contacts/{}/tags", contact["id"]);
+    for name in UNFIT_NAMES {
+        refusals(
+            &app,
+            Method::POST,
+            "/contacts",
+            vec![
+                (json!({ "first_name": name }), "first_name"),
+                (json!({"first_name": "Ann", "last_name": name}), "last_name"),
+                (
+                    json!({"first_name": "Ann", "tags": ["ok", name]}),
+                    "tags[1]",
+                ),
+            ],
+        )
+        .await;
+        for (path, body, field) in [
+            ("/tags", json!({ "name": name }), "name"),
+            ("/closing-notes", json!({ "name": name }), "name"),
+            (
+                "/custom-fields",
+                json!({"label": name, "key": "k"}),
+                "label",
+            ),
+            ("/products", json!({ "name": name }), "name"),
+            (
+                "/products",
+                json!({"name": "Cup", "tags": [name], "categories": ["ok"]}),
+                "tags[0]",
+            ),
+            (contact_tags.as_str(), json!({ "tags": [name] }), "tags[0]"),
+        ] {
+            refusals(&app, Method::POST, path, vec![(body, field)]).await;
+        }
+        for (path, field) in [
+            (format!("/tags/{}", tag["id"]), "name"),
+            (format!("/products/{}", product["id"]), "name"),
+            (format!("/contacts/{}", contact["id"]), "first_name"),
+        ] {
+            let body = json!({ field: name });
+            refusals(&app, Method::PATCH, &path, vec![(body, field)]).await;
+        }
+        let funnel = app
+            .admin_post(
+                &format!("/admin/workspaces/{}/funnels", app.workspace_id),
+                json!({"name": "Sales", "stages": ["Lead", name]}),
+            )
+            .await;
+        invalid(funnel, "stages[1]");
+    }
+    assert_eq!(
+        workspace_tags(&app).await,
+        ["fine"],
+        "no unfit tag was made"
+    );
+    let got = app
+        .get(&format!("/contacts/{}", contact["id"]), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(got, contact, "the contact is unchanged");
+}
+
+#[tokio::test]
+async fn invisible_characters_inside_a_visible_name_are_kept() {
+    let app = spawn_app().await;
+    let joined = "a\u{200D}b";
+    let t = app
+        .post("/tags", &app.key, json!({ "name": joined }))
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(t["name"], joined);
+}
+
+#[tokio::test]
+async fn the_two_unicode_spellings_of_a_name_are_one_name() {
+    let app = spawn_app().await;
+    assert_ne!(CAFE_NFC, CAFE_NFD, "two byte sequences");
+    let tag = app
+        .post("/tags", &app.key, json!({ "name": CAFE_NFD }))
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(tag["name"], CAFE_NFC, "stored in NFC");
+    app.post("/tags", &app.key, json!({ "name": CAFE_NFC }))
+        .await
+        .expect_error(409, "conflict");
+    app.post("/tags", &app.key, json!({"name": "CAFE\u{301}"}))
+        .await
+        .expect_error(409, "conflict");
+
+    let c = new_contact(
+        &app,
+        json!({"first_name": "Ren\u{65}\u{301}e", "tags": [CAFE_NFC]}),
+    )
+    .await;
+    assert_eq!(c["first_name"], "Ren\u{e9}e");
+    assert_eq!(tags_of(&c), [CAFE_NFC], "the existing tag is reused");
+    assert_eq!(workspace_tags(&app).await, [CAFE_NFC]);
+    let tagged = app
+        .get(&format!("/contacts?tag={}", enc(CAFE_NFD)), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(tagged["data"][0]["id"], c["id"], "found by either spelling");
+
+    app.post("/closing-notes", &app.key, json!({ "name": CAFE_NFD }))
+        .await
+        .expect(201);
+    app.post("/closing-notes", &app.key, json!({ "name": CAFE_NFC }))
+        .await
+        .expect_error(409, "conflict");
+
+    let field = app
+        .post(
+            "/custom-fields",
+            &app.key,
+            json!({"label": CAFE_NFD, "key": "drink", "type": "select", "options": [CAFE_NFD, "tea"]}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(field["label"], CAFE_NFC);
+    assert_eq!(field["options"], json!([CAFE_NFC, "tea"]));
+    let d = new_contact(
+        &app,
+        json!({"first_name": "Dee", "custom_fields": {"drink": CAFE_NFD}}),
+    )
+    .await;
+    assert_eq!(d["custom_fields"]["drink"], CAFE_NFC);
+    let twice = app
+        .post(
+            "/custom-fields",
+            &app.key,
+            json!({"label": "Drinks", "type": "multi_select", "options": [CAFE_NFC, CAFE_NFD]}),
+        )
+        .await;
+    invalid(twice, "options[1]");
+
+    let p = app
+        .post("/products", &app.key, json!({ "name": CAFE_NFD }))
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(p["name"], CAFE_NFC);
+    let found = listed(
+        app.get(&format!("/products?search={}", enc(CAFE_NFD)), &app.key)
+            .await,
+    );
+    assert_eq!(found.len(), 1, "found by either spelling");
+}
+
+#[tokio::test]
+async fn product_prices_stop_at_the_order_amount_ceiling() {
+    let app = spawn_app().await;
+    let p = app
+        .post(
+            "/products",
+            &app.key,
+            json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(p["price"], json!(100_000_000.0));
+    refusals(
+        &app,
+        Method::POST,
+        "/products",
+        vec![
+            (json!({"name": "x", "price": 9.2e18}), "price"),
+            (json!({"name": "x", "price": 100_000_000.01}), "price"),
+            (
+                json!({"name": "x", "original_price": 1e300}),
+                "original_price",
+            ),
+        ],
+    )
+    .await;
+    refusals(
+        &app,
+        Method::PATCH,
+        &format!("/products/{}", p["id"]),
+        vec![(json!({"price": 100_000_001}), "price")],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn negative_zero_is_answered_as_zero() {
+    let app = spawn_app().await;
+    let (minus_zero, minus_zero_int) = (number("-0.0"), number("-0"));
+    let p = app
+        .post(
+            "/products",
+            &app.key,
+            json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(text_of(&p["price"]), "0.0");
+    assert_eq!(text_of(&p["original_price"]), "0.0");
+
+    app.post(
+        "/custom-fields",
+        &app.key,
+        json!({"label": "Score", "type": "number"}),
+    )
+    .await
+    .expect(201);
+    let c = new_contact(
+        &app,
+        json!({"first_name": "Ann", "custom_fields": {"score": minus_zero}}),
+    )
+    .await;
+    assert_eq!(text_of(&c["custom_fields"]["score"]), "0");
+
+    let o = app
+        .post(
+            "/orders",
+            &app.key,
+            json!({
+                "contact_id": c["id"], "paid_amount": minus_zero, "shipping_fee": minus_zero_int,
+                "items": [{"name": "Gift", "quantity": 1, "unit_price": minus_zero}]
+            }),
+        )
+        .await
+        .expect(201)
+        .body;
+    for field in [
+        &o["paid_amount"],
+        &o["shipping_fee"],
+        &o["items_total"],
+        &o["items"][0]["unit_price"],
+    ] {
+        assert_eq!(text_of(field), "0.0", "order: {o}");
+    }
+}
+
+#[tokio::test]
+async fn a_contact_is_not_created_from_nothing() {
+    let app = spawn_app().await;
+    for body in [
+        json!({}),
+        json!({"tags": ["vip"]}),
+        json!({"source": "import", "country_code": "DE", "custom_fields": {}}),
+        json!({"first_name": null, "email": null}),
+    ] {
+        let r = app.post("/contacts", &app.key, body.clone()).await;
+        let r = r.expect_error(422, "validation_failed");
+        assert_eq!(r.paths(), [""], "POST /contacts {body}: {}", r.body);
+    }
+    let empty = app
+        .call(Method::POST, "/contacts")
+        .token(&app.key)
+        .raw("")
+        .send()
+        .await;
+    empty.expect_error(422, "validation_failed");
+    assert_eq!(
+        listed(app.get("/contacts", &app.key).await),
+        Vec::<Value>::new()
+    );
+    assert_eq!(workspace_tags(&app).await, Vec::<String>::new());
+    for enough in [
+        json!({"last_name": "Lee"}),
+        json!({"email": "ann@example.com"}),
+        json!({"chan_a_username": "@ann"}),
+    ] {
+        new_contact(&app, enough).await;
+    }
+}
