@@ -99,13 +99,21 @@ async fn a_first_message_is_sent_by_the_team_with_the_conversation() {
 async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
     let app = spawn_app().await;
     let c = contact(&app, "Ann").await;
-    not_found(
-        app.post(
+    let unknown = app
+        .post(
             "/conversations",
             &app.key,
             json!({"contact_id": 999_999, "channel": "api"}),
         )
-        .await,
+        .await
+        .expect_error(404, "not_found");
+    assert!(
+        unknown.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("contact_id"),
+        "the message names the field: {}",
+        unknown.body
     );
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app

@@ -526,7 +526,7 @@ fn create(
         .contacts
         .resolve(contact_id.get())
         .map(ContactId)
-        .ok_or(DomainError::NotFound("contact"))?;
+        .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
     let mut step = Step::new(ctx);
     let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
     step.events.push(DomainEvent::new(
@@ -556,7 +556,7 @@ fn close(
     let mut c = found(data, id)?.clone();
     if let Some(note_id) = note.id {
         if data.closing_notes.get(note_id.get()).is_none() {
-            return Err(DomainError::NotFound("closing note"));
+            return Err(DomainError::missing("closing_note_id", "closing note"));
         }
     }
     close_as(
