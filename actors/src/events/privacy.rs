@@ -14,6 +14,22 @@ const CONTACT_CHANNEL_FIELDS: [&str; 4] = [
     "chan_e_username",
 ];
 
+/// Fields of records that are private in every event carrying the record, beyond the
+/// catalog's columns for the type: a conversation's closing note text rides along on
+/// every conversation event, a message's text on message.send_failed, a handover's
+/// summary and customer details on handover.resolved. By event type prefix:
+/// (prefix, content fields, contact-detail fields).
+const RECORD_FIELDS: [(&str, &[&str], &[&str]); 4] = [
+    ("conversation.", &["closing_note_text"], &[]),
+    ("message.", &["text", "attachments"], &[]),
+    (
+        "handover.",
+        &["summary"],
+        &["customer_name", "customer_phone"],
+    ),
+    ("message_feedback.", &["comment"], &[]),
+];
+
 /// What an endpoint may receive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Disclosure {
@@ -23,14 +39,29 @@ pub struct Disclosure {
     pub contact_details: bool,
 }
 
-/// The content and contact-detail fields of a type: the catalog's columns, plus the channel
-/// phone and usernames in the contact-detail set of `contact.` types. Unknown types have none.
+/// The content and contact-detail fields of a type: the catalog's columns, the private
+/// fields of the record the type carries ([`RECORD_FIELDS`]), plus the channel phone and
+/// usernames in the contact-detail set of `contact.` types. Unknown types have none.
 pub fn private_fields(event_type: &str) -> (Vec<&'static str>, Vec<&'static str>) {
     let Some(ty) = catalog::find(event_type) else {
         return (Vec::new(), Vec::new());
     };
-    let content = ty.content_fields.to_vec();
+    let mut content = ty.content_fields.to_vec();
     let mut contact = ty.contact_fields.to_vec();
+    for (prefix, record_content, record_contact) in RECORD_FIELDS {
+        if event_type.starts_with(prefix) {
+            for f in record_content {
+                if !content.contains(f) {
+                    content.push(f);
+                }
+            }
+            for f in record_contact {
+                if !contact.contains(f) {
+                    contact.push(f);
+                }
+            }
+        }
+    }
     if event_type.starts_with("contact.") {
         for field in CONTACT_CHANNEL_FIELDS {
             if !contact.contains(&field) {
@@ -134,6 +165,34 @@ mod tests {
         let (_, order) = private_fields("order.updated");
         assert_eq!(order, vec!["customer_name", "customer_phone"]);
         assert_eq!(private_fields("nope.created"), (vec![], vec![]));
+    }
+
+    #[test]
+    fn record_content_is_private_in_every_event_that_carries_the_record() {
+        let conv = json!({"id": 1, "status": "open", "closing_note_text": "refund"});
+        for t in [
+            "conversation.assigned",
+            "conversation.reopened",
+            "conversation.closed",
+        ] {
+            assert_eq!(
+                redacted(t, conv.clone(), NONE),
+                json!({"id": 1, "status": "open"}),
+                "{t}"
+            );
+            assert_eq!(redacted(t, conv.clone(), CONTENT), conv, "{t}");
+        }
+        let msg = json!({"id": 2, "text": "hi", "attachments": [], "status": "failed"});
+        assert_eq!(
+            redacted("message.send_failed", msg, NONE),
+            json!({"id": 2, "status": "failed"})
+        );
+        let handover = json!({"id": 3, "summary": "wants a person", "customer_name": "Ann",
+            "customer_phone": "+1555", "status": "resolved"});
+        assert_eq!(
+            redacted("handover.resolved", handover, NONE),
+            json!({"id": 3, "status": "resolved"})
+        );
     }
 
     #[test]
