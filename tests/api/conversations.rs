@@ -737,7 +737,6 @@ mod events {
     use serde_json::json;
 
     use super::{contact, conversation, id};
-    use crate::helpers::*;
     use crate::receiver::TestReceiver;
     use crate::webhooks::{new_endpoint, spawn_webhook_app};
 
