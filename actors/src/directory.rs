@@ -77,6 +77,19 @@ pub enum Permission {
     Integrations,
 }
 
+impl Permission {
+    pub const ALL: [Permission; 8] = [
+        Permission::Contacts,
+        Permission::Inbox,
+        Permission::Calendar,
+        Permission::Orders,
+        Permission::BusinessPages,
+        Permission::CallAgent,
+        Permission::Campaigns,
+        Permission::Integrations,
+    ];
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Membership {
     #[schema(value_type = String)]
@@ -94,6 +107,15 @@ pub struct Membership {
 impl Membership {
     pub fn allows(&self, permission: Permission) -> bool {
         self.role.is_owner_or_admin() || self.permissions.contains(&permission)
+    }
+
+    /// What the member may do: every permission for owners and admins.
+    pub fn effective_permissions(&self) -> Vec<Permission> {
+        if self.role.is_owner_or_admin() {
+            Permission::ALL.to_vec()
+        } else {
+            self.permissions.iter().copied().collect()
+        }
     }
 }
 
@@ -175,6 +197,8 @@ struct Inner {
     memberships: DashMap<(WorkspaceId, UserId), Membership>,
     /// The workspaces of each user, so that choosing a workspace never scans everyone's.
     workspaces_of: DashMap<UserId, BTreeSet<WorkspaceId>>,
+    /// The members of each workspace, so that listing them never scans everyone's.
+    members_of: DashMap<WorkspaceId, BTreeSet<UserId>>,
     api_keys: DashMap<String, ApiKeyRecord>,
     tokens: DashMap<String, TokenRecord>,
     /// Serializes writers; reads never wait on it.
@@ -187,6 +211,10 @@ impl Inner {
             .entry(m.user_id.clone())
             .or_default()
             .insert(m.workspace_id.clone());
+        self.members_of
+            .entry(m.workspace_id.clone())
+            .or_default()
+            .insert(m.user_id.clone());
         self.memberships
             .insert((m.workspace_id.clone(), m.user_id.clone()), m);
     }
@@ -208,6 +236,7 @@ impl Directory {
             users: DashMap::new(),
             memberships: DashMap::new(),
             workspaces_of: DashMap::new(),
+            members_of: DashMap::new(),
             api_keys: DashMap::new(),
             tokens: DashMap::new(),
             write: Mutex::new(()),
@@ -274,6 +303,26 @@ impl Directory {
             .memberships
             .get(&(ws.clone(), user.clone()))
             .map(|m| m.clone())
+    }
+
+    /// Every member of a workspace, newest membership first.
+    pub fn members(&self, ws: &WorkspaceId) -> Vec<Membership> {
+        let users: Vec<UserId> = self
+            .0
+            .members_of
+            .get(ws)
+            .map(|u| u.iter().cloned().collect())
+            .unwrap_or_default();
+        let mut all: Vec<Membership> = users
+            .into_iter()
+            .filter_map(|u| self.membership(ws, &u))
+            .collect();
+        all.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then(b.user_id.cmp(&a.user_id))
+        });
+        all
     }
 
     /// Every workspace a user belongs to, oldest membership first.

@@ -92,6 +92,7 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::me::router())
         .merge(routes::events::router())
         .merge(routes::tags::router())
+        .merge(routes::users::router())
         .merge(routes::custom_fields::router())
         .merge(routes::closing_notes::router())
         .merge(routes::funnels::router())

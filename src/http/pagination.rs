@@ -63,9 +63,9 @@ pub fn decode_cursor(raw: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::bad_request("starting_after is not a valid cursor"))
 }
 
-/// Reads `limit` and `starting_after`.
-pub fn page_request(q: &QueryParams) -> Result<PageRequest, ApiError> {
-    let limit = match q.text("limit") {
+/// The `limit` parameter: 1 to 100, default 25.
+pub fn limit(q: &QueryParams) -> Result<usize, ApiError> {
+    Ok(match q.text("limit") {
         None => DEFAULT_LIMIT,
         Some(raw) => raw
             .parse::<usize>()
@@ -74,9 +74,28 @@ pub fn page_request(q: &QueryParams) -> Result<PageRequest, ApiError> {
             .ok_or_else(|| {
                 ApiError::invalid("limit", format!("must be an integer from 1 to {MAX_LIMIT}"))
             })?,
-    };
+    })
+}
+
+/// Reads `limit` and `starting_after`.
+pub fn page_request(q: &QueryParams) -> Result<PageRequest, ApiError> {
+    let limit = limit(q)?;
     let after = q.text("starting_after").map(decode_cursor).transpose()?;
     Ok(PageRequest { limit, after })
+}
+
+/// A cursor over a list keyed by text (user ids).
+pub fn encode_key_cursor(key: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("k:{key}"))
+}
+
+pub fn decode_key_cursor(cursor: &str) -> Result<String, ApiError> {
+    URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.strip_prefix("k:").map(str::to_string))
+        .ok_or_else(|| ApiError::bad_request("starting_after is not a cursor from this list"))
 }
 
 #[cfg(test)]

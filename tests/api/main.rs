@@ -18,6 +18,7 @@ mod products;
 mod rate_limit;
 mod resources;
 mod store_safety;
+mod users;
 mod webhook_delivery;
 mod webhook_retention;
 mod webhooks;

@@ -47,17 +47,6 @@ pub struct MeWorkspace {
     pub permissions: Vec<Permission>,
 }
 
-const ALL_PERMISSIONS: [Permission; 8] = [
-    Permission::Contacts,
-    Permission::Inbox,
-    Permission::Calendar,
-    Permission::Orders,
-    Permission::BusinessPages,
-    Permission::CallAgent,
-    Permission::Campaigns,
-    Permission::Integrations,
-];
-
 #[utoipa::path(get, path = "/me", tag = "account", responses((status = 200, body = Me)))]
 async fn me(State(app): State<AppState>, caller: Caller) -> ApiResult<Json<Me>> {
     let dir = &app.directory;
@@ -68,7 +57,7 @@ async fn me(State(app): State<AppState>, caller: Caller) -> ApiResult<Json<Me>> 
             name: w.name,
             hipaa: w.hipaa,
             permissions: if role.is_owner_or_admin() {
-                ALL_PERMISSIONS.to_vec()
+                Permission::ALL.to_vec()
             } else {
                 permissions
             },

@@ -10,4 +10,5 @@ pub mod me;
 pub mod orders;
 pub mod products;
 pub mod tags;
+pub mod users;
 pub mod webhooks;

@@ -1,0 +1,108 @@
+//! The workspace's members as users: GET /users (paginated, newest membership first) and
+//! GET /users/{id}. Any team member may read them.
+
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Serialize;
+use switchboard_actors::directory::{Membership, Permission, Role};
+use switchboard_actors::ids::UserId;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::extract::QueryParams;
+use crate::http::object::{ApiObject, Obj};
+use crate::http::pagination::{decode_key_cursor, encode_key_cursor, limit, ListEnvelope};
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_users))
+        .routes(routes!(get_user))
+}
+
+/// A member of the workspace.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    pub id: String,
+    pub name: String,
+    pub email: String,
+    pub role: Role,
+    /// Every permission for owners and admins.
+    pub permissions: Vec<Permission>,
+}
+
+impl ApiObject for UserView {
+    const OBJECT: &'static str = "user";
+}
+
+fn view(app: &AppState, m: Membership) -> Option<UserView> {
+    let user = app.directory.user(&m.user_id)?;
+    Some(UserView {
+        id: user.id.to_string(),
+        name: user.name,
+        email: user.email,
+        role: m.role,
+        permissions: m.effective_permissions(),
+    })
+}
+
+/// Members, newest membership first.
+#[utoipa::path(get, path = "/users", tag = "users",
+    params(("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    responses((status = 200, body = ListEnvelope<UserView>), (status = 400, body = ErrorBody)))]
+async fn list_users(
+    State(app): State<AppState>,
+    ws: Ws,
+    q: QueryParams,
+) -> ApiResult<Json<ListEnvelope<Obj<UserView>>>> {
+    let limit = limit(&q)?;
+    let members = app.directory.members(&ws.id);
+    let start = match q.text("starting_after") {
+        None => 0,
+        Some(cursor) => {
+            let after = decode_key_cursor(cursor)?;
+            members
+                .iter()
+                .position(|m| m.user_id.as_str() == after)
+                .map(|i| i + 1)
+                .ok_or_else(|| {
+                    ApiError::bad_request("the cursor names no member of this workspace")
+                })?
+        }
+    };
+    let page: Vec<UserView> = members
+        .into_iter()
+        .skip(start)
+        .take(limit + 1)
+        .filter_map(|m| view(&app, m))
+        .collect();
+    let has_more = page.len() > limit;
+    let mut data = page;
+    data.truncate(limit);
+    let next_cursor = has_more
+        .then(|| data.last().map(|u| encode_key_cursor(&u.id)))
+        .flatten();
+    Ok(Json(ListEnvelope {
+        object: "list",
+        data: data.into_iter().map(Obj).collect(),
+        has_more,
+        next_cursor,
+    }))
+}
+
+/// One member; 404 for anyone who is not a member of this workspace.
+#[utoipa::path(get, path = "/users/{id}", tag = "users", params(("id" = String, Path)),
+    responses((status = 200, body = UserView), (status = 404, body = ErrorBody)))]
+async fn get_user(
+    State(app): State<AppState>,
+    ws: Ws,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Obj<UserView>>> {
+    UserId::parse(&id)
+        .and_then(|u| app.directory.membership(&ws.id, &u))
+        .and_then(|m| view(&app, m))
+        .map(|u| Json(Obj(u)))
+        .ok_or_else(|| ApiError::not_found("user"))
+}

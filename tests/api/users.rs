@@ -1,0 +1,86 @@
+//! GET /users and /users/{id}: the workspace's members, for any team member.
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn the_owner_is_listed_with_every_permission_and_members_with_theirs() {
+    let app = spawn_app().await;
+    let mia = app.new_user("Mia Member").await;
+    app.add_member(&app.workspace_id, &mia, "member", &["inbox", "orders"])
+        .await;
+    let token = app.token_for(&mia, 3600).await;
+
+    let users = listed(app.get("/users", &token).await);
+    assert_eq!(users.len(), 2);
+    let me = &users[0];
+    assert_fields(me, "object id name email role permissions");
+    assert_eq!(me["object"], "user");
+    assert_eq!(me["id"], mia.as_str(), "newest membership first");
+    assert_eq!(me["role"], "member");
+    assert_eq!(me["permissions"], json!(["inbox", "orders"]));
+    let owner = &users[1];
+    assert_eq!(owner["role"], "owner");
+    assert_eq!(
+        owner["permissions"],
+        json!([
+            "contacts",
+            "inbox",
+            "calendar",
+            "orders",
+            "business_pages",
+            "call_agent",
+            "campaigns",
+            "integrations"
+        ])
+    );
+
+    let one = app
+        .get(&format!("/users/{mia}"), &app.key)
+        .await
+        .expect(200);
+    assert_eq!(one.body, *me);
+}
+
+#[tokio::test]
+async fn people_outside_the_workspace_are_not_found() {
+    let app = spawn_app().await;
+    let outsider = app.new_user("Otto Outsider").await;
+    not_found(app.get(&format!("/users/{outsider}"), &app.key).await);
+    not_found(app.get("/users/usr_nobody", &app.key).await);
+    not_found(app.get("/users/42", &app.key).await);
+    let (other_ws, _) = app.new_workspace("Other").await;
+    app.add_member(&other_ws, &outsider, "admin", &[]).await;
+    not_found(app.get(&format!("/users/{outsider}"), &app.key).await);
+}
+
+#[tokio::test]
+async fn users_page_with_cursors() {
+    let app = spawn_app().await;
+    for i in 0..4 {
+        let u = app.new_user(&format!("Person {i}")).await;
+        app.add_member(&app.workspace_id, &u, "member", &[]).await;
+    }
+    let first = app.get("/users?limit=3", &app.key).await.expect(200).body;
+    assert_eq!(first["has_more"], true);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let rest = listed(
+        app.get(&format!("/users?limit=3&starting_after={cursor}"), &app.key)
+            .await,
+    );
+    assert_eq!(rest.len(), 2);
+    let mut seen: Vec<String> = first["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(rest.iter())
+        .map(|u| u["id"].as_str().unwrap().to_string())
+        .collect();
+    seen.dedup();
+    assert_eq!(seen.len(), 5, "no member twice, none missed");
+    app.get("/users?starting_after=garbage", &app.key)
+        .await
+        .expect_error(400, "invalid_request");
+    invalid(app.get("/users?limit=0", &app.key).await, "limit");
+}
