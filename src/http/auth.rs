@@ -121,7 +121,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     response
 }
 
-fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+pub fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| ApiError::unauthenticated("send Authorization: Bearer <token>"))?;
@@ -142,7 +142,7 @@ pub fn bearer_token(header: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-fn select_workspace(
+pub fn select_workspace(
     app: &AppState,
     principal: &Principal,
     headers: &HeaderMap,

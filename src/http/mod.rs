@@ -105,8 +105,18 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 }
 
 pub fn router(state: AppState) -> Router {
-    let (api, doc) = api();
+    let (api, mut doc) = api();
+    let (legacy, legacy_doc) = routes::legacy::router().split_for_parts();
+    doc.merge(legacy_doc);
     let doc = Arc::new(doc);
+    // The legacy routes have their own authentication (no rate limit, `{message}`
+    // errors) and repeat rules, so the standard layers stop short of them.
+    let legacy = legacy
+        .route_layer(axum::middleware::from_fn(telemetry::remember_route))
+        .layer(from_fn_with_state(
+            state.clone(),
+            routes::legacy::authenticate,
+        ));
     let api = api
         .route_layer(axum::middleware::from_fn(telemetry::remember_route))
         .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
@@ -115,6 +125,7 @@ pub fn router(state: AppState) -> Router {
             store_health::refuse_writes_while_failing,
         ))
         .layer(from_fn_with_state(state.clone(), auth::authenticate))
+        .merge(legacy)
         .fallback(unknown_route);
     Router::new()
         .route("/health", get(health))
@@ -134,7 +145,9 @@ pub fn router(state: AppState) -> Router {
 
 /// The OpenAPI document, for tools that want it without a running server.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    api().1
+    let mut doc = api().1;
+    doc.merge(routes::legacy::router().split_for_parts().1);
+    doc
 }
 
 async fn health(State(app): State<AppState>) -> Response {

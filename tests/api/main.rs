@@ -11,6 +11,7 @@ mod conversations;
 mod durability;
 mod idempotency;
 mod input_hygiene;
+mod legacy;
 mod loadtest;
 mod operator;
 mod orders;

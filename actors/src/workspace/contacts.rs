@@ -297,7 +297,7 @@ impl Contacts {
 
 pub(super) fn handle(msg: ContactMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        ContactMsg::Create(o, new, reply) => finish(reply, o, create(data, ctx, new)),
+        ContactMsg::Create(o, new, reply) => finish(reply, o, create(data, ctx, new, Channel::Api)),
         ContactMsg::Get(id, reply) => answer(reply, view_of(data, id)),
         ContactMsg::List(filter, page, reply) => answer(reply, Ok(list(data, &filter, page))),
         ContactMsg::Lookup(q, reply) => answer(reply, lookup(data, &q)),
@@ -433,6 +433,7 @@ fn create(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     new: NewContact,
+    channel: Channel,
 ) -> Result<Change<ContactView>, DomainError> {
     if let Some(stage) = new.stage_id {
         check_stage(data, stage, "stage_id")?;
@@ -448,7 +449,7 @@ fn create(
         chan_c_username: None,
         chan_e_username: None,
         country_code: None,
-        channel: Channel::Api,
+        channel,
         source: new.source,
         tag_ids: Vec::new(),
         stage_id: new.stage_id,
@@ -471,6 +472,29 @@ fn create(
         value: v,
         writes,
         events,
+    })
+}
+
+/// The contact a customer message comes from: the one upsert would match (left as it
+/// is), or a new contact first seen on `channel` (its contact.created is in the change).
+pub(super) fn for_inbound(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewContact,
+    channel: Channel,
+) -> Result<Change<u64>, DomainError> {
+    if let Some(id) = match_for_upsert(data, &new.fields) {
+        return Ok(Change {
+            value: id,
+            writes: Batch::default(),
+            events: Vec::new(),
+        });
+    }
+    let created = create(data, ctx, new, channel)?;
+    Ok(Change {
+        value: created.value.id,
+        writes: created.writes,
+        events: created.events,
     })
 }
 
@@ -542,7 +566,7 @@ fn upsert(
         ));
     }
     let Some(existing) = match_for_upsert(data, &new.fields) else {
-        let created = create(data, ctx, new)?;
+        let created = create(data, ctx, new, Channel::Api)?;
         return Ok(Change {
             value: (true, created.value),
             writes: created.writes,
@@ -1149,6 +1173,7 @@ mod tests {
                 d,
                 ctx,
                 new_contact(json!({"first_name": "Ann", "tags": ["VIP"]})),
+                Channel::Api,
             )
         });
         assert_eq!(types(&events), ["tag.created", "contact.created"]);
@@ -1164,6 +1189,7 @@ mod tests {
                 d,
                 ctx,
                 new_contact(json!({"first_name": "Ann", "email": "a@x.io"})),
+                Channel::Api,
             )
         });
         let fields = crate::domain::contact::parse_patch(
@@ -1184,7 +1210,14 @@ mod tests {
     #[tokio::test]
     async fn an_update_that_changes_nothing_announces_nothing() {
         let mut fx = Fixture::new().await;
-        let (c, _) = fx.run(|d, ctx| create(d, ctx, new_contact(json!({"first_name": "Ann"}))));
+        let (c, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"first_name": "Ann"})),
+                Channel::Api,
+            )
+        });
         let fields = crate::domain::contact::parse_patch(
             serde_json::from_value(json!({"first_name": "Ann"})).unwrap(),
         )
@@ -1197,8 +1230,22 @@ mod tests {
     #[tokio::test]
     async fn tags_stage_assignee_dnc_notes_merge_and_delete_each_announce_themselves() {
         let mut fx = Fixture::new().await;
-        let (a, _) = fx.run(|d, ctx| create(d, ctx, new_contact(json!({"phone": "+15550100"}))));
-        let (b, _) = fx.run(|d, ctx| create(d, ctx, new_contact(json!({"email": "b@x.io"}))));
+        let (a, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"phone": "+15550100"})),
+                Channel::Api,
+            )
+        });
+        let (b, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"email": "b@x.io"})),
+                Channel::Api,
+            )
+        });
         let vip = vec![TagName::parse("vip").unwrap()];
         let (_, e) = fx.run(|d, ctx| add_tags(d, ctx, a.id, vip.clone()));
         assert_eq!(types(&e), ["tag.created", "contact.tag_added"]);
@@ -1237,6 +1284,7 @@ mod tests {
                 d,
                 ctx,
                 new_contact(json!({"first_name": "Zed", "phone": "+1 555 0199"})),
+                Channel::Api,
             )
         });
         let (_, _) = fx.run(|d, ctx| add_note(d, ctx, c.id, "prefers mornings".into()));

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::Channel;
+use crate::domain::contact::NewContact;
 use crate::domain::conversation::{
     AiPauseReason, ClosedBy, ClosingNote, Comment, Conversation, ConversationStatus,
 };
@@ -21,10 +22,11 @@ use crate::domain::message::{
 };
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
-use crate::events::{DomainEvent, Origin};
+use crate::events::{ActorKind, DomainEvent, EventActor, EventSource, Origin};
 use crate::ids::{
     CommentId, ContactId, ConversationId, FeedbackId, HandoverId, MessageId, UserId, WorkspaceId,
 };
+use crate::schedule::Timer;
 use crate::store::{Batch, Key, Store};
 
 const CONVERSATION: &str = "cv";
@@ -32,6 +34,10 @@ const HANDOVER: &str = "ho";
 const MESSAGE: &str = "msg";
 const COMMENT: &str = "cmt";
 const FEEDBACK: &str = "fb";
+const DEDUPE: &str = "dd";
+
+/// How long a repeat of an inbound message is recognised.
+pub const DEDUPE_WINDOW: chrono::Duration = chrono::Duration::hours(24);
 
 /// Who asks, as the conversation rules need it: the person (none for API keys) and how
 /// the change is attributed in events.
@@ -91,7 +97,60 @@ pub struct HandoverFilter {
     pub conversation_id: Option<ConversationId>,
 }
 
+/// Who a customer message is from.
+#[derive(Debug, Clone)]
+pub enum InboundFrom {
+    Contact(ContactId),
+    /// Matched like an upsert; a new contact is created when nothing matches.
+    Details(Box<NewContact>),
+}
+
+/// What makes a repeat of an inbound message recognisable: a `message_id` (per
+/// workspace) or an `Idempotency-Key` (per workspace and credential), already hashed with
+/// its scope by the edge, and the fingerprint of the body it came with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepeatGuard {
+    pub key: String,
+    pub fingerprint: String,
+}
+
+/// A customer message arriving on a channel.
+#[derive(Debug, Clone)]
+pub struct Inbound {
+    pub from: InboundFrom,
+    pub channel: Channel,
+    pub body: Body,
+    /// The sender's own id for the message (`message_id`).
+    pub external_id: Option<String>,
+    pub guards: Vec<RepeatGuard>,
+    /// The credential it came through, for the events' `source`.
+    pub source: EventSource,
+}
+
+/// Where an inbound message went. `repeat` is set when it had been accepted before (and
+/// nothing new was stored).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Accepted {
+    pub conversation_id: ConversationId,
+    pub message_id: MessageId,
+    pub contact_id: ContactId,
+    #[serde(skip)]
+    pub repeat: bool,
+}
+
+/// A stored repeat guard: the body it came with and where the message went.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct GuardRecord {
+    fingerprint: String,
+    accepted: Accepted,
+    #[serde(with = "crate::clock::rfc3339_millis")]
+    created_at: DateTime<Utc>,
+}
+
 pub enum ConversationMsg {
+    /// A customer message: goes to the contact's latest conversation on the channel,
+    /// reopened or created as needed.
+    Inbound(Box<Inbound>, Reply<Accepted>),
     List(ConversationFilter, PageRequest, Reply<Page<Conversation>>),
     Get(ConversationId, Reply<Conversation>),
     /// A conversation started by the team, with an optional first message.
@@ -164,6 +223,7 @@ pub enum ConversationMsg {
 impl ConversationMsg {
     pub fn kind(&self) -> &'static str {
         match self {
+            ConversationMsg::Inbound(..) => "conversation.inbound",
             ConversationMsg::List(..) => "conversation.list",
             ConversationMsg::Get(..) => "conversation.get",
             ConversationMsg::Create { .. } => "conversation.create",
@@ -284,6 +344,12 @@ fn feedback_key(ws: &WorkspaceId, message: MessageId, credential: &str) -> Vec<u
 pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     use ConversationMsg as M;
     match msg {
+        M::Inbound(inbound, reply) => {
+            let source = inbound.source.clone();
+            let result = receive(data, ctx, *inbound);
+            let contact = result.as_ref().ok().map(|c| c.value.contact_id);
+            finish(reply, customer_origin(&source, contact), result)
+        }
         M::List(filter, page, reply) => answer(
             reply,
             Ok(page.select(&data.conversations.by_id, |c| filter.keeps(c))),
@@ -512,6 +578,146 @@ fn message_event(m: &Message, channel: Channel) -> serde_json::Value {
         obj.insert("channel".into(), json!(channel));
     }
     v
+}
+
+/// Events caused by a customer: the actor is the customer (the contact, once known), the
+/// source the credential the message came through.
+fn customer_origin(source: &EventSource, contact: Option<ContactId>) -> Origin {
+    Origin {
+        actor: EventActor {
+            kind: ActorKind::Customer,
+            id: contact.map(|c| c.to_string()),
+        },
+        source: source.clone(),
+    }
+}
+
+fn guard_key(ctx: &Ctx, key: &str) -> Vec<u8> {
+    Key::new("w")
+        .str(ctx.workspace.as_str())
+        .str(DEDUPE)
+        .str(key)
+        .build()
+}
+
+/// The timer that forgets a repeat guard once its window has passed.
+fn guard_timer(ctx: &Ctx, key: &str, created_at: DateTime<Utc>) -> Timer {
+    Timer::new(
+        ctx.workspace,
+        format!("dedupe/{key}"),
+        created_at + DEDUPE_WINDOW,
+    )
+}
+
+/// A customer message: stored on the contact's latest conversation on its channel
+/// (reopened if closed, created if there is none), with the contact created first when
+/// new; a repeat within the window answers where the first one went and stores nothing.
+fn receive(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    inbound: Inbound,
+) -> Result<Change<Accepted>, DomainError> {
+    let mut step = Step::new(ctx);
+    for guard in &inbound.guards {
+        let seen: Option<GuardRecord> = ctx.store.get(&guard_key(ctx, &guard.key))?;
+        match seen {
+            Some(seen) if seen.created_at + DEDUPE_WINDOW > ctx.now => {
+                if seen.fingerprint != guard.fingerprint {
+                    return Err(DomainError::Conflict {
+                        code: "idempotency_key_reused",
+                        message: "this message was accepted before with a different body".into(),
+                    });
+                }
+                return Ok(step.done(Accepted {
+                    repeat: true,
+                    ..seen.accepted
+                }));
+            }
+            _ => {}
+        }
+    }
+    let contact = match inbound.from {
+        InboundFrom::Contact(id) => data
+            .contacts
+            .resolve(id.get())
+            .map(ContactId)
+            .ok_or_else(|| DomainError::missing("contact_id", "contact"))?,
+        InboundFrom::Details(new) => {
+            let found = super::contacts::for_inbound(data, ctx, *new, inbound.channel)?;
+            step.writes.extend(found.writes);
+            step.events.extend(found.events);
+            ContactId(found.value)
+        }
+    };
+    let mut c = match data.conversations.latest_of(contact, inbound.channel) {
+        Some(c) if c.is_open() => c.clone(),
+        Some(c) => {
+            let mut c = c.clone();
+            c.reopen(ctx.now);
+            step.events.push(DomainEvent::new(
+                "conversation.reopened",
+                "conversation",
+                c.id,
+                &c,
+            ));
+            c
+        }
+        None => {
+            let c = Conversation::new(
+                ConversationId(ctx.next_id()?),
+                contact,
+                inbound.channel,
+                ctx.now,
+            );
+            step.events.push(DomainEvent::new(
+                "conversation.created",
+                "conversation",
+                c.id,
+                &c,
+            ));
+            c
+        }
+    };
+    let m = step.message(
+        &mut c,
+        NewMessage {
+            direction: Direction::Inbound,
+            sender_type: SenderType::Customer,
+            sender_user_id: None,
+            body: inbound.body,
+            status: MessageStatus::Received,
+            external_id: inbound.external_id,
+        },
+    )?;
+    let accepted = Accepted {
+        conversation_id: c.id,
+        message_id: m.id,
+        contact_id: contact,
+        repeat: false,
+    };
+    for guard in inbound.guards {
+        let record = GuardRecord {
+            fingerprint: guard.fingerprint,
+            accepted: accepted.clone(),
+            created_at: ctx.now,
+        };
+        step.writes.put(guard_key(ctx, &guard.key), &record)?;
+        guard_timer(ctx, &guard.key, ctx.now).arm(&mut step.writes)?;
+    }
+    step.save(data, c, None)?;
+    Ok(step.done(accepted))
+}
+
+/// A repeat guard's window has passed: forget it (the timer's own change).
+pub(super) fn forget_guard(ctx: &Ctx, key: &str, timer: &Timer) -> Result<Change<()>, DomainError> {
+    let mut step = Step::new(ctx);
+    let seen: Option<GuardRecord> = ctx.store.get(&guard_key(ctx, key))?;
+    // A guard written again later (the key reused after expiry) has its own timer.
+    if seen.is_some_and(|g| g.created_at + DEDUPE_WINDOW <= ctx.now) {
+        step.writes.delete(guard_key(ctx, key));
+    }
+    timer.disarm(&mut step.writes);
+    Ok(step.done(()))
 }
 
 fn create(

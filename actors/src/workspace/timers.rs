@@ -7,8 +7,12 @@ use crate::events::Origin;
 use crate::schedule::Timer;
 use crate::store::Batch;
 
-pub(super) fn handle(timer: Timer, _data: &mut WorkspaceData, _ctx: &Ctx) -> Handled {
-    finish(unanswered(), Origin::system(), Ok(disarm_only(&timer)))
+pub(super) fn handle(timer: Timer, _data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    let change = match timer.name.split_once('/') {
+        Some(("dedupe", key)) => super::conversations::forget_guard(ctx, key, &timer),
+        _ => Ok(disarm_only(&timer)),
+    };
+    finish(unanswered(), Origin::system(), change)
 }
 
 /// The change of a timer that has nothing left to do.

@@ -6,6 +6,7 @@ pub mod conversations;
 pub mod custom_fields;
 pub mod events;
 pub mod funnels;
+pub mod legacy;
 pub mod me;
 pub mod orders;
 pub mod products;

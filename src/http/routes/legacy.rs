@@ -1,0 +1,328 @@
+//! The legacy routes of the API channel, `POST /messages` and `POST /chat`: plain JSON
+//! answers, errors as `{message}`, no rate limit, and their own repeat rules (a
+//! `message_id` or `Idempotency-Key` seen within 24 hours answers where the first message
+//! went). They take any credential with the inbox permission.
+
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use switchboard_actors::directory::Permission;
+use switchboard_actors::domain::contact::{Channel, ContactInput, NewContact};
+use switchboard_actors::domain::message::{Attachment, Body};
+use switchboard_actors::domain::{DomainError, FieldError};
+use switchboard_actors::idempotency::MAX_KEY_LEN;
+use switchboard_actors::ids::ContactId;
+use switchboard_actors::workspace::conversations::{Inbound, InboundFrom, RepeatGuard};
+use switchboard_actors::workspace::ConversationMsg;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::{self, Caller, Ws};
+use crate::http::error::ApiError;
+use crate::http::extract::parse_json;
+use crate::http::idempotency::HEADER as IDEMPOTENCY_HEADER;
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(post_message))
+}
+
+/// A legacy error: `{"message": ...}` with the status the standard error would have.
+pub struct LegacyError(ApiError);
+
+/// The body of a legacy error.
+#[derive(Serialize, ToSchema)]
+pub struct LegacyErrorBody {
+    pub message: String,
+}
+
+impl From<ApiError> for LegacyError {
+    fn from(e: ApiError) -> Self {
+        Self(e)
+    }
+}
+
+impl From<DomainError> for LegacyError {
+    fn from(e: DomainError) -> Self {
+        Self(ApiError::from(e))
+    }
+}
+
+impl IntoResponse for LegacyError {
+    fn into_response(self) -> Response {
+        let e = self.0;
+        let message = match &e.details {
+            Some(details) if details.len() > 1 => details
+                .iter()
+                .map(|d| format!("{}: {}", d.path, d.message))
+                .collect::<Vec<_>>()
+                .join("; "),
+            _ => e.message,
+        };
+        let mut response = (e.status, Json(LegacyErrorBody { message })).into_response();
+        for (name, value) in e.headers {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+}
+
+type LegacyResult<T> = Result<T, LegacyError>;
+
+/// Authentication for the legacy routes: the credential and workspace as everywhere, the
+/// inbox permission, but no rate limit, and errors as `{message}`.
+pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let checked = auth::principal(&app, req.headers()).and_then(|principal| {
+        let ws = auth::select_workspace(&app, &principal, req.headers())?;
+        ws.require(Permission::Inbox)?;
+        tracing::Span::current().record("workspace_id", ws.id.as_str());
+        Ok(Caller {
+            principal,
+            workspace: Ok(ws),
+        })
+    });
+    match checked {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(e) => LegacyError(e).into_response(),
+    }
+}
+
+/// The sender of a legacy message, matched like an upsert.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LegacyContact {
+    #[serde(default)]
+    pub phone: Option<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+    /// Split at the first space into first and last name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The username on the message's channel (chan_a, chan_c or chan_e).
+    #[serde(default)]
+    pub username: Option<String>,
+}
+
+/// Body of POST /messages.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LegacyMessageInput {
+    /// The sender's id for the message (1-200 characters): a repeat within 24 hours is
+    /// recognised.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub contact_id: Option<u64>,
+    #[serde(default)]
+    pub contact: Option<LegacyContact>,
+    /// Default `api`.
+    #[serde(default)]
+    pub channel: Option<String>,
+    /// 1-10,000 characters; optional when attachments are sent.
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
+}
+
+/// The answer of POST /messages.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyAccepted {
+    pub accepted: bool,
+    pub conversation_id: u64,
+    pub message_id: u64,
+    pub contact_id: u64,
+}
+
+fn channel_of(raw: Option<&str>) -> Result<Channel, DomainError> {
+    raw.map_or(Ok(Channel::Api), |c| {
+        Channel::parse(c).map_err(|m| DomainError::invalid("channel", m))
+    })
+}
+
+/// Who the message is from: a contact id, or contact details matched like an upsert.
+pub fn sender(
+    contact_id: Option<u64>,
+    contact: Option<LegacyContact>,
+    channel: Channel,
+) -> Result<InboundFrom, DomainError> {
+    match (contact_id, contact) {
+        (Some(id), None) => Ok(InboundFrom::Contact(ContactId(id))),
+        (None, Some(c)) => details(c, channel).map(|d| InboundFrom::Details(Box::new(d))),
+        (Some(_), Some(_)) => Err(DomainError::invalid(
+            "contact",
+            "send contact_id or contact, not both",
+        )),
+        (None, None) => Err(DomainError::invalid(
+            "contact_id",
+            "send contact_id, or contact with a phone, email or username",
+        )),
+    }
+}
+
+fn details(c: LegacyContact, channel: Channel) -> Result<NewContact, DomainError> {
+    if c.phone.is_none() && c.email.is_none() && c.username.is_none() {
+        return Err(DomainError::invalid(
+            "contact",
+            "needs at least one of phone, email and username",
+        ));
+    }
+    let (first_name, last_name) = match c.name.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => match name.split_once(' ') {
+            Some((first, last)) => (Some(first.to_string()), Some(last.trim().to_string())),
+            None => (Some(name.to_string()), None),
+        },
+        _ => (None, None),
+    };
+    let mut input = ContactInput {
+        first_name,
+        last_name,
+        email: c.email,
+        phone: c.phone,
+        ..ContactInput::default()
+    };
+    if let Some(username) = c.username {
+        match channel {
+            Channel::ChanA => input.chan_a_username = Some(username),
+            Channel::ChanC => input.chan_c_username = Some(username),
+            Channel::ChanE => input.chan_e_username = Some(username),
+            _ => {
+                return Err(DomainError::invalid(
+                    "contact.username",
+                    "only the chan_a, chan_c and chan_e channels carry usernames",
+                ))
+            }
+        }
+    }
+    NewContact::parse(input).map_err(|e| match e {
+        DomainError::Validation(errors) => DomainError::Validation(
+            errors
+                .into_iter()
+                .map(|f| FieldError::new(contact_path(&f.path), f.message))
+                .collect(),
+        ),
+        other => other,
+    })
+}
+
+/// The legacy field a contact field's error belongs to.
+fn contact_path(field: &str) -> String {
+    match field {
+        "first_name" | "last_name" => "contact.name".into(),
+        f if f.ends_with("_username") => "contact.username".into(),
+        "" => "contact".into(),
+        f => format!("contact.{f}"),
+    }
+}
+
+/// The hex SHA-256 of the parts, separated so that no two part lists collide.
+fn digest(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_be_bytes());
+        h.update(p);
+    }
+    hex::encode(h.finalize())
+}
+
+/// The repeat guards of a message: its `message_id` (per workspace) and its
+/// `Idempotency-Key` (per workspace and credential), with the body's fingerprint. The
+/// body is compared in a canonical form (keys sorted), so a re-serialised body matches.
+fn guards(
+    ws: &Ws,
+    headers: &HeaderMap,
+    message_id: Option<&str>,
+    body: &serde_json::Value,
+) -> Result<Vec<RepeatGuard>, LegacyError> {
+    let fingerprint = digest(&[body.to_string().as_bytes()]);
+    let mut out = Vec::new();
+    if let Some(id) = message_id {
+        out.push(RepeatGuard {
+            key: digest(&[b"message_id", id.as_bytes()]),
+            fingerprint: fingerprint.clone(),
+        });
+    }
+    if let Some(raw) = headers.get(IDEMPOTENCY_HEADER) {
+        let key = raw
+            .to_str()
+            .ok()
+            .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
+                ))
+            })?;
+        let credential = ws.principal.connection_id();
+        out.push(RepeatGuard {
+            key: digest(&[b"idempotency_key", credential.as_bytes(), key.as_bytes()]),
+            fingerprint,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a legacy body: malformed JSON is 400, a wrong shape 422, both as `{message}`.
+fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> LegacyResult<(T, serde_json::Value)> {
+    let value: serde_json::Value = parse_json(bytes)?;
+    let typed = parse_json(bytes)?;
+    Ok((typed, value))
+}
+
+/// A customer message arriving through the API channel. The AI, when on, answers after
+/// this returns.
+#[utoipa::path(post, path = "/messages", tag = "legacy", request_body = LegacyMessageInput,
+    params(("Idempotency-Key" = Option<String>, Header,
+        description = "a repeat within 24 hours answers where the first message went")),
+    responses((status = 202, body = LegacyAccepted),
+        (status = 400, body = LegacyErrorBody), (status = 401, body = LegacyErrorBody),
+        (status = 403, body = LegacyErrorBody), (status = 404, body = LegacyErrorBody),
+        (status = 409, body = LegacyErrorBody), (status = 422, body = LegacyErrorBody)))]
+async fn post_message(
+    State(app): State<AppState>,
+    ws: Ws,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> LegacyResult<(StatusCode, Json<LegacyAccepted>)> {
+    let (input, value): (LegacyMessageInput, _) = read(&bytes)?;
+    if let Some(id) = &input.message_id {
+        if id.is_empty() || id.chars().count() > 200 {
+            return Err(DomainError::invalid("message_id", "must be 1 to 200 characters").into());
+        }
+    }
+    let channel = channel_of(input.channel.as_deref())?;
+    let from = sender(input.contact_id, input.contact, channel)?;
+    let body = Body::parse(input.text, input.attachments, "text")?;
+    let guards = guards(&ws, &headers, input.message_id.as_deref(), &value)?;
+    let inbound = Inbound {
+        from,
+        channel,
+        body,
+        external_id: input.message_id,
+        guards,
+        source: ws.origin().source,
+    };
+    let accepted = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Inbound(Box::new(inbound.clone()), r).into()
+        })
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(LegacyAccepted {
+            accepted: true,
+            conversation_id: accepted.conversation_id.get(),
+            message_id: accepted.message_id.get(),
+            contact_id: accepted.contact_id.get(),
+        }),
+    ))
+}
