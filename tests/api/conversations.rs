@@ -870,3 +870,43 @@ mod events {
         );
     }
 }
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_messaging_routes() {
+    let app = spawn_app().await;
+    let doc: Value = app
+        .client
+        .get(format!("{}/api/v1/openapi.json", app.api))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/conversations", "get"),
+        ("/conversations", "post"),
+        ("/conversations/{id}", "get"),
+        ("/conversations/{id}/close", "post"),
+        ("/conversations/{id}/reopen", "post"),
+        ("/conversations/{id}/assignee", "put"),
+        ("/conversations/{id}/ai/pause", "post"),
+        ("/conversations/{id}/ai/resume", "post"),
+        ("/conversations/{id}/messages", "get"),
+        ("/conversations/{id}/messages", "post"),
+        ("/conversations/{id}/comments", "get"),
+        ("/conversations/{id}/comments", "post"),
+        ("/conversations/{id}/messages/{message_id}/feedback", "post"),
+        ("/handovers", "get"),
+        ("/handovers/{id}/resolve", "post"),
+        ("/users", "get"),
+        ("/users/{id}", "get"),
+        ("/messages", "post"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path} is missing from the OpenAPI document"
+        );
+    }
+}
