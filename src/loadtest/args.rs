@@ -41,8 +41,9 @@ pub struct LoadtestArgs {
     pub duration: Duration,
     /// The request mix in percent: reads (GET /contacts/{id}), writes (POST /contacts),
     /// searches (GET /contacts?q=), webhook_writes (POST /tags in a workspace with a
-    /// webhook endpoint subscribed to tag.created). Omitted classes are 0; shares are
-    /// weights, so they need not sum to exactly 100.
+    /// webhook endpoint subscribed to tag.created), messages (POST /messages: customer
+    /// messages from a pool of 200 customers per workspace, answered by the AI when it is
+    /// on). Omitted classes are 0; shares are weights, so they need not sum to exactly 100.
     #[arg(
         long,
         default_value = "reads=60,writes=20,searches=15,webhook_writes=5"
@@ -74,15 +75,18 @@ pub enum Class {
     Writes,
     Searches,
     WebhookWrites,
+    /// POST /messages: customer messages through the legacy API channel route.
+    Messages,
 }
 
 impl Class {
-    pub const ALL: [Class; 5] = [
+    pub const ALL: [Class; 6] = [
         Class::Health,
         Class::Reads,
         Class::Writes,
         Class::Searches,
         Class::WebhookWrites,
+        Class::Messages,
     ];
 
     pub fn index(self) -> usize {
@@ -97,6 +101,7 @@ impl Class {
             Class::Writes => "writes",
             Class::Searches => "searches",
             Class::WebhookWrites => "webhook_writes",
+            Class::Messages => "messages",
         }
     }
 
@@ -108,22 +113,24 @@ impl Class {
             Class::Writes => "writes",
             Class::Searches => "searches",
             Class::WebhookWrites => "webhook writes",
+            Class::Messages => "inbound messages",
         }
     }
 }
 
-/// Weights of the four API classes, parsed from `reads=60,writes=20,...`.
+/// Weights of the API classes, parsed from `reads=60,writes=20,...`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mix {
     pub reads: u32,
     pub writes: u32,
     pub searches: u32,
     pub webhook_writes: u32,
+    pub messages: u32,
 }
 
 impl Mix {
     pub fn total(&self) -> u32 {
-        self.reads + self.writes + self.searches + self.webhook_writes
+        self.reads + self.writes + self.searches + self.webhook_writes + self.messages
     }
 
     /// Webhook writes turned into plain writes (when the server refuses our receiver).
@@ -149,7 +156,11 @@ impl Mix {
         if roll < edge {
             return Class::Searches;
         }
-        Class::WebhookWrites
+        edge += self.webhook_writes;
+        if roll < edge {
+            return Class::WebhookWrites;
+        }
+        Class::Messages
     }
 }
 
@@ -162,6 +173,7 @@ impl FromStr for Mix {
             writes: 0,
             searches: 0,
             webhook_writes: 0,
+            messages: 0,
         };
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, value) = part
@@ -179,10 +191,11 @@ impl FromStr for Mix {
                 "writes" => mix.writes = value,
                 "searches" => mix.searches = value,
                 "webhook_writes" => mix.webhook_writes = value,
+                "messages" => mix.messages = value,
                 other => {
                     return Err(format!(
-                        "unknown class `{other}` (reads, writes, searches, webhook_writes)"
-                    ))
+                    "unknown class `{other}` (reads, writes, searches, webhook_writes, messages)"
+                ))
                 }
             }
         }
@@ -197,8 +210,8 @@ impl fmt::Display for Mix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "reads={},writes={},searches={},webhook_writes={}",
-            self.reads, self.writes, self.searches, self.webhook_writes
+            "reads={},writes={},searches={},webhook_writes={},messages={}",
+            self.reads, self.writes, self.searches, self.webhook_writes, self.messages
         )
     }
 }

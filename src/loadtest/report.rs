@@ -15,7 +15,7 @@ use super::stats::{Latency, Series, StatusCounts};
 ///
 /// - `config`: what ran. `api_url`; `workspaces`; `noisy_workspaces`;
 ///   `contacts_per_workspace`; `connections`; `duration_s` (both phases);
-///   `mix` `{reads, writes, searches, webhook_writes}` as run (webhook writes are folded
+///   `mix` `{reads, writes, searches, webhook_writes, messages}` as run (webhook writes are folded
 ///   into writes when the server refused the receiver); `rate_budget_per_minute` (what
 ///   quiet workspaces paced to, `null` = unpaced); `server_rate_budget_per_minute` (the
 ///   server's `RateLimit-Limit`, `null` = its limit is off); `bootstrap_s` (creating
@@ -23,14 +23,16 @@ use super::stats::{Latency, Series, StatusCounts};
 /// - `total`, `health_phase`, `mixed_phase`: `{requests, seconds, per_second}`. The health
 ///   phase is GET /health from every connection for the first 20% of the duration; the
 ///   mixed phase is the API traffic for the rest. `total` spans both.
-/// - `classes`: `{health, reads, writes, searches, webhook_writes}`, each
+/// - `classes`: `{health, reads, writes, searches, webhook_writes, messages}`, each
 ///   `{requests, per_second, latency: {p50_ms, p90_ms, p99_ms, max_ms}, status}`.
 /// - `workspaces`: `{quiet, noisy}`, the same shape, over the mixed phase.
-/// - `status`: both phases: `{ok_200, created_201, rate_limited_429, other_4xx,
-///   server_5xx, transport_errors, other}`. Latencies cover answered requests only.
+/// - `status`: both phases: `{ok_200, created_201, accepted_202, rate_limited_429,
+///   other_4xx, server_5xx, transport_errors, other}`. Latencies cover answered requests
+///   only.
 /// - `ratios`: `reads_vs_health_throughput` (reads/s over health/s),
 ///   `writes_vs_health_throughput`, `mixed_vs_health_throughput` (all API requests/s over
-///   health/s), `reads_vs_health_p99` and `writes_vs_health_p99` (p99 over health's p99).
+///   health/s), `messages_vs_health_throughput`, `reads_vs_health_p99`,
+///   `writes_vs_health_p99` and `messages_vs_health_p99` (p99 over health's p99).
 ///   With the default mix, reads get only part of the connections: use `--mix reads=100`
 ///   or `--mix writes=100` to compare one class with the bare handler.
 /// - `isolation`: `{quiet_429, noisy_429, quiet_p99_ms, noisy_p99_ms, holds}`; `holds` is
@@ -75,6 +77,7 @@ pub struct MixReport {
     pub writes: u32,
     pub searches: u32,
     pub webhook_writes: u32,
+    pub messages: u32,
 }
 
 impl From<Mix> for MixReport {
@@ -84,6 +87,7 @@ impl From<Mix> for MixReport {
             writes: m.writes,
             searches: m.searches,
             webhook_writes: m.webhook_writes,
+            messages: m.messages,
         }
     }
 }
@@ -131,6 +135,7 @@ pub struct Classes {
     pub writes: ClassReport,
     pub searches: ClassReport,
     pub webhook_writes: ClassReport,
+    pub messages: ClassReport,
 }
 
 impl Classes {
@@ -141,6 +146,7 @@ impl Classes {
             Class::Writes => &self.writes,
             Class::Searches => &self.searches,
             Class::WebhookWrites => &self.webhook_writes,
+            Class::Messages => &self.messages,
         }
     }
 }
@@ -155,9 +161,11 @@ pub struct Groups {
 pub struct Ratios {
     pub reads_vs_health_throughput: Option<f64>,
     pub writes_vs_health_throughput: Option<f64>,
+    pub messages_vs_health_throughput: Option<f64>,
     pub mixed_vs_health_throughput: Option<f64>,
     pub reads_vs_health_p99: Option<f64>,
     pub writes_vs_health_p99: Option<f64>,
+    pub messages_vs_health_p99: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -199,6 +207,7 @@ impl Report {
             writes: in_phase(Class::Writes),
             searches: in_phase(Class::Searches),
             webhook_writes: in_phase(Class::WebhookWrites),
+            messages: in_phase(Class::Messages),
         };
         let workspaces = Groups {
             quiet: ClassReport::new(&rec.quiet, out.mixed_secs),
@@ -214,12 +223,14 @@ impl Report {
         let ratios = Ratios {
             reads_vs_health_throughput: ratio(classes.reads.per_second, health.per_second),
             writes_vs_health_throughput: ratio(classes.writes.per_second, health.per_second),
+            messages_vs_health_throughput: ratio(classes.messages.per_second, health.per_second),
             mixed_vs_health_throughput: ratio(
                 per_second(mixed_requests, out.mixed_secs),
                 health.per_second,
             ),
             reads_vs_health_p99: ratio(classes.reads.latency.p99_ms, health.latency.p99_ms),
             writes_vs_health_p99: ratio(classes.writes.latency.p99_ms, health.latency.p99_ms),
+            messages_vs_health_p99: ratio(classes.messages.latency.p99_ms, health.latency.p99_ms),
         };
         let isolation = Isolation {
             quiet_429: workspaces.quiet.status.rate_limited_429,
@@ -291,8 +302,8 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "  mix: reads {}%, writes {}%, searches {}%, webhook writes {}%; pacing: {pacing}",
-            c.mix.reads, c.mix.writes, c.mix.searches, c.mix.webhook_writes
+            "  mix: reads {}%, writes {}%, searches {}%, webhook writes {}%, messages {}%; pacing: {pacing}",
+            c.mix.reads, c.mix.writes, c.mix.searches, c.mix.webhook_writes, c.mix.messages
         );
         let _ = writeln!(s);
         let _ = writeln!(
@@ -334,9 +345,10 @@ impl Report {
         let st = &self.status;
         let _ = writeln!(
             s,
-            "status: 200 {}, 201 {}, 429 {}, other 4xx {}, 5xx {}, transport errors {}{}",
+            "status: 200 {}, 201 {}, 202 {}, 429 {}, other 4xx {}, 5xx {}, transport errors {}{}",
             st.ok_200,
             st.created_201,
+            st.accepted_202,
             st.rate_limited_429,
             st.other_4xx,
             st.server_5xx,
@@ -351,12 +363,14 @@ impl Report {
         let r = &self.ratios;
         let _ = writeln!(
             s,
-            "vs GET /health: throughput reads {}, writes {}, whole mix {}; p99 reads {}, writes {}",
+            "vs GET /health: throughput reads {}, writes {}, messages {}, whole mix {}; p99 reads {}, writes {}, messages {}",
             x(r.reads_vs_health_throughput),
             x(r.writes_vs_health_throughput),
+            x(r.messages_vs_health_throughput),
             x(r.mixed_vs_health_throughput),
             x(r.reads_vs_health_p99),
-            x(r.writes_vs_health_p99)
+            x(r.writes_vs_health_p99),
+            x(r.messages_vs_health_p99)
         );
         let i = &self.isolation;
         let _ = writeln!(

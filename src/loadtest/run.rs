@@ -110,6 +110,17 @@ impl Shared {
                     .post(format!("{api}/api/v1/tags"))
                     .json(&json!({ "name": format!("load {n}") }))
             }
+            Class::Messages => {
+                let n = self.sequence.fetch_add(1, Ordering::Relaxed);
+                // A pool of customers, so that messages land in existing conversations too.
+                let customer = dice.below(CUSTOMERS_PER_WORKSPACE);
+                self.client
+                    .post(format!("{api}/api/v1/messages"))
+                    .json(&json!({
+                        "contact": {"phone": format!("+1555{customer:07}"), "name": "Load Customer"},
+                        "text": format!("Hello, is order {n} on its way?"),
+                    }))
+            }
         };
         req.bearer_auth(&w.key)
     }
@@ -125,6 +136,9 @@ impl Shared {
         rec.record(class, Some(group), outcome, t.elapsed());
     }
 }
+
+/// Customers per workspace that the messages class writes as.
+const CUSTOMERS_PER_WORKSPACE: u64 = 200;
 
 /// The phases' progress bar: elapsed against the whole duration, and requests so far.
 struct Progress {

@@ -29,6 +29,7 @@ pub enum Outcome {
 pub struct StatusCounts {
     pub ok_200: u64,
     pub created_201: u64,
+    pub accepted_202: u64,
     pub rate_limited_429: u64,
     /// 4xx other than 429.
     pub other_4xx: u64,
@@ -44,6 +45,7 @@ impl StatusCounts {
             Outcome::Transport => self.transport_errors += 1,
             Outcome::Status(200) => self.ok_200 += 1,
             Outcome::Status(201) => self.created_201 += 1,
+            Outcome::Status(202) => self.accepted_202 += 1,
             Outcome::Status(429) => self.rate_limited_429 += 1,
             Outcome::Status(s) if (400..500).contains(&s) => self.other_4xx += 1,
             Outcome::Status(s) if (500..600).contains(&s) => self.server_5xx += 1,
@@ -54,6 +56,7 @@ impl StatusCounts {
     pub fn merge(&mut self, o: &StatusCounts) {
         self.ok_200 += o.ok_200;
         self.created_201 += o.created_201;
+        self.accepted_202 += o.accepted_202;
         self.rate_limited_429 += o.rate_limited_429;
         self.other_4xx += o.other_4xx;
         self.server_5xx += o.server_5xx;
@@ -64,6 +67,7 @@ impl StatusCounts {
     pub fn total(&self) -> u64 {
         self.ok_200
             + self.created_201
+            + self.accepted_202
             + self.rate_limited_429
             + self.other_4xx
             + self.server_5xx
@@ -292,7 +296,7 @@ mod tests {
     #[test]
     fn statuses_land_in_their_buckets() {
         let mut c = StatusCounts::default();
-        for s in [200, 201, 429, 404, 422, 500, 503, 204] {
+        for s in [200, 201, 202, 429, 404, 422, 500, 503, 204] {
             c.add(Outcome::Status(s));
         }
         c.add(Outcome::Transport);
@@ -301,6 +305,7 @@ mod tests {
             StatusCounts {
                 ok_200: 1,
                 created_201: 1,
+                accepted_202: 1,
                 rate_limited_429: 1,
                 other_4xx: 2,
                 server_5xx: 2,

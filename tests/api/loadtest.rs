@@ -38,6 +38,8 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
         "5s",
         "--noisy",
         "1",
+        "--mix",
+        "reads=50,writes=15,searches=10,webhook_writes=5,messages=20",
         "--json",
         "--no-progress",
     ];
@@ -90,4 +92,12 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
     // The endpoint at the load tester's own receiver was accepted (private targets are
     // allowed here), so webhook writes ran as themselves.
     assert!(n("/config/mix/webhook_writes") > 0.0, "{report:#}");
+    assert!(
+        n("/classes/messages/status/accepted_202") > 0.0,
+        "{report:#}"
+    );
+    assert!(
+        n("/ratios/messages_vs_health_throughput") > 0.0,
+        "{report:#}"
+    );
 }
