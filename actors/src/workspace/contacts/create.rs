@@ -1,0 +1,154 @@
+//! Creating contacts: create, upsert (match by phone, then email, then username), and the
+//! contact an inbound message comes from.
+
+use super::*;
+
+pub(super) fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewContact,
+    channel: Channel,
+) -> Result<Change<ContactView>, DomainError> {
+    if let Some(stage) = new.stage_id {
+        check_stage(data, stage, "stage_id")?;
+    }
+    let mut c = Contact {
+        id: ctx.next_id()?,
+        first_name: None,
+        last_name: None,
+        phone: None,
+        chan_d_phone: None,
+        email: None,
+        chan_a_username: None,
+        chan_c_username: None,
+        chan_e_username: None,
+        country_code: None,
+        channel,
+        source: new.source,
+        tag_ids: Vec::new(),
+        stage_id: new.stage_id,
+        assigned_to_user_id: new.assigned_to_user_id,
+        language: None,
+        custom_fields: BTreeMap::new(),
+        do_not_contact: false,
+        do_not_contact_reason: None,
+        created_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    apply_fields(data, &mut c, new.fields)?;
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    c.tag_ids = tag_ids(data, ctx, &new.tags, &mut writes, &mut events)?;
+    data.contacts.put(ctx, c.clone(), &mut writes)?;
+    let v = view(data, &c);
+    events.push(contact_event("contact.created", &v));
+    Ok(Change {
+        value: v,
+        writes,
+        events,
+    })
+}
+
+/// The contact a customer message comes from: the one upsert would match (left as it
+/// is), or a new contact first seen on `channel` (its contact.created is in the change).
+pub(in crate::workspace) fn for_inbound(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewContact,
+    channel: Channel,
+) -> Result<Change<u64>, DomainError> {
+    if let Some(id) = match_for_upsert(data, &new.fields) {
+        return Ok(Change {
+            value: id,
+            writes: Batch::default(),
+            events: Vec::new(),
+        });
+    }
+    let created = create(data, ctx, new, channel)?;
+    Ok(Change {
+        value: created.value.id,
+        writes: created.writes,
+        events: created.events,
+    })
+}
+
+pub(super) fn upsert(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    new: NewContact,
+) -> Result<Change<(bool, ContactView)>, DomainError> {
+    if !new.fields.has_identifier() {
+        return Err(DomainError::invalid(
+            "",
+            "send at least one of phone, chan_d_phone, email, chan_a_username, chan_c_username, chan_e_username",
+        ));
+    }
+    let Some(existing) = match_for_upsert(data, &new.fields) else {
+        let created = create(data, ctx, new, Channel::Api)?;
+        return Ok(Change {
+            value: (true, created.value),
+            writes: created.writes,
+            events: created.events,
+        });
+    };
+    if let Some(stage) = new.stage_id {
+        check_stage(data, stage, "stage_id")?;
+    }
+    let NewContact {
+        fields,
+        tags,
+        stage_id,
+        assigned_to_user_id,
+        source: _,
+    } = new;
+    let updated = change_contact(data, ctx, existing, true, |data, c, writes, events| {
+        apply_fields(data, c, fields)?;
+        for t in tag_ids(data, ctx, &tags, writes, events)? {
+            if !c.tag_ids.contains(&t) {
+                c.tag_ids.push(t);
+            }
+        }
+        if stage_id.is_some() {
+            c.stage_id = stage_id;
+        }
+        if assigned_to_user_id.is_some() {
+            c.assigned_to_user_id = assigned_to_user_id;
+        }
+        Ok(())
+    })?;
+    Ok(Change {
+        value: (false, updated.value),
+        writes: updated.writes,
+        events: updated.events,
+    })
+}
+
+/// Phone (or channel phone) first, then email, then usernames; the oldest match wins.
+fn match_for_upsert(data: &WorkspaceData, f: &ContactFields) -> Option<u64> {
+    let set = |p: &Patch<String>| match p {
+        Patch::Set(v) => Some(v.clone()),
+        _ => None,
+    };
+    let cs = &data.contacts;
+    let by_phone = [set(&f.phone), set(&f.chan_d_phone)]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Contacts::oldest(cs.by_phone.get(&phone_key(&p))))
+        .min();
+    if by_phone.is_some() {
+        return by_phone;
+    }
+    if let Some(e) = set(&f.email) {
+        if let Some(id) = Contacts::oldest(cs.by_email.get(&e)) {
+            return Some(id);
+        }
+    }
+    [
+        (Channel::ChanA, set(&f.chan_a_username)),
+        (Channel::ChanC, set(&f.chan_c_username)),
+        (Channel::ChanE, set(&f.chan_e_username)),
+    ]
+    .into_iter()
+    .filter_map(|(ch, u)| u.and_then(|u| Contacts::oldest(cs.by_handle.get(&(ch, handle_key(&u))))))
+    .min()
+}

@@ -1,0 +1,232 @@
+//! Changing one contact: fields, tags, stage, assignee, do-not-contact, notes; and a
+//! deleted tag leaving every contact.
+
+use super::*;
+
+pub(super) fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    fields: ContactFields,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, true, |data, c, _, _| {
+        apply_fields(data, c, fields)
+    })
+}
+
+pub(super) fn add_tags(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    names: Vec<TagName>,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |data, c, writes, events| {
+        let mut added = Vec::new();
+        for t in tag_ids(data, ctx, &names, writes, events)? {
+            if !c.tag_ids.contains(&t) {
+                c.tag_ids.push(t);
+                if let Some(tag) = data.tags.get(t) {
+                    added.push(tag.name.as_str().to_string());
+                }
+            }
+        }
+        if !added.is_empty() {
+            events.push(DomainEvent::new(
+                "contact.tag_added",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "tags": added}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn remove_tags(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    names: Vec<TagName>,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |data, c, _, events| {
+        let mut removed = Vec::new();
+        for name in &names {
+            if let Some(tag) = data.tags.find_by_name(name.as_str()) {
+                if let Some(at) = c.tag_ids.iter().position(|t| *t == tag.id) {
+                    c.tag_ids.remove(at);
+                    removed.push(tag.name.as_str().to_string());
+                }
+            }
+        }
+        if !removed.is_empty() {
+            events.push(DomainEvent::new(
+                "contact.tag_removed",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "tags": removed}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn stage_ref(data: &WorkspaceData, stage: Option<u64>) -> Value {
+    stage
+        .and_then(|s| data.funnels.stage(s))
+        .map(|(f, s)| json!({"funnel_id": f.id, "stage_id": s.id, "stage_name": s.name}))
+        .unwrap_or(Value::Null)
+}
+
+pub(super) fn set_stage(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    stage: Option<(u64, Option<u64>)>,
+) -> Result<Change<ContactView>, DomainError> {
+    data.contacts.live(id)?;
+    if let Some((stage_id, funnel_id)) = stage {
+        if funnel_id.is_some_and(|f| !data.funnels.contains(f)) {
+            return Err(DomainError::missing("funnel_id", "funnel"));
+        }
+        check_stage(data, stage_id, "stage_id")?;
+        if let Some(fid) = funnel_id {
+            let in_funnel = data
+                .funnels
+                .stage(stage_id)
+                .is_some_and(|(f, _)| f.id == fid);
+            if !in_funnel {
+                return Err(DomainError::invalid(
+                    "funnel_id",
+                    "the stage does not belong to this funnel",
+                ));
+            }
+        }
+    }
+    change_contact(data, ctx, id, false, |data, c, _, events| {
+        let new = stage.map(|(s, _)| s);
+        if c.stage_id != new {
+            let previous = stage_ref(data, c.stage_id);
+            c.stage_id = new;
+            events.push(DomainEvent::new(
+                "contact.stage_changed",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "stage": stage_ref(data, new), "previous_stage": previous}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn assign(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    user: Option<String>,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |_, c, _, events| {
+        if c.assigned_to_user_id != user {
+            let previous = c
+                .assigned_to_user_id
+                .replace(user.clone().unwrap_or_default());
+            c.assigned_to_user_id = user;
+            events.push(DomainEvent::new(
+                "contact.assigned",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "assigned_to_user_id": c.assigned_to_user_id, "previous_assigned_to_user_id": previous}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn set_dnc(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    dnc: Dnc,
+) -> Result<Change<ContactView>, DomainError> {
+    change_contact(data, ctx, id, false, |_, c, _, events| {
+        let was = c.do_not_contact;
+        c.do_not_contact = dnc.do_not_contact;
+        c.do_not_contact_reason = if dnc.do_not_contact {
+            dnc.reason.clone()
+        } else {
+            None
+        };
+        if dnc.do_not_contact && !was {
+            events.push(DomainEvent::new(
+                "contact.opted_out",
+                "contact",
+                c.id,
+                json!({"contact_id": c.id, "reason": c.do_not_contact_reason}),
+            ));
+        } else if was != dnc.do_not_contact {
+            let mut changes = Map::new();
+            changes.insert("do_not_contact".into(), Value::Bool(was));
+            events.push(
+                DomainEvent::new(
+                    "contact.updated",
+                    "contact",
+                    c.id,
+                    json!({"id": c.id, "do_not_contact": false}),
+                )
+                .with_changes(changes),
+            );
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn add_note(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    body: String,
+) -> Result<Change<Note>, DomainError> {
+    let cid = data.contacts.live(id)?;
+    let note = Note {
+        id: ctx.next_id()?,
+        contact_id: cid,
+        body,
+        created_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    writes.put(ctx.key(NOTE, note.id), &note)?;
+    let cs = &mut data.contacts;
+    cs.notes
+        .entry(cid)
+        .or_default()
+        .insert(note.id, note.clone());
+    cs.unindex(cid);
+    cs.index(cid);
+    Ok(Change {
+        value: note.clone(),
+        writes,
+        events: vec![DomainEvent::new("note.created", "note", note.id, &note)],
+    })
+}
+
+/// Removes a deleted tag from every contact carrying it; answers how many changed.
+pub(in crate::workspace) fn drop_tag(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    tag_id: u64,
+    writes: &mut Batch,
+) -> Result<u64, DomainError> {
+    let carriers: Vec<u64> = data
+        .contacts
+        .by_tag
+        .get(&tag_id)
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    for id in &carriers {
+        if let Some(mut c) = data.contacts.by_id.get(id).cloned() {
+            c.tag_ids.retain(|t| *t != tag_id);
+            c.updated_at = ctx.now;
+            data.contacts.put(ctx, c, writes)?;
+        }
+    }
+    Ok(carriers.len() as u64)
+}
