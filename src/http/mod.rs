@@ -88,6 +88,15 @@ impl utoipa::Modify for BearerAuth {
 
 /// The resource routes and the OpenAPI document describing them.
 fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let (router, mut doc) = resources();
+    let mut records = object::records();
+    records.push(object::record::<routes::users::UserView>());
+    records.push(object::record::<routes::funnels::StageRow>());
+    object::document(&mut doc, records);
+    (router, doc)
+}
+
+fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(routes::me::router())
         .merge(routes::events::router())

@@ -43,7 +43,51 @@ impl<T: ApiObject> Serialize for Obj<T> {
 macro_rules! api_objects {
     ($($t:ty => $name:literal),* $(,)?) => {
         $(impl ApiObject for $t { const OBJECT: &'static str = $name; })*
+
+        /// Every record kind declared here, as (schema name, `object` value).
+        pub fn records() -> Vec<(String, &'static str)> {
+            vec![$(record::<$t>()),*]
+        }
     };
+}
+
+/// A record type as (schema name, `object` value), for [`document`].
+pub fn record<T: ApiObject + utoipa::ToSchema>() -> (String, &'static str) {
+    (T::name().into_owned(), T::OBJECT)
+}
+
+/// Adds the `object` field that [`Obj`] writes to each record's schema in `doc`, so the
+/// document shows what is on the wire.
+pub fn document(
+    doc: &mut utoipa::openapi::OpenApi,
+    records: impl IntoIterator<Item = (String, &'static str)>,
+) {
+    use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+    use utoipa::openapi::RefOr;
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    for (name, kind) in records {
+        // A list envelope names its item schema, so that the items show `object` too.
+        let list = format!("ListEnvelope_{name}");
+        if let Some(RefOr::T(Schema::Object(envelope))) = components.schemas.get_mut(&list) {
+            let items = utoipa::openapi::schema::ArrayBuilder::new()
+                .items(utoipa::openapi::Ref::from_schema_name(name.clone()))
+                .build();
+            envelope.properties.insert("data".into(), items.into());
+        }
+        if let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(&name) {
+            let field = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some([kind]))
+                .description(Some(format!("Always `{kind}`.")))
+                .build();
+            schema.properties.insert("object".into(), field.into());
+            if !schema.required.iter().any(|r| r == "object") {
+                schema.required.push("object".into());
+            }
+        }
+    }
 }
 
 api_objects! {

@@ -909,4 +909,26 @@ async fn the_openapi_document_lists_the_messaging_routes() {
             "{method} {path} is missing from the OpenAPI document"
         );
     }
+    let schemas = &doc["components"]["schemas"];
+    for (schema, kind) in [
+        ("Conversation", "conversation"),
+        ("Message", "message"),
+        ("Handover", "handover"),
+        ("ContactView", "contact"),
+        ("UserView", "user"),
+        ("Tag", "tag"),
+    ] {
+        let object = &schemas[schema]["properties"]["object"];
+        assert_eq!(object["enum"], json!([kind]), "{schema}: {object}");
+        assert!(
+            schemas[schema]["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("object"))),
+            "{schema} requires object"
+        );
+    }
+    assert_eq!(
+        schemas["ListEnvelope_Conversation"]["properties"]["data"]["items"]["$ref"],
+        "#/components/schemas/Conversation"
+    );
 }
