@@ -11,6 +11,7 @@
 //!   workspaces too.
 //! - [`directory`]: workspaces, users, memberships, API keys and tokens, in memory.
 //! - [`events`]: the event catalog and the domain events mutations return.
+//! - [`ai`]: the responder that answers customers (rules, or an OpenAI-compatible model).
 //! - [`check`]: the offline integrity check of a stopped store.
 //! - [`clock`]: the one source of time, replaceable in tests.
 //! - [`ids`]: prefixed string ids.
@@ -18,6 +19,7 @@
 //! Requests flow one way: edge -> workspace actor -> store. Events flow one way: workspace
 //! actor -> outbox (same atomic batch as the change) -> delivery.
 
+pub mod ai;
 pub mod check;
 pub mod clock;
 pub mod delivery;

@@ -3,6 +3,7 @@
 //! are turned into those types by `parse` functions that report every faulty field with
 //! its path.
 
+pub mod ai_settings;
 pub mod closing_note;
 pub mod contact;
 pub mod conversation;
