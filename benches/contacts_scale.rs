@@ -79,6 +79,7 @@ async fn registry(store: &Store) -> Registry {
         RegistrySettings {
             idle_after: Duration::from_secs(3600),
             call_timeout: Duration::from_secs(60),
+            ai: switchboard_actors::ai::Ai::rules(Duration::from_secs(20)),
         },
     )
     .await

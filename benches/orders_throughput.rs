@@ -49,6 +49,7 @@ async fn main() {
         RegistrySettings {
             idle_after: Duration::from_secs(3600),
             call_timeout: Duration::from_secs(60),
+            ai: switchboard_actors::ai::Ai::rules(Duration::from_secs(20)),
         },
     )
     .await

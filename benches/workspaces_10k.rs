@@ -92,6 +92,7 @@ async fn main() {
         RegistrySettings {
             idle_after: idle,
             call_timeout: Duration::from_secs(60),
+            ai: switchboard_actors::ai::Ai::rules(Duration::from_secs(20)),
         },
     )
     .await

@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use switchboard_actors::ai::openai::{OpenAiResponder, OpenAiSettings};
+use switchboard_actors::ai::Ai;
 use switchboard_actors::clock::{SharedClock, SystemClock};
 use switchboard_actors::delivery::Dispatcher;
 use switchboard_actors::directory::{hash_secret, Directory};
@@ -112,6 +114,7 @@ pub async fn start_with_clock(
     if settings.webhooks.allow_private {
         tracing::warn!("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http:// and private addresses. Use this for local development and tests only.");
     }
+    let ai = ai_of(&settings.ai).map_err(|e| store_err(&e))?;
     let dispatcher = Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
         .map_err(|e| store_err(&e))?;
     let registry = Registry::start(
@@ -121,6 +124,7 @@ pub async fn start_with_clock(
         RegistrySettings {
             idle_after: settings.actor_idle,
             call_timeout: Duration::from_secs(30),
+            ai: ai.clone(),
         },
     )
     .await
@@ -131,6 +135,7 @@ pub async fn start_with_clock(
         .map_err(|e| store_err(&e))?;
 
     let state = AppState::new(Shared {
+        ai,
         dispatcher,
         store: store.clone(),
         recent: Default::default(),
@@ -199,6 +204,23 @@ pub async fn start_with_clock(
         store,
         restart,
     })
+}
+
+/// The AI that answers customers: the model at SWITCHBOARD_AI_URL, else the embedded rules.
+fn ai_of(settings: &crate::config::AiSettings) -> Result<Ai, String> {
+    match &settings.url {
+        None => Ok(Ai::rules(settings.timeout)),
+        Some(url) => {
+            let responder = OpenAiResponder::new(OpenAiSettings {
+                url: url.clone(),
+                model: settings.model.clone(),
+                api_key: settings.api_key.clone(),
+                timeout: settings.timeout,
+            })?;
+            tracing::info!(%url, model = %settings.model, "the AI answers with an OpenAI-compatible model");
+            Ok(Ai::new(Arc::new(responder), settings.timeout))
+        }
+    }
 }
 
 /// Starts a delivery actor for every stored endpoint, so that deliveries pending before a

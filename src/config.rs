@@ -29,6 +29,32 @@ pub struct Settings {
     pub log_json: bool,
     /// SWITCHBOARD_WEBHOOK_*: the delivery rules.
     pub webhooks: DeliverySettings,
+    /// SWITCHBOARD_AI_*: the model behind the AI; None: the embedded rules responder.
+    pub ai: AiSettings,
+}
+
+/// Which responder answers customers.
+#[derive(Debug, Clone)]
+pub struct AiSettings {
+    /// SWITCHBOARD_AI_URL: an OpenAI-compatible base URL (`.../v1`); unset: the rules.
+    pub url: Option<String>,
+    /// SWITCHBOARD_AI_MODEL.
+    pub model: String,
+    /// SWITCHBOARD_AI_API_KEY: sent as a bearer token when set.
+    pub api_key: Option<String>,
+    /// SWITCHBOARD_AI_TIMEOUT: bounds a whole AI turn.
+    pub timeout: Duration,
+}
+
+impl Default for AiSettings {
+    fn default() -> Self {
+        Self {
+            url: None,
+            model: "gpt-4o-mini".into(),
+            api_key: None,
+            timeout: Duration::from_secs(20),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +77,7 @@ impl Default for Settings {
             shutdown_grace: Duration::from_secs(10),
             log_json: false,
             webhooks: DeliverySettings::default(),
+            ai: AiSettings::default(),
         }
     }
 }
@@ -138,6 +165,28 @@ impl Settings {
                     })
                 }
             };
+        }
+        if let Some(v) = var("SWITCHBOARD_AI_URL") {
+            let url = url::Url::parse(v.trim()).map_err(|e| ConfigError {
+                var: "SWITCHBOARD_AI_URL",
+                message: format!("`{v}` is not a URL ({e})"),
+            })?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(ConfigError {
+                    var: "SWITCHBOARD_AI_URL",
+                    message: "must be an http or https URL".into(),
+                });
+            }
+            s.ai.url = Some(v.trim().to_string());
+        }
+        if let Some(v) = var("SWITCHBOARD_AI_MODEL") {
+            s.ai.model = v.trim().to_string();
+        }
+        if let Some(v) = var("SWITCHBOARD_AI_API_KEY") {
+            s.ai.api_key = Some(v.trim().to_string());
+        }
+        if let Some(v) = var("SWITCHBOARD_AI_TIMEOUT") {
+            s.ai.timeout = parse_duration("SWITCHBOARD_AI_TIMEOUT", &v)?;
         }
         Ok(s)
     }

@@ -38,6 +38,8 @@ pub struct RegistryStats {
 pub struct RegistrySettings {
     pub idle_after: Duration,
     pub call_timeout: Duration,
+    /// The AI every workspace actor uses.
+    pub ai: crate::ai::Ai,
 }
 
 type Slot = Arc<OnceCell<ActorRef<WorkspaceMsg>>>;
@@ -117,6 +119,7 @@ impl Registry {
         let weak = Arc::downgrade(&self.inner);
         let stats = self.inner.book.enter(ws.as_str());
         let args = WorkspaceArgs {
+            ai: self.inner.settings.ai.clone(),
             stats: stats.clone(),
             id: ws.clone(),
             store: self.inner.store.clone(),

@@ -37,6 +37,8 @@ pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     pub settings: Settings,
+    /// The AI that answers customers; `/chat` takes its turn with it.
+    pub ai: switchboard_actors::ai::Ai,
     pub store: switchboard_actors::store::Store,
     pub recent: recent::RecentCounts,
     pub dispatcher: switchboard_actors::delivery::Dispatcher,
@@ -107,6 +109,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::funnels::router())
         .merge(routes::contacts::router())
         .merge(routes::conversations::router())
+        .merge(routes::ai_settings::router())
         .merge(routes::orders::router())
         .merge(routes::products::router())
         .merge(routes::webhooks::router())

@@ -4,6 +4,7 @@
 use serde::{Serialize, Serializer};
 use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
+use switchboard_actors::domain::ai_settings::AiSettings;
 use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
 use switchboard_actors::domain::conversation::{Comment, Conversation};
@@ -113,4 +114,5 @@ api_objects! {
     Comment => "comment",
     Feedback => "message_feedback",
     Handover => "handover",
+    AiSettings => "ai_settings",
 }

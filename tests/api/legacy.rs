@@ -5,6 +5,15 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
+/// The app with the AI off, so that a conversation holds only what the test sends.
+async fn quiet_app() -> TestApp {
+    let app = spawn_app().await;
+    app.patch("/ai-settings", &app.key, json!({"enabled": false}))
+        .await
+        .expect(200);
+    app
+}
+
 async fn post_message(app: &TestApp, body: Value) -> Resp {
     app.post("/messages", &app.key, body).await
 }
@@ -29,7 +38,7 @@ fn ids(r: &Resp) -> (u64, u64, u64) {
 
 #[tokio::test]
 async fn a_message_from_new_details_creates_the_contact_and_a_conversation() {
-    let app = spawn_app().await;
+    let app = quiet_app().await;
     let r = post_message(
         &app,
         json!({"contact": {"phone": "+1 555 0100", "name": "Ann Lee"}, "text": "Hi there"}),
@@ -182,7 +191,7 @@ async fn bad_input_answers_with_a_message() {
 
 #[tokio::test]
 async fn a_repeated_message_id_answers_the_same_ids_and_stores_nothing_new() {
-    let app = spawn_app().await;
+    let app = quiet_app().await;
     let body = json!({"message_id": "m-1", "contact": {"phone": "+15550100"}, "text": "hi"});
     let first = post_message(&app, body.clone()).await;
     let again = post_message(&app, body).await;

@@ -4,6 +4,7 @@ mod helpers;
 mod receiver;
 
 mod access;
+mod ai;
 mod contacts;
 mod contacts_search;
 mod conventions;

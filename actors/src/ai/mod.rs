@@ -14,6 +14,7 @@ pub mod text;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::ai_settings::AiSettings;
@@ -40,6 +41,28 @@ pub type ReplyFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> +
 /// Produces the reply to a customer's message, or says why it could not.
 pub trait Responder: Send + Sync + 'static {
     fn reply<'a>(&'a self, request: &'a TurnRequest) -> ReplyFuture<'a>;
+}
+
+/// The responder every workspace uses, and the limit of a whole turn.
+#[derive(Clone)]
+pub struct Ai {
+    responder: Arc<dyn Responder>,
+    limit: Duration,
+}
+
+impl Ai {
+    pub fn new(responder: Arc<dyn Responder>, limit: Duration) -> Self {
+        Self { responder, limit }
+    }
+
+    /// The embedded rules responder.
+    pub fn rules(limit: Duration) -> Self {
+        Self::new(Arc::new(rules::RulesResponder), limit)
+    }
+
+    pub async fn turn(&self, request: &TurnRequest, contact: &KnownContact) -> TurnOutcome {
+        take_turn(&*self.responder, request, contact, self.limit).await
+    }
 }
 
 /// What the contact lacked and the message gave: saved on the contact, and a lead.

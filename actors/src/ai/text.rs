@@ -129,10 +129,7 @@ mod tests {
             "sixteen digits is no phone"
         );
         assert!(phones("code ab1234567").is_empty(), "glued to letters");
-        assert!(
-            phones("555  0100").is_empty(),
-            "two spaces break the run"
-        );
+        assert!(phones("555  0100").is_empty(), "two spaces break the run");
         assert_eq!(phones("a 5550100 or 5550199"), ["5550100", "5550199"]);
     }
 

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::ai::{KnownContact, Speaker, TurnOutcome, TurnRequest};
 use crate::domain::contact::Channel;
 use crate::domain::contact::NewContact;
 use crate::domain::conversation::{
@@ -101,6 +102,8 @@ pub struct HandoverFilter {
 #[derive(Debug, Clone)]
 pub enum InboundFrom {
     Contact(ContactId),
+    /// A known conversation: its contact, on its channel.
+    Conversation(ConversationId),
     /// Matched like an upsert; a new contact is created when nothing matches.
     Details(Box<NewContact>),
 }
@@ -125,6 +128,28 @@ pub struct Inbound {
     pub guards: Vec<RepeatGuard>,
     /// The credential it came through, for the events' `source`.
     pub source: EventSource,
+    /// Whether the actor has the AI answer it after the message is stored (`/chat` runs
+    /// its turn itself, to answer with the reply).
+    pub answer: bool,
+}
+
+/// An AI turn to run beside the actor: on which message, and what the AI is told.
+#[derive(Debug, Clone)]
+pub struct TurnJob {
+    pub conversation: ConversationId,
+    pub message: MessageId,
+    pub request: TurnRequest,
+    pub contact: KnownContact,
+}
+
+/// What applying a turn's outcome did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnApplied {
+    /// The AI's message to the customer, if one was sent.
+    pub reply: Option<Message>,
+    pub handover: bool,
+    /// Why the turn failed (ai_turn.failed was emitted).
+    pub failure: Option<String>,
 }
 
 /// Where an inbound message went. `repeat` is set when it had been accepted before (and
@@ -151,6 +176,19 @@ pub enum ConversationMsg {
     /// A customer message: goes to the contact's latest conversation on the channel,
     /// reopened or created as needed.
     Inbound(Box<Inbound>, Reply<Accepted>),
+    /// What the AI would be told to answer `message`; None when it does not answer.
+    PrepareTurn {
+        id: ConversationId,
+        message: MessageId,
+        reply: Reply<Option<TurnJob>>,
+    },
+    /// The outcome of an AI turn on `message`, to apply.
+    ApplyTurn {
+        id: ConversationId,
+        message: MessageId,
+        outcome: TurnOutcome,
+        reply: Reply<TurnApplied>,
+    },
     List(ConversationFilter, PageRequest, Reply<Page<Conversation>>),
     Get(ConversationId, Reply<Conversation>),
     /// A conversation started by the team, with an optional first message.
@@ -224,6 +262,8 @@ impl ConversationMsg {
     pub fn kind(&self) -> &'static str {
         match self {
             ConversationMsg::Inbound(..) => "conversation.inbound",
+            ConversationMsg::PrepareTurn { .. } => "conversation.prepare_turn",
+            ConversationMsg::ApplyTurn { .. } => "conversation.apply_turn",
             ConversationMsg::List(..) => "conversation.list",
             ConversationMsg::Get(..) => "conversation.get",
             ConversationMsg::Create { .. } => "conversation.create",
@@ -350,6 +390,19 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             let contact = result.as_ref().ok().map(|c| c.value.contact_id);
             finish(reply, customer_origin(&source, contact), result)
         }
+        M::PrepareTurn { id, message, reply } => {
+            answer(reply, prepare_turn(data, ctx, id, message))
+        }
+        M::ApplyTurn {
+            id,
+            message,
+            outcome,
+            reply,
+        } => finish(
+            reply,
+            ai_origin(),
+            apply_turn(data, ctx, id, message, outcome),
+        ),
         M::List(filter, page, reply) => answer(
             reply,
             Ok(page.select(&data.conversations.by_id, |c| filter.keeps(c))),
@@ -636,7 +689,18 @@ fn receive(
             _ => {}
         }
     }
+    let mut channel = inbound.channel;
+    let mut into = None;
     let contact = match inbound.from {
+        InboundFrom::Conversation(id) => {
+            let c = data
+                .conversations
+                .get(id)
+                .ok_or_else(|| DomainError::missing("conversationId", "conversation"))?;
+            channel = c.channel;
+            into = Some(c.clone());
+            c.contact_id
+        }
         InboundFrom::Contact(id) => data
             .contacts
             .resolve(id.get())
@@ -649,10 +713,10 @@ fn receive(
             ContactId(found.value)
         }
     };
-    let mut c = match data.conversations.latest_of(contact, inbound.channel) {
-        Some(c) if c.is_open() => c.clone(),
-        Some(c) => {
-            let mut c = c.clone();
+    let target = into.or_else(|| data.conversations.latest_of(contact, channel).cloned());
+    let mut c = match target {
+        Some(c) if c.is_open() => c,
+        Some(mut c) => {
             c.reopen(ctx.now);
             step.events.push(DomainEvent::new(
                 "conversation.reopened",
@@ -663,12 +727,7 @@ fn receive(
             c
         }
         None => {
-            let c = Conversation::new(
-                ConversationId(ctx.next_id()?),
-                contact,
-                inbound.channel,
-                ctx.now,
-            );
+            let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
             step.events.push(DomainEvent::new(
                 "conversation.created",
                 "conversation",
@@ -695,6 +754,11 @@ fn receive(
         contact_id: contact,
         repeat: false,
     };
+    if inbound.answer {
+        if let Some(job) = turn_job(data, ctx, &c, &m)? {
+            ctx.later.borrow_mut().push(job);
+        }
+    }
     for guard in inbound.guards {
         let record = GuardRecord {
             fingerprint: guard.fingerprint,
@@ -718,6 +782,169 @@ pub(super) fn forget_guard(ctx: &Ctx, key: &str, timer: &Timer) -> Result<Change
     }
     timer.disarm(&mut step.writes);
     Ok(step.done(()))
+}
+
+/// Events of AI turns: the AI is the actor.
+fn ai_origin() -> Origin {
+    Origin {
+        actor: EventActor {
+            kind: ActorKind::Ai,
+            id: None,
+        },
+        source: EventSource {
+            connection_id: None,
+            via: "ai".into(),
+        },
+    }
+}
+
+/// How many earlier messages the AI is shown.
+const HISTORY: usize = 20;
+
+/// The turn on customer message `m` of `c`, if the AI answers it: it is on for the
+/// workspace and not paused on the conversation.
+fn turn_job(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    c: &Conversation,
+    m: &Message,
+) -> Result<Option<TurnJob>, DomainError> {
+    if !data.ai_settings.enabled || c.ai_paused || !c.is_open() {
+        return Ok(None);
+    }
+    let mut history: Vec<(Speaker, String)> = ctx
+        .store
+        .newest::<Message>(
+            &message_prefix(ctx.workspace, c.id),
+            Some(m.id.get()),
+            HISTORY,
+        )?
+        .into_iter()
+        .filter(|(_, earlier)| !earlier.text.is_empty())
+        .map(|(_, earlier)| {
+            let speaker = match earlier.direction {
+                Direction::Inbound => Speaker::Customer,
+                Direction::Outbound => Speaker::Business,
+            };
+            (speaker, earlier.text)
+        })
+        .collect();
+    history.reverse();
+    let (email, phone) = super::contacts::reachable(data, c.contact_id.get());
+    Ok(Some(TurnJob {
+        conversation: c.id,
+        message: m.id,
+        request: TurnRequest {
+            settings: data.ai_settings.clone(),
+            history,
+            text: m.text.clone(),
+        },
+        contact: KnownContact { email, phone },
+    }))
+}
+
+fn prepare_turn(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    message: MessageId,
+) -> Result<Option<TurnJob>, DomainError> {
+    let c = found(data, id)?;
+    let m: Message = ctx
+        .store
+        .get(&message_key(ctx.workspace, id, message))?
+        .ok_or(DomainError::NotFound("message"))?;
+    turn_job(data, ctx, c, &m)
+}
+
+/// Applies a turn: the lead first (whatever else happened), then a failure
+/// (ai_turn.failed, nothing sent), or the handover and the reply. A conversation that was
+/// paused or closed while the turn ran gets no reply.
+fn apply_turn(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    message: MessageId,
+    outcome: TurnOutcome,
+) -> Result<Change<TurnApplied>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    let mut step = Step::new(ctx);
+    if let Some(lead) = outcome.lead {
+        let captured = super::contacts::capture_lead(
+            data,
+            ctx,
+            c.contact_id.get(),
+            lead.email,
+            lead.phone,
+            &lead.summary,
+        )?;
+        step.writes.extend(captured.writes);
+        step.events.extend(captured.events);
+    }
+    let mut applied = TurnApplied {
+        reply: None,
+        handover: false,
+        failure: outcome.failure.clone(),
+    };
+    if let Some(error) = outcome.failure {
+        step.events.push(DomainEvent::new(
+            "ai_turn.failed",
+            "conversation",
+            c.id,
+            json!({"conversation_id": c.id, "message_id": message, "error": error}),
+        ));
+        return Ok(step.done(applied));
+    }
+    if c.ai_paused || !c.is_open() {
+        return Ok(step.done(applied));
+    }
+    if let Some(summary) = outcome.handover {
+        let contact = data.contacts.get(c.contact_id.get());
+        let h = Handover {
+            id: HandoverId(ctx.next_id()?),
+            conversation_id: c.id,
+            contact_id: c.contact_id,
+            status: HandoverStatus::Requested,
+            summary,
+            customer_name: contact.and_then(|k| super::contacts::view(data, k).name),
+            customer_phone: contact.and_then(|k| k.phone.clone()),
+            requested_at: ctx.now,
+            resolved_at: None,
+            resolved_by: None,
+        };
+        step.writes.put(ctx.key(HANDOVER, h.id.get()), &h)?;
+        step.events
+            .push(DomainEvent::new("handover.requested", "handover", h.id, &h));
+        data.conversations.remember_handover(h);
+        if c.pause_ai(AiPauseReason::Handover, ctx.now) {
+            step.events.push(DomainEvent::new(
+                "conversation.ai_paused",
+                "conversation",
+                c.id,
+                &c,
+            ));
+        }
+        applied.handover = true;
+    }
+    if let Some(text) = outcome.reply {
+        let m = step.message(
+            &mut c,
+            NewMessage {
+                direction: Direction::Outbound,
+                sender_type: SenderType::Ai,
+                sender_user_id: None,
+                body: Body {
+                    text,
+                    attachments: Vec::new(),
+                },
+                status: MessageStatus::Sent,
+                external_id: None,
+            },
+        )?;
+        applied.reply = Some(m);
+    }
+    step.save(data, c, None)?;
+    Ok(step.done(applied))
 }
 
 fn create(

@@ -7,6 +7,7 @@
 //! batch durable. The flush wait runs outside the mailbox, so the actor moves on to the
 //! next message at once and concurrent writers share flushes.
 
+pub mod ai_settings;
 mod closing_notes;
 mod contacts;
 pub mod conversations;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
+pub use ai_settings::AiSettingsMsg;
 pub use closing_notes::ClosingNoteMsg;
 pub use contacts::ContactMsg;
 pub use conversations::ConversationMsg;
@@ -52,6 +54,7 @@ pub enum WorkspaceMsg {
     Funnel(FunnelMsg),
     Contact(Box<ContactMsg>),
     Conversation(Box<ConversationMsg>),
+    AiSettings(Box<AiSettingsMsg>),
     Order(Box<OrderMsg>),
     Product(Box<ProductMsg>),
     Webhook(Box<WebhookMsg>),
@@ -74,6 +77,12 @@ impl From<ContactMsg> for WorkspaceMsg {
 impl From<ConversationMsg> for WorkspaceMsg {
     fn from(m: ConversationMsg) -> Self {
         WorkspaceMsg::Conversation(Box::new(m))
+    }
+}
+
+impl From<AiSettingsMsg> for WorkspaceMsg {
+    fn from(m: AiSettingsMsg) -> Self {
+        WorkspaceMsg::AiSettings(Box::new(m))
     }
 }
 
@@ -108,6 +117,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Funnel(m) => m.kind(),
             WorkspaceMsg::Contact(m) => m.kind(),
             WorkspaceMsg::Conversation(m) => m.kind(),
+            WorkspaceMsg::AiSettings(m) => m.kind(),
             WorkspaceMsg::Order(m) => m.kind(),
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
@@ -142,6 +152,8 @@ pub struct Ctx<'a> {
     pub store: &'a Store,
     pub dispatcher: &'a Dispatcher,
     pub now: DateTime<Utc>,
+    /// AI turns to run beside the actor once the handler's change is durable.
+    pub later: std::cell::RefCell<Vec<conversations::TurnJob>>,
 }
 
 impl Ctx<'_> {
@@ -172,6 +184,7 @@ pub struct WorkspaceData {
     pub funnels: funnels::Funnels,
     pub contacts: contacts::Contacts,
     pub conversations: conversations::Conversations,
+    pub ai_settings: crate::domain::ai_settings::AiSettings,
     pub orders: orders::Orders,
     pub products: products::Products,
     pub webhooks: webhooks::Webhooks,
@@ -186,6 +199,7 @@ impl WorkspaceData {
             funnels: funnels::Funnels::load(store, ws)?,
             contacts: contacts::Contacts::load(store, ws)?,
             conversations: conversations::Conversations::load(store, ws)?,
+            ai_settings: ai_settings::load(store, ws)?,
             orders: orders::Orders::load(store, ws)?,
             products: products::Products::load(store, ws)?,
             webhooks: webhooks::Webhooks::load(store, ws)?,
@@ -202,6 +216,8 @@ impl WorkspaceData {
 
 pub struct WorkspaceArgs {
     pub id: WorkspaceId,
+    /// The AI that answers customers.
+    pub ai: crate::ai::Ai,
     /// Mailbox depth and handled counts for operators.
     pub stats: std::sync::Arc<crate::telemetry::ActorStats>,
     pub store: Store,
@@ -260,6 +276,7 @@ impl Actor for WorkspaceActor {
             store: &state.args.store,
             dispatcher: &state.args.dispatcher,
             now: state.args.clock.now(),
+            later: Default::default(),
         };
         let done = match msg {
             WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
@@ -268,6 +285,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Conversation(m) => conversations::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::AiSettings(m) => ai_settings::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
@@ -298,17 +316,21 @@ impl Actor for WorkspaceActor {
             }
             WorkspaceMsg::Crash => return Err("crash requested".into()),
         };
+        let turns = ctx.later.take();
         if let Handled::Commit(pending) = done {
-            if let Err(e) = pending.commit(&state.args, &state.data) {
-                // The in-memory state is now ahead of the store: reload it in place, so
-                // that the messages already queued are still answered. A store that fails
-                // reads too keeps the state as it is: it refuses every write until the
-                // process restarts on it, and reads go on from memory meanwhile.
-                tracing::warn!(workspace = %state.args.id, error = %e, "reloading after a failed write");
-                match WorkspaceData::load(&state.args.store, &state.args.id) {
-                    Ok(data) => state.data = data,
-                    Err(e) => {
-                        tracing::error!(workspace = %state.args.id, error = %e, "reload failed; serving reads from memory")
+            match pending.commit(&state.args, &state.data) {
+                Ok(()) => run_turns(&myself, &state.args, turns),
+                Err(e) => {
+                    // The in-memory state is now ahead of the store: reload it in place, so
+                    // that the messages already queued are still answered. A store that fails
+                    // reads too keeps the state as it is: it refuses every write until the
+                    // process restarts on it, and reads go on from memory meanwhile.
+                    tracing::warn!(workspace = %state.args.id, error = %e, "reloading after a failed write");
+                    match WorkspaceData::load(&state.args.store, &state.args.id) {
+                        Ok(data) => state.data = data,
+                        Err(e) => {
+                            tracing::error!(workspace = %state.args.id, error = %e, "reload failed; serving reads from memory")
+                        }
                     }
                 }
             }
@@ -317,6 +339,37 @@ impl Actor for WorkspaceActor {
             state.args.stats.handled(kind, started);
         }
         Ok(())
+    }
+}
+
+/// Runs AI turns beside the actor: each waits until the change that asked for it is
+/// durable, takes its turn, and sends the outcome back as a message.
+fn run_turns(
+    myself: &ActorRef<WorkspaceMsg>,
+    args: &WorkspaceArgs,
+    turns: Vec<conversations::TurnJob>,
+) {
+    for job in turns {
+        let (me, ai, stats) = (myself.clone(), args.ai.clone(), args.stats.clone());
+        let durable = args.store.durable();
+        tokio::spawn(async move {
+            if durable.await.is_err() {
+                return;
+            }
+            let outcome = ai.turn(&job.request, &job.contact).await;
+            let (tx, _) = ractor::concurrency::oneshot();
+            stats.sent();
+            let msg = ConversationMsg::ApplyTurn {
+                id: job.conversation,
+                message: job.message,
+                outcome,
+                reply: tx.into(),
+            };
+            if me.send_message(msg.into()).is_err() {
+                stats.received();
+                tracing::warn!("an AI turn finished after its workspace actor stopped");
+            }
+        });
     }
 }
 

@@ -16,7 +16,7 @@ use switchboard_actors::domain::contact::{Channel, ContactInput, NewContact};
 use switchboard_actors::domain::message::{Attachment, Body};
 use switchboard_actors::domain::{DomainError, FieldError};
 use switchboard_actors::idempotency::MAX_KEY_LEN;
-use switchboard_actors::ids::ContactId;
+use switchboard_actors::ids::{ContactId, ConversationId};
 use switchboard_actors::workspace::conversations::{Inbound, InboundFrom, RepeatGuard};
 use switchboard_actors::workspace::ConversationMsg;
 use utoipa::ToSchema;
@@ -29,7 +29,9 @@ use crate::http::idempotency::HEADER as IDEMPOTENCY_HEADER;
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(post_message))
+    OpenApiRouter::new()
+        .routes(routes!(post_message))
+        .routes(routes!(post_chat))
 }
 
 /// A legacy error: `{"message": ...}` with the status the standard error would have.
@@ -309,6 +311,7 @@ async fn post_message(
         external_id: input.message_id,
         guards,
         source: ws.origin().source,
+        answer: true,
     };
     let accepted = app
         .registry
@@ -325,4 +328,139 @@ async fn post_message(
             contact_id: accepted.contact_id.get(),
         }),
     ))
+}
+
+/// Body of POST /chat.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChatInput {
+    /// The customer's words, 1-10,000 characters.
+    pub message: String,
+    /// A conversation to continue; or `contact` to find the contact's latest one.
+    #[serde(default)]
+    pub conversation_id: Option<u64>,
+    #[serde(default)]
+    pub contact: Option<LegacyContact>,
+    /// Default `api`; ignored with `conversationId`.
+    #[serde(default)]
+    pub channel: Option<String>,
+}
+
+/// The AI's reply in a POST /chat answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatReply {
+    pub message_id: u64,
+    pub text: String,
+}
+
+/// The answer of POST /chat.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatAnswer {
+    pub conversation_id: u64,
+    pub contact_id: u64,
+    pub message_id: u64,
+    /// Null when the AI is off or paused on the conversation.
+    pub reply: Option<ChatReply>,
+    pub handover: bool,
+}
+
+/// One synchronous AI turn: the customer's message is stored, the AI answers, and the
+/// answer carries its reply. No repeat protection (a repeat runs the AI again); a failed
+/// turn answers 502 after emitting ai_turn.failed.
+#[utoipa::path(post, path = "/chat", tag = "legacy", request_body = ChatInput,
+    responses((status = 200, body = ChatAnswer),
+        (status = 400, body = LegacyErrorBody), (status = 401, body = LegacyErrorBody),
+        (status = 403, body = LegacyErrorBody), (status = 404, body = LegacyErrorBody),
+        (status = 422, body = LegacyErrorBody), (status = 502, body = LegacyErrorBody)))]
+async fn post_chat(
+    State(app): State<AppState>,
+    ws: Ws,
+    bytes: Bytes,
+) -> LegacyResult<Json<ChatAnswer>> {
+    let (input, _): (ChatInput, serde_json::Value) = read(&bytes)?;
+    let channel = channel_of(input.channel.as_deref())?;
+    let from = match (input.conversation_id, input.contact) {
+        (Some(id), None) => InboundFrom::Conversation(ConversationId(id)),
+        (None, Some(c)) => InboundFrom::Details(Box::new(details(c, channel)?)),
+        (Some(_), Some(_)) => {
+            return Err(
+                DomainError::invalid("contact", "send conversationId or contact, not both").into(),
+            )
+        }
+        (None, None) => {
+            return Err(DomainError::invalid(
+                "conversationId",
+                "send conversationId, or contact with a phone, email or username",
+            )
+            .into())
+        }
+    };
+    let body = Body::parse(Some(input.message), Vec::new(), "message")?;
+    let inbound = Inbound {
+        from,
+        channel,
+        body,
+        external_id: None,
+        guards: Vec::new(),
+        source: ws.origin().source,
+        answer: false,
+    };
+    let accepted = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Inbound(Box::new(inbound.clone()), r).into()
+        })
+        .await?;
+    let (conversation, message) = (accepted.conversation_id, accepted.message_id);
+    let mut answer = ChatAnswer {
+        conversation_id: conversation.get(),
+        contact_id: accepted.contact_id.get(),
+        message_id: message.get(),
+        reply: None,
+        handover: false,
+    };
+    let job = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::PrepareTurn {
+                id: conversation,
+                message,
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    let Some(job) = job else {
+        return Ok(Json(answer));
+    };
+    // The turn runs here, in the request's own task, never in the workspace actor.
+    let outcome = app.ai.turn(&job.request, &job.contact).await;
+    let applied = app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::ApplyTurn {
+                id: conversation,
+                message,
+                outcome: outcome.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    if let Some(why) = applied.failure {
+        return Err(ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "ai_turn_failed",
+            format!("the AI could not answer: {why}"),
+        )
+        .into());
+    }
+    answer.handover = applied.handover;
+    answer.reply = applied.reply.map(|m| ChatReply {
+        message_id: m.id.get(),
+        text: m.text,
+    });
+    Ok(Json(answer))
 }

@@ -1,5 +1,6 @@
 //! One file per resource, each with its own `router()`.
 
+pub mod ai_settings;
 pub mod closing_notes;
 pub mod contacts;
 pub mod conversations;

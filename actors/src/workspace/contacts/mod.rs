@@ -28,8 +28,8 @@ pub(super) use create::for_inbound;
 use create::{create, upsert};
 use lifecycle::{delete, merge};
 use query::{list, list_notes, lookup};
-pub(super) use update::drop_tag;
 use update::{add_note, add_tags, assign, remove_tags, set_dnc, set_stage, update};
+pub(super) use update::{capture_lead, drop_tag, reachable};
 
 pub enum ContactMsg {
     Create(Origin, NewContact, Reply<ContactView>),
@@ -528,6 +528,7 @@ mod tests {
                 store: &self.store,
                 dispatcher: &self.dispatcher,
                 now: chrono::Utc::now(),
+                later: Default::default(),
             };
             let change = f(&mut self.data, &ctx).unwrap();
             self.store.apply(change.writes).unwrap();

@@ -230,3 +230,46 @@ pub(in crate::workspace) fn drop_tag(
     }
     Ok(carriers.len() as u64)
 }
+
+/// A lead the AI found: the email and phone the contact lacked are saved (contact.updated)
+/// and the lead is announced (contact.lead_captured, with its summary).
+pub(in crate::workspace) fn capture_lead(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: u64,
+    email: Option<String>,
+    phone: Option<String>,
+    summary: &str,
+) -> Result<Change<ContactView>, DomainError> {
+    let mut change = change_contact(data, ctx, id, true, |_, c, _, _| {
+        if c.email.is_none() {
+            c.email = email.and_then(|e| crate::domain::text::email(&e).ok());
+        }
+        if c.phone.is_none() {
+            c.phone = phone;
+        }
+        Ok(())
+    })?;
+    let mut lead = serde_json::to_value(&change.value).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = lead.as_object_mut() {
+        obj.insert("summary".into(), json!(summary));
+    }
+    change.events.push(DomainEvent::new(
+        "contact.lead_captured",
+        "contact",
+        change.value.id,
+        lead,
+    ));
+    Ok(change)
+}
+
+/// The contact's email and phone, for the AI to know what a lead would add.
+pub(in crate::workspace) fn reachable(
+    data: &WorkspaceData,
+    id: u64,
+) -> (Option<String>, Option<String>) {
+    data.contacts
+        .get(id)
+        .map(|c| (c.email.clone(), c.phone.clone()))
+        .unwrap_or_default()
+}

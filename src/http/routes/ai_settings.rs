@@ -1,0 +1,53 @@
+//! The workspace's AI settings: any team member reads them, owners and admins change them.
+
+use axum::extract::State;
+use axum::Json;
+use switchboard_actors::domain::ai_settings::{AiSettings, AiSettingsPatch};
+use switchboard_actors::workspace::AiSettingsMsg;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::auth::Ws;
+use crate::http::error::{ApiResult, ErrorBody};
+use crate::http::extract::ApiJson;
+use crate::http::object::Obj;
+use crate::http::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_ai_settings, patch_ai_settings))
+}
+
+#[utoipa::path(get, path = "/ai-settings", tag = "ai",
+    responses((status = 200, body = AiSettings)))]
+async fn get_ai_settings(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<Obj<AiSettings>>> {
+    let s = app
+        .registry
+        .call(&ws.id, |r| AiSettingsMsg::Get(r).into())
+        .await?;
+    Ok(Json(Obj(s)))
+}
+
+/// Changes the fields sent; `followup_after` and `auto_close_after` take a duration like
+/// `30m` or `24h`, or null to turn them off.
+#[utoipa::path(patch, path = "/ai-settings", tag = "ai", request_body = AiSettingsPatch,
+    responses((status = 200, body = AiSettings), (status = 403, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+async fn patch_ai_settings(
+    State(app): State<AppState>,
+    ws: Ws,
+    ApiJson(patch): ApiJson<AiSettingsPatch>,
+) -> ApiResult<Json<Obj<AiSettings>>> {
+    ws.require_owner_or_admin()?;
+    let origin = ws.origin();
+    let s = app
+        .registry
+        .call(&ws.id, |r| {
+            AiSettingsMsg::Patch {
+                origin: origin.clone(),
+                patch: Box::new(patch.clone()),
+                reply: r,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(s)))
+}

@@ -1,0 +1,473 @@
+//! The AI over HTTP: settings, the rules responder answering /messages and /chat (FAQ,
+//! fallback, handover, lead capture), feedback on its messages, and an OpenAI-compatible
+//! model behind SWITCHBOARD_AI_URL (a fake chat-completions server on a local port).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+async fn chat(app: &TestApp, body: Value) -> Resp {
+    app.post("/chat", &app.key, body).await
+}
+
+/// The messages of a conversation, oldest first, once there are at least `n`.
+async fn messages_when(app: &TestApp, conversation: u64, n: usize) -> Vec<Value> {
+    for _ in 0..200 {
+        let mut all = listed(
+            app.get(&format!("/conversations/{conversation}/messages"), &app.key)
+                .await,
+        );
+        if all.len() >= n {
+            all.reverse();
+            return all;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("conversation {conversation} never had {n} messages");
+}
+
+#[tokio::test]
+async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them() {
+    let app = spawn_app().await;
+    let s = app.get("/ai-settings", &app.key).await.expect(200).body;
+    assert_eq!(s["object"], "ai_settings");
+    assert_eq!(s["enabled"], true);
+    assert_eq!(s["handover_keywords"], json!(["human", "agent", "person"]));
+    assert_eq!(
+        s["fallback_reply"],
+        "Thanks for your message. A member of our team will get back to you soon."
+    );
+    assert_eq!(
+        s["handover_reply"],
+        "I'm handing you over to a member of our team."
+    );
+    assert_eq!(
+        s["followup_text"],
+        "Are you still there? Let us know if we can help."
+    );
+    assert_eq!(
+        (&s["followup_after"], &s["auto_close_after"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(s["faq"], json!([]));
+
+    let member = app.member_token("member", &["inbox"]).await;
+    app.get("/ai-settings", &member).await.expect(200);
+    app.patch("/ai-settings", &member, json!({"enabled": false}))
+        .await
+        .expect_error(403, "insufficient_permissions");
+
+    let changed = app
+        .patch(
+            "/ai-settings",
+            &app.key,
+            json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(changed["followup_after"], "30m");
+    invalid(
+        app.patch("/ai-settings", &app.key, json!({"followup_after": "soon"}))
+            .await,
+        "followup_after",
+    );
+    invalid(
+        app.patch("/ai-settings", &app.key, json!({"fallback_reply": ""}))
+            .await,
+        "fallback_reply",
+    );
+    invalid(
+        app.patch("/ai-settings", &app.key, json!({"mood": "happy"}))
+            .await,
+        "mood",
+    );
+    let cleared = app
+        .patch("/ai-settings", &app.key, json!({"followup_after": null}))
+        .await
+        .expect(200);
+    assert_eq!(cleared.body["followup_after"], Value::Null);
+
+    let app = app.restart().await;
+    let kept = app.get("/ai-settings", &app.key).await.expect(200).body;
+    assert_eq!(kept["faq"][0]["answer"], "9 to 5");
+}
+
+#[tokio::test]
+async fn the_rules_answer_a_message_after_it_is_accepted() {
+    let app = spawn_app().await;
+    let r = app
+        .post(
+            "/messages",
+            &app.key,
+            json!({"contact": {"phone": "+15550100"}, "text": "hello"}),
+        )
+        .await
+        .expect(202);
+    let conversation = r.body["conversationId"].as_u64().unwrap();
+    let all = messages_when(&app, conversation, 2).await;
+    assert_eq!(all[1]["sender_type"], "ai");
+    assert_eq!(all[1]["direction"], "outbound");
+    assert_eq!(
+        all[1]["text"],
+        "Thanks for your message. A member of our team will get back to you soon."
+    );
+}
+
+#[tokio::test]
+async fn chat_answers_from_the_faq_and_says_null_when_the_ai_is_off() {
+    let app = spawn_app().await;
+    app.patch(
+        "/ai-settings",
+        &app.key,
+        json!({"faq": [{"keywords": ["opening hours"], "answer": "We open at nine."}]}),
+    )
+    .await
+    .expect(200);
+    let r = chat(
+        &app,
+        json!({"message": "What are your opening-hours?", "contact": {"email": "a@example.com"}}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["reply"]["text"], "We open at nine.");
+    assert_eq!(r.body["handover"], false);
+    let conversation = r.body["conversationId"].as_u64().unwrap();
+
+    app.patch("/ai-settings", &app.key, json!({"enabled": false}))
+        .await
+        .expect(200);
+    let off = chat(
+        &app,
+        json!({"message": "anyone?", "conversationId": conversation}),
+    )
+    .await;
+    assert_eq!(off.status, 200);
+    assert_eq!(off.body["reply"], Value::Null);
+    assert_eq!(off.body["conversationId"], conversation);
+}
+
+#[tokio::test]
+async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
+    let app = spawn_app().await;
+    let r = chat(&app, json!({"message": "Let me talk to a human!", "contact": {"phone": "+15550100", "name": "Ann Lee"}})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["handover"], true);
+    assert_eq!(
+        r.body["reply"]["text"],
+        "I'm handing you over to a member of our team."
+    );
+    let conversation = r.body["conversationId"].as_u64().unwrap();
+    let c = app
+        .get(&format!("/conversations/{conversation}"), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(
+        (&c["ai_paused"], &c["ai_paused_reason"]),
+        (&json!(true), &json!("handover"))
+    );
+    let handovers = listed(app.get("/handovers?status=requested", &app.key).await);
+    assert_eq!(handovers.len(), 1);
+    assert_eq!(handovers[0]["customer_name"], "Ann Lee");
+    assert_eq!(handovers[0]["customer_phone"], "+15550100");
+    assert!(handovers[0]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("talk to a human"));
+
+    let paused = chat(
+        &app,
+        json!({"message": "hello?", "conversationId": conversation}),
+    )
+    .await;
+    assert_eq!(
+        paused.body["reply"],
+        Value::Null,
+        "a paused AI does not answer"
+    );
+
+    let closed = app
+        .post(
+            &format!("/conversations/{conversation}/close"),
+            &app.key,
+            json!({}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(closed["ai_paused"], false, "closing lifts a handover pause");
+    let resolved = listed(app.get("/handovers?status=resolved", &app.key).await);
+    assert_eq!(resolved.len(), 1);
+    let back = chat(
+        &app,
+        json!({"message": "thanks", "conversationId": conversation}),
+    )
+    .await;
+    assert!(back.body["reply"]["text"].is_string(), "{}", back.body);
+}
+
+#[tokio::test]
+async fn an_email_or_phone_the_contact_lacks_is_saved_as_a_lead() {
+    let app = spawn_app().await;
+    let r = chat(
+        &app,
+        json!({"message": "mail me at Ann@Example.com", "contact": {"phone": "+15550100"}}),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let contact = r.body["contactId"].as_u64().unwrap();
+    let c = app
+        .get(&format!("/contacts/{contact}"), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(c["email"], "ann@example.com");
+    assert_eq!(c["phone"], "+15550100", "a phone the contact has stays");
+}
+
+#[tokio::test]
+async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
+    let app = spawn_app().await;
+    let r = chat(
+        &app,
+        json!({"message": "hi", "contact": {"phone": "+15550100"}}),
+    )
+    .await;
+    let (conversation, reply) = (
+        r.body["conversationId"].as_u64().unwrap(),
+        r.body["reply"]["messageId"].as_u64().unwrap(),
+    );
+    let path = format!("/conversations/{conversation}/messages/{reply}/feedback");
+    let first = app
+        .post(&path, &app.key, json!({"rating": "up"}))
+        .await
+        .expect(201)
+        .body;
+    assert_fields(
+        &first,
+        "object id message_id conversation_id user_id rating comment created_at",
+    );
+    assert_eq!(first["object"], "message_feedback");
+    let second = app
+        .post(
+            &path,
+            &app.key,
+            json!({"rating": "down", "comment": "too short"}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(
+        second["id"], first["id"],
+        "one rating per message and credential"
+    );
+    assert_eq!(second["rating"], "down");
+}
+
+/// A fake chat-completions server: answers with `status` and `body` after `delay` and
+/// remembers each request body.
+async fn fake_model(status: u16, body: Value, delay: Duration) -> (String, Arc<Mutex<Vec<Value>>>) {
+    use axum::routing::post;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(req): axum::Json<Value>| {
+            let (log, body) = (log.clone(), body.clone());
+            async move {
+                log.lock().unwrap().push(req);
+                tokio::time::sleep(delay).await;
+                (
+                    axum::http::StatusCode::from_u16(status).unwrap(),
+                    axum::Json(body),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+async fn app_with_model(url: &str) -> TestApp {
+    let url = url.to_string();
+    spawn_app_with(move |s| {
+        s.ai.url = Some(url);
+        s.ai.model = "fake-model".into();
+        s.ai.timeout = Duration::from_millis(300);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_model_behind_the_ai_url_answers_with_the_conversation_so_far() {
+    let (url, seen) = fake_model(
+        200,
+        json!({"choices": [{"message": {"role": "assistant", "content": "Red ones are in stock."}}]}),
+        Duration::ZERO,
+    )
+    .await;
+    let app = app_with_model(&url).await;
+    app.patch(
+        "/ai-settings",
+        &app.key,
+        json!({"instructions": "You sell shoes."}),
+    )
+    .await
+    .expect(200);
+    let first = chat(
+        &app,
+        json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+    )
+    .await;
+    let conversation = first.body["conversationId"].as_u64().unwrap();
+    let r = chat(
+        &app,
+        json!({"message": "any red shoes?", "conversationId": conversation}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["reply"]["text"], "Red ones are in stock.");
+    let last = seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(last["model"], "fake-model");
+    let messages = last["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[0]["content"], "You sell shoes.");
+    let said: Vec<(&str, &str)> = messages[1..]
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("user", "hello"),
+            ("assistant", "Red ones are in stock."),
+            ("user", "any red shoes?")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
+    for (status, body, delay) in [
+        (500, json!({"error": "down"}), Duration::ZERO),
+        (
+            200,
+            json!({"choices": [{"message": {"content": ""}}]}),
+            Duration::ZERO,
+        ),
+        (
+            200,
+            json!({"choices": [{"message": {"content": "late"}}]}),
+            Duration::from_secs(2),
+        ),
+    ] {
+        let (url, _) = fake_model(status, body, delay).await;
+        let app = app_with_model(&url).await;
+        let r = chat(
+            &app,
+            json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+        assert_eq!(r.status, 502, "{}", r.body);
+        assert!(r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not answer"));
+        let conversations = listed(app.get("/conversations", &app.key).await);
+        let id = conversations[0]["id"].as_u64().unwrap();
+        let messages = listed(
+            app.get(&format!("/conversations/{id}/messages"), &app.key)
+                .await,
+        );
+        assert_eq!(
+            messages.len(),
+            1,
+            "the customer's message is kept, nothing is sent"
+        );
+    }
+}
+
+mod events {
+    use serde_json::json;
+
+    use super::chat;
+    use crate::receiver::TestReceiver;
+    use crate::webhooks::{new_endpoint, spawn_webhook_app};
+
+    #[tokio::test]
+    async fn handover_and_lead_events_reach_a_receiver() {
+        let app = spawn_webhook_app().await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "events": ["handover.requested", "contact.lead_captured",
+                "conversation.ai_paused", "message.sent"], "include_content": true}),
+        )
+        .await;
+        chat(&app, json!({"message": "agent please, call 555 010 0199", "contact": {"email": "a@example.com"}})).await;
+        let got = rx.wait_for(4).await;
+        let types: Vec<&str> = got.iter().map(|r| r.event_type()).collect();
+        assert_eq!(
+            types,
+            [
+                "contact.lead_captured",
+                "handover.requested",
+                "conversation.ai_paused",
+                "message.sent"
+            ]
+        );
+        let lead = got[0].json();
+        assert_eq!(lead["actor"]["type"], "ai");
+        assert!(lead["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("5550100199"));
+        assert!(
+            lead["data"].get("phone").is_none(),
+            "contact details need include_contact_details"
+        );
+        let handover = got[1].json();
+        assert!(handover["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("agent please"));
+        let sent = got[3].json();
+        assert_eq!(sent["data"]["sender_type"], "ai");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_turn_emits_ai_turn_failed_naming_the_message() {
+    use crate::receiver::TestReceiver;
+    use crate::webhooks::{fast_webhooks, new_endpoint};
+
+    let (url, _) = fake_model(500, json!({"error": "down"}), Duration::ZERO).await;
+    let app = spawn_app_with(move |s| {
+        fast_webhooks(s);
+        s.ai.url = Some(url);
+        s.ai.timeout = Duration::from_millis(300);
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(&app, json!({"url": rx.url, "events": ["ai_turn.failed"]})).await;
+    let r = chat(
+        &app,
+        json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+    )
+    .await;
+    assert_eq!(r.status, 502);
+    let got = rx.wait_for(1).await;
+    let failed = got[0].json();
+    assert_eq!(failed["type"], "ai_turn.failed");
+    assert_eq!(failed["actor"]["type"], "ai");
+    let messages = listed(app.get("/conversations", &app.key).await);
+    assert_eq!(failed["data"]["conversation_id"], messages[0]["id"]);
+    assert!(failed["data"]["message_id"].as_u64().is_some());
+    assert!(failed["data"]["error"].as_str().unwrap().contains("500"));
+}
