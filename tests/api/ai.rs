@@ -471,3 +471,223 @@ async fn a_failed_turn_emits_ai_turn_failed_naming_the_message() {
     assert!(failed["data"]["message_id"].as_u64().is_some());
     assert!(failed["data"]["error"].as_str().unwrap().contains("500"));
 }
+
+mod timers {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::{json, Value};
+    use switchboard_actors::clock::ManualClock;
+
+    use super::chat;
+    use crate::helpers::*;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    async fn clocked(
+        configure: impl FnOnce(&mut switchboard::config::Settings),
+    ) -> (TestApp, ManualClock) {
+        let clock = ManualClock::new(chrono::Utc::now());
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let app = spawn_in(dir, Some(clock.clone()), configure).await;
+        (app, clock)
+    }
+
+    async fn messages(app: &TestApp, conversation: u64) -> Vec<Value> {
+        let mut all = listed(
+            app.get(&format!("/conversations/{conversation}/messages"), &app.key)
+                .await,
+        );
+        all.reverse();
+        all
+    }
+
+    /// Waits (real time, bounded) until `check` holds.
+    async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+        for _ in 0..150 {
+            if check().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("{what} never happened");
+    }
+
+    #[tokio::test]
+    async fn a_quiet_customer_gets_one_follow_up_even_from_a_passivated_workspace() {
+        let (app, clock) = clocked(|s| s.actor_idle = Duration::from_millis(50)).await;
+        app.patch("/ai-settings", &app.key, json!({"followup_after": "30m"}))
+            .await
+            .expect(200);
+        let r = chat(
+            &app,
+            json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+        let conversation = r.body["conversationId"].as_u64().unwrap();
+        assert_eq!(messages(&app, conversation).await.len(), 2);
+
+        clock.advance(29 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(
+            messages(&app, conversation).await.len(),
+            2,
+            "not before it is due"
+        );
+
+        clock.advance(2 * MINUTE);
+        eventually("the follow-up", async || {
+            messages(&app, conversation).await.len() == 3
+        })
+        .await;
+        let all = messages(&app, conversation).await;
+        assert_eq!(
+            all[2]["text"],
+            "Are you still there? Let us know if we can help."
+        );
+        assert_eq!(all[2]["sender_type"], "ai");
+
+        clock.advance(120 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(messages(&app, conversation).await.len(), 3, "exactly once");
+    }
+
+    #[tokio::test]
+    async fn a_team_reply_takes_over_and_no_follow_up_goes_out() {
+        let (app, clock) = clocked(|_| {}).await;
+        app.patch("/ai-settings", &app.key, json!({"followup_after": "30m"}))
+            .await
+            .expect(200);
+        let r = chat(
+            &app,
+            json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+        let conversation = r.body["conversationId"].as_u64().unwrap();
+        app.post(
+            &format!("/conversations/{conversation}/messages"),
+            &app.key,
+            json!({"text": "I am here"}),
+        )
+        .await
+        .expect(201);
+        clock.advance(60 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(messages(&app, conversation).await.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_quiet_conversation_closes_by_itself() {
+        let (app, clock) = clocked(|_| {}).await;
+        app.patch("/ai-settings", &app.key, json!({"auto_close_after": "1h"}))
+            .await
+            .expect(200);
+        let r = chat(
+            &app,
+            json!({"message": "agent please", "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+        let conversation = r.body["conversationId"].as_u64().unwrap();
+        clock.advance(61 * MINUTE);
+        let path = format!("/conversations/{conversation}");
+        eventually("the auto-close", async || {
+            app.get(&path, &app.key).await.body["status"] == "closed"
+        })
+        .await;
+        let c = app.get(&path, &app.key).await.expect(200).body;
+        assert_eq!(c["closed_by"], "auto");
+        assert_eq!(c["ai_paused"], false, "the handover pause is lifted");
+        let handovers = listed(app.get("/handovers?status=resolved", &app.key).await);
+        assert_eq!(handovers[0]["resolved_by"], "system");
+    }
+
+    #[tokio::test]
+    async fn a_pending_follow_up_fires_once_after_kill_9() {
+        let dir = tempfile::tempdir().unwrap();
+        let client = reqwest::Client::new();
+        let mut server = launch(dir.path(), &[], &[]).await;
+        let key = server.key.clone().unwrap();
+        client
+            .patch(server.url("/ai-settings"))
+            .bearer_auth(&key)
+            .json(&json!({"followup_after": "2s"}))
+            .send()
+            .await
+            .unwrap();
+        let r: Value = client
+            .post(server.url("/chat"))
+            .bearer_auth(&key)
+            .json(&json!({"message": "hello", "contact": {"phone": "+15550100"}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let conversation = r["conversationId"].as_u64().unwrap();
+        server.child.start_kill().unwrap();
+        server.child.wait().await.unwrap();
+        crate::store_safety::assert_store_checks(dir.path());
+
+        let server = launch(dir.path(), &[], &[]).await;
+        let url = server.url(&format!("/conversations/{conversation}/messages"));
+        let count = async || -> usize {
+            let v: Value = client
+                .get(&url)
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["data"].as_array().unwrap().len()
+        };
+        for _ in 0..250 {
+            if count().await == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(count().await, 3, "the follow-up went out after the restart");
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert_eq!(count().await, 3, "once");
+    }
+
+    #[tokio::test]
+    async fn the_follow_up_and_the_auto_close_are_announced() {
+        use crate::receiver::TestReceiver;
+        use crate::webhooks::{fast_webhooks, new_endpoint};
+
+        let (app, clock) = clocked(fast_webhooks).await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "events": ["conversation.followup_sent", "conversation.closed"]}),
+        )
+        .await;
+        app.patch(
+            "/ai-settings",
+            &app.key,
+            json!({"followup_after": "10m", "auto_close_after": "1h"}),
+        )
+        .await
+        .expect(200);
+        chat(
+            &app,
+            json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+        clock.advance(11 * MINUTE);
+        let got = rx.wait_for(1).await;
+        let followed = got[0].json();
+        assert_eq!(followed["type"], "conversation.followup_sent");
+        assert_eq!(followed["actor"]["type"], "system");
+        assert!(followed["data"]["message_id"].as_u64().is_some());
+        clock.advance(61 * MINUTE);
+        let got = rx.wait_for(2).await;
+        let closed = got[1].json();
+        assert_eq!(closed["type"], "conversation.closed");
+        assert_eq!(closed["data"]["closed_by"], "auto");
+    }
+}

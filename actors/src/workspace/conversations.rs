@@ -36,6 +36,7 @@ const MESSAGE: &str = "msg";
 const COMMENT: &str = "cmt";
 const FEEDBACK: &str = "fb";
 const DEDUPE: &str = "dd";
+const TIMERS: &str = "cvt";
 
 /// How long a repeat of an inbound message is recognised.
 pub const DEDUPE_WINDOW: chrono::Duration = chrono::Duration::hours(24);
@@ -292,6 +293,45 @@ pub struct Conversations {
     handovers: BTreeMap<u64, Handover>,
     /// The open handover of a conversation, if any.
     open_handover: HashMap<ConversationId, HandoverId>,
+    /// The follow-up and auto-close times armed for each conversation.
+    timers: HashMap<ConversationId, ConversationTimers>,
+}
+
+/// When a conversation's follow-up and auto-close are due; each armed as a durable timer
+/// named `conversation/<id>/followup` or `conversation/<id>/autoclose`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConversationTimers {
+    #[serde(with = "crate::clock::rfc3339_millis::option")]
+    pub followup_at: Option<DateTime<Utc>>,
+    #[serde(with = "crate::clock::rfc3339_millis::option")]
+    pub auto_close_at: Option<DateTime<Utc>>,
+}
+
+/// The two timers of a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimerKind {
+    Followup,
+    AutoClose,
+}
+
+impl TimerKind {
+    fn name(self, c: ConversationId) -> String {
+        match self {
+            TimerKind::Followup => format!("conversation/{c}/followup"),
+            TimerKind::AutoClose => format!("conversation/{c}/autoclose"),
+        }
+    }
+
+    fn parse(name: &str) -> Option<(ConversationId, Self)> {
+        let rest = name.strip_prefix("conversation/")?;
+        let (id, kind) = rest.split_once('/')?;
+        let id = ConversationId(id.parse().ok()?);
+        match kind {
+            "followup" => Some((id, TimerKind::Followup)),
+            "autoclose" => Some((id, TimerKind::AutoClose)),
+            _ => None,
+        }
+    }
 }
 
 impl Conversations {
@@ -302,6 +342,11 @@ impl Conversations {
         }
         for (_, h) in store.scan::<Handover>(&record_prefix(ws, HANDOVER))? {
             me.remember_handover(h);
+        }
+        for (key, t) in store.scan::<ConversationTimers>(&record_prefix(ws, TIMERS))? {
+            if let Some(id) = crate::store::trailing_id(&key) {
+                me.timers.insert(ConversationId(id), t);
+            }
         }
         Ok(me)
     }
@@ -508,6 +553,10 @@ struct Step<'a> {
     ctx: &'a Ctx<'a>,
     writes: Batch,
     events: Vec<DomainEvent>,
+    /// A message was added: the quiet time starts again.
+    activity: bool,
+    /// The AI replied in a turn: a follow-up may come later.
+    ai_replied: bool,
 }
 
 impl<'a> Step<'a> {
@@ -516,6 +565,8 @@ impl<'a> Step<'a> {
             ctx,
             writes: Batch::default(),
             events: Vec::new(),
+            activity: false,
+            ai_replied: false,
         }
     }
 
@@ -539,8 +590,69 @@ impl<'a> Step<'a> {
             self.events
                 .push(DomainEvent::new(event_type, "conversation", c.id, &c));
         }
+        let started = data
+            .conversations
+            .get(c.id)
+            .is_none_or(|before| !before.is_open() && c.is_open());
+        self.activity |= started;
+        self.schedule(data, &c)?;
         data.conversations.remember(c.clone());
         Ok(c)
+    }
+
+    /// Re-arms the conversation's follow-up and auto-close after this step: a closed
+    /// conversation has neither; activity restarts the auto-close wait and cancels a
+    /// follow-up; an AI reply on an AI-active conversation arms the follow-up.
+    fn schedule(&mut self, data: &mut WorkspaceData, c: &Conversation) -> Result<(), DomainError> {
+        let settings = &data.ai_settings;
+        let old = data
+            .conversations
+            .timers
+            .get(&c.id)
+            .copied()
+            .unwrap_or_default();
+        let mut next = old;
+        if !c.is_open() {
+            next = ConversationTimers::default();
+        } else {
+            if self.activity {
+                next.followup_at = None;
+                next.auto_close_at = settings.auto_close_after.map(|d| self.ctx.now + d.chrono());
+            }
+            if self.ai_replied && settings.enabled && !c.ai_paused {
+                next.followup_at = settings.followup_after.map(|d| self.ctx.now + d.chrono());
+            }
+            if c.ai_paused {
+                next.followup_at = None;
+            }
+        }
+        if next == old {
+            return Ok(());
+        }
+        for (kind, before, after) in [
+            (TimerKind::Followup, old.followup_at, next.followup_at),
+            (TimerKind::AutoClose, old.auto_close_at, next.auto_close_at),
+        ] {
+            if before == after {
+                continue;
+            }
+            let name = kind.name(c.id);
+            if let Some(due) = before {
+                Timer::new(self.ctx.workspace, name.clone(), due).disarm(&mut self.writes);
+            }
+            if let Some(due) = after {
+                Timer::new(self.ctx.workspace, name, due).arm(&mut self.writes)?;
+            }
+        }
+        let key = self.ctx.key(TIMERS, c.id.get());
+        if next == ConversationTimers::default() {
+            self.writes.delete(key);
+            data.conversations.timers.remove(&c.id);
+        } else {
+            self.writes.put(key, &next)?;
+            data.conversations.timers.insert(c.id, next);
+        }
+        Ok(())
     }
 
     /// Stores a new message on `c` (counted there) and announces it.
@@ -560,6 +672,7 @@ impl<'a> Step<'a> {
             created_at: self.ctx.now,
         };
         c.saw_message(self.ctx.now);
+        self.activity = true;
         self.writes
             .put(message_key(self.ctx.workspace, c.id, m.id), &m)?;
         let event_type = match m.direction {
@@ -941,10 +1054,97 @@ fn apply_turn(
                 external_id: None,
             },
         )?;
+        step.ai_replied = true;
         applied.reply = Some(m);
     }
     step.save(data, c, None)?;
     Ok(step.done(applied))
+}
+
+/// A conversation timer is due: the follow-up goes out once, or the quiet conversation
+/// closes (closed_by `auto`). A timer the conversation no longer expects (it was re-armed,
+/// or the conversation changed) is only disarmed.
+pub(super) fn timer_due(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    timer: &Timer,
+) -> Option<Result<Change<()>, DomainError>> {
+    let (id, kind) = TimerKind::parse(&timer.name)?;
+    Some(fire(data, ctx, timer, id, kind))
+}
+
+fn fire(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    timer: &Timer,
+    id: ConversationId,
+    kind: TimerKind,
+) -> Result<Change<()>, DomainError> {
+    let mut step = Step::new(ctx);
+    timer.disarm(&mut step.writes);
+    let armed = data
+        .conversations
+        .timers
+        .get(&id)
+        .copied()
+        .unwrap_or_default();
+    let expected = match kind {
+        TimerKind::Followup => armed.followup_at,
+        TimerKind::AutoClose => armed.auto_close_at,
+    };
+    let Some(mut c) = data.conversations.get(id).cloned() else {
+        return Ok(step.done(()));
+    };
+    if expected != Some(timer.due_at) || !c.is_open() {
+        return Ok(step.done(()));
+    }
+    match kind {
+        TimerKind::Followup => {
+            if !data.ai_settings.enabled || c.ai_paused {
+                return Ok(step.done(()));
+            }
+            let body = Body {
+                text: data.ai_settings.followup_text.clone(),
+                attachments: Vec::new(),
+            };
+            let m = step.message(
+                &mut c,
+                NewMessage {
+                    direction: Direction::Outbound,
+                    sender_type: SenderType::Ai,
+                    sender_user_id: None,
+                    body,
+                    status: MessageStatus::Sent,
+                    external_id: None,
+                },
+            )?;
+            let mut followed = serde_json::to_value(&c).unwrap_or_else(|_| json!({}));
+            if let Some(obj) = followed.as_object_mut() {
+                obj.insert("message_id".into(), json!(m.id));
+            }
+            step.events.push(DomainEvent::new(
+                "conversation.followup_sent",
+                "conversation",
+                c.id,
+                followed,
+            ));
+            step.save(data, c, None)?;
+            Ok(step.done(()))
+        }
+        TimerKind::AutoClose => {
+            let closed = close_as(
+                data,
+                ctx,
+                &mut c,
+                ClosedBy::Auto,
+                ClosingNote::default(),
+                "system".into(),
+            )?;
+            step.writes.extend(closed.writes);
+            step.events.extend(closed.events);
+            Ok(step.done(()))
+        }
+    }
 }
 
 fn create(

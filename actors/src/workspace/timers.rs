@@ -7,9 +7,11 @@ use crate::events::Origin;
 use crate::schedule::Timer;
 use crate::store::Batch;
 
-pub(super) fn handle(timer: Timer, _data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+pub(super) fn handle(timer: Timer, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     let change = match timer.name.split_once('/') {
         Some(("dedupe", key)) => super::conversations::forget_guard(ctx, key, &timer),
+        Some(("conversation", _)) => super::conversations::timer_due(data, ctx, &timer)
+            .unwrap_or_else(|| Ok(disarm_only(&timer))),
         _ => Ok(disarm_only(&timer)),
     };
     finish(unanswered(), Origin::system(), change)
