@@ -691,3 +691,38 @@ mod timers {
         assert_eq!(closed["data"]["closed_by"], "auto");
     }
 }
+
+#[tokio::test]
+async fn chat_refuses_bad_input_with_a_message() {
+    let app = spawn_app().await;
+    for (body, status) in [
+        (json!({"contact": {"phone": "+15550100"}}), 422),
+        (
+            json!({"message": "", "contact": {"phone": "+15550100"}}),
+            422,
+        ),
+        (json!({"message": "hi"}), 422),
+        (json!({"message": "hi", "conversationId": 999_999}), 404),
+        (
+            json!({"message": "hi", "contact": {"phone": "+15550100"}, "channel": "fax"}),
+            422,
+        ),
+        (
+            json!({"message": "hi", "contact": {"phone": "+15550100"}, "extra": true}),
+            422,
+        ),
+    ] {
+        let r = chat(&app, body.clone()).await;
+        assert_eq!(r.status, status, "{body} -> {}", r.body);
+        assert!(r.body["message"].is_string(), "{}", r.body);
+        assert_eq!(r.body.as_object().unwrap().len(), 1);
+    }
+    let raw = app
+        .call(reqwest::Method::POST, "/chat")
+        .token(&app.key)
+        .raw("{oops")
+        .send()
+        .await;
+    assert_eq!(raw.status, 400);
+    assert!(raw.body["message"].is_string());
+}

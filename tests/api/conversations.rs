@@ -903,6 +903,9 @@ async fn the_openapi_document_lists_the_messaging_routes() {
         ("/users", "get"),
         ("/users/{id}", "get"),
         ("/messages", "post"),
+        ("/chat", "post"),
+        ("/ai-settings", "get"),
+        ("/ai-settings", "patch"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
@@ -930,5 +933,97 @@ async fn the_openapi_document_lists_the_messaging_routes() {
     assert_eq!(
         schemas["ListEnvelope_Conversation"]["properties"]["data"]["items"]["$ref"],
         "#/components/schemas/Conversation"
+    );
+}
+
+#[tokio::test]
+async fn assignment_pauses_resolutions_and_feedback_are_announced() {
+    use crate::receiver::TestReceiver;
+    use crate::webhooks::{new_endpoint, spawn_webhook_app};
+
+    let app = spawn_webhook_app().await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["conversation.assigned", "conversation.ai_resumed",
+            "handover.resolved", "message_feedback.submitted"]}),
+    )
+    .await;
+    let member = app.new_user("Mia Member").await;
+    app.add_member(&app.workspace_id, &member, "member", &["inbox"])
+        .await;
+    let r = app
+        .post(
+            "/chat",
+            &app.key,
+            json!({"message": "a human please", "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+    let conversation = r.body["conversationId"].as_u64().unwrap();
+    let reply = r.body["reply"]["messageId"].as_u64().unwrap();
+    let path = format!("/conversations/{conversation}");
+    app.put(
+        &format!("{path}/assignee"),
+        &app.key,
+        json!({"user_id": member}),
+    )
+    .await
+    .expect(200);
+    app.post(&format!("{path}/ai/resume"), &app.key, json!({}))
+        .await
+        .expect(200);
+    let handover = listed(app.get("/handovers", &app.key).await)[0]["id"]
+        .as_u64()
+        .unwrap();
+    app.post(
+        &format!("/handovers/{handover}/resolve"),
+        &app.key,
+        json!({}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &format!("/handovers/{handover}/resolve"),
+        &app.key,
+        json!({}),
+    )
+    .await
+    .expect_error(409, "conflict");
+    app.post(
+        &format!("{path}/messages/{reply}/feedback"),
+        &app.key,
+        json!({"rating": "down", "comment": "too curt"}),
+    )
+    .await
+    .expect(201);
+
+    let got = rx.wait_for(4).await;
+    let types: Vec<&str> = got.iter().map(|r| r.event_type()).collect();
+    assert_eq!(
+        types,
+        [
+            "conversation.assigned",
+            "conversation.ai_resumed",
+            "handover.resolved",
+            "message_feedback.submitted"
+        ]
+    );
+    let assigned = got[0].json();
+    assert_eq!(assigned["data"]["assigned_to_user_id"], member.as_str());
+    assert_eq!(assigned["changes"]["assigned_to_user_id"], Value::Null);
+    let resolved = got[2].json();
+    assert!(
+        resolved["data"].get("summary").is_none(),
+        "a summary is content"
+    );
+    assert!(
+        resolved["data"].get("customer_phone").is_none(),
+        "a phone is a contact detail"
+    );
+    let feedback = got[3].json();
+    assert_eq!(feedback["data"]["rating"], "down");
+    assert!(
+        feedback["data"].get("comment").is_none(),
+        "a comment is content"
     );
 }
