@@ -578,6 +578,12 @@ impl<'a> Step<'a> {
         }
     }
 
+    /// Announces `event_type` with the conversation as data.
+    fn announce(&mut self, event_type: &'static str, c: &Conversation) {
+        self.events
+            .push(DomainEvent::new(event_type, "conversation", c.id, c));
+    }
+
     /// Stores the conversation and announces `event_type` with it as data.
     fn save(
         &mut self,
@@ -587,8 +593,7 @@ impl<'a> Step<'a> {
     ) -> Result<Conversation, DomainError> {
         self.writes.put(conversation_key(self.ctx, c.id), &c)?;
         if let Some(event_type) = event_type {
-            self.events
-                .push(DomainEvent::new(event_type, "conversation", c.id, &c));
+            self.announce(event_type, &c);
         }
         let started = data
             .conversations
@@ -722,6 +727,21 @@ struct NewMessage {
 }
 
 impl NewMessage {
+    /// A message the AI sends.
+    fn from_ai(text: String) -> Self {
+        Self {
+            direction: Direction::Outbound,
+            sender_type: SenderType::Ai,
+            sender_user_id: None,
+            body: Body {
+                text,
+                attachments: Vec::new(),
+            },
+            status: MessageStatus::Sent,
+            external_id: None,
+        }
+    }
+
     /// A message the team sends. Until channel connections exist, every outbound message
     /// is sent at once, as on the `api` channel: the integrator receives it as message.sent.
     fn from_team(caller: &Caller, body: Body) -> Self {
@@ -831,22 +851,12 @@ fn receive(
         Some(c) if c.is_open() => c,
         Some(mut c) => {
             c.reopen(ctx.now);
-            step.events.push(DomainEvent::new(
-                "conversation.reopened",
-                "conversation",
-                c.id,
-                &c,
-            ));
+            step.announce("conversation.reopened", &c);
             c
         }
         None => {
             let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
-            step.events.push(DomainEvent::new(
-                "conversation.created",
-                "conversation",
-                c.id,
-                &c,
-            ));
+            step.announce("conversation.created", &c);
             c
         }
     };
@@ -1030,30 +1040,12 @@ fn apply_turn(
             .push(DomainEvent::new("handover.requested", "handover", h.id, &h));
         data.conversations.remember_handover(h);
         if c.pause_ai(AiPauseReason::Handover, ctx.now) {
-            step.events.push(DomainEvent::new(
-                "conversation.ai_paused",
-                "conversation",
-                c.id,
-                &c,
-            ));
+            step.announce("conversation.ai_paused", &c);
         }
         applied.handover = true;
     }
     if let Some(text) = outcome.reply {
-        let m = step.message(
-            &mut c,
-            NewMessage {
-                direction: Direction::Outbound,
-                sender_type: SenderType::Ai,
-                sender_user_id: None,
-                body: Body {
-                    text,
-                    attachments: Vec::new(),
-                },
-                status: MessageStatus::Sent,
-                external_id: None,
-            },
-        )?;
+        let m = step.message(&mut c, NewMessage::from_ai(text))?;
         step.ai_replied = true;
         applied.reply = Some(m);
     }
@@ -1103,21 +1095,8 @@ fn fire(
             if !data.ai_settings.enabled || c.ai_paused {
                 return Ok(step.done(()));
             }
-            let body = Body {
-                text: data.ai_settings.followup_text.clone(),
-                attachments: Vec::new(),
-            };
-            let m = step.message(
-                &mut c,
-                NewMessage {
-                    direction: Direction::Outbound,
-                    sender_type: SenderType::Ai,
-                    sender_user_id: None,
-                    body,
-                    status: MessageStatus::Sent,
-                    external_id: None,
-                },
-            )?;
+            let text = data.ai_settings.followup_text.clone();
+            let m = step.message(&mut c, NewMessage::from_ai(text))?;
             let mut followed = serde_json::to_value(&c).unwrap_or_else(|_| json!({}));
             if let Some(obj) = followed.as_object_mut() {
                 obj.insert("message_id".into(), json!(m.id));
@@ -1162,12 +1141,7 @@ fn create(
         .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
     let mut step = Step::new(ctx);
     let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
-    step.events.push(DomainEvent::new(
-        "conversation.created",
-        "conversation",
-        c.id,
-        &c,
-    ));
+    step.announce("conversation.created", &c);
     if let Some(text) = text {
         let body = Body {
             text,
@@ -1297,30 +1271,36 @@ fn resume(
     Ok(step.done(c))
 }
 
+/// A newest-first page of the records under `prefix`.
+fn newest_page<T: serde::de::DeserializeOwned>(
+    ctx: &Ctx,
+    prefix: &[u8],
+    page: PageRequest,
+) -> Result<Page<T>, DomainError> {
+    let mut items: Vec<T> = ctx
+        .store
+        .newest::<T>(prefix, page.after, page.limit + 1)?
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    let has_more = items.len() > page.limit;
+    items.truncate(page.limit);
+    Ok(Page { items, has_more })
+}
+
 fn list_messages(
     data: &WorkspaceData,
     ctx: &Ctx,
     id: ConversationId,
     page: PageRequest,
 ) -> Result<Page<Message>, DomainError> {
-    let c = found(data, id)?;
-    let mut items: Vec<Message> = ctx
-        .store
-        .newest::<Message>(
-            &message_prefix(ctx.workspace, id),
-            page.after,
-            page.limit + 1,
-        )?
-        .into_iter()
-        .map(|(_, mut m)| {
-            // Messages follow their conversation through contact merges.
-            m.contact_id = c.contact_id;
-            m
-        })
-        .collect();
-    let has_more = items.len() > page.limit;
-    items.truncate(page.limit);
-    Ok(Page { items, has_more })
+    let contact = found(data, id)?.contact_id;
+    let mut page = newest_page::<Message>(ctx, &message_prefix(ctx.workspace, id), page)?;
+    // Messages follow their conversation through contact merges.
+    for m in &mut page.items {
+        m.contact_id = contact;
+    }
+    Ok(page)
 }
 
 /// A team reply: reopens a closed conversation, takes over from an active AI, and
@@ -1336,20 +1316,10 @@ fn team_reply(
     let mut step = Step::new(ctx);
     if !c.is_open() {
         c.reopen(ctx.now);
-        step.events.push(DomainEvent::new(
-            "conversation.reopened",
-            "conversation",
-            c.id,
-            &c,
-        ));
+        step.announce("conversation.reopened", &c);
     }
     if c.pause_ai(AiPauseReason::Takeover, ctx.now) {
-        step.events.push(DomainEvent::new(
-            "conversation.ai_paused",
-            "conversation",
-            c.id,
-            &c,
-        ));
+        step.announce("conversation.ai_paused", &c);
     }
     step.resolve_open_handover(data, c.id, caller.resolver())?;
     let m = step.message(&mut c, NewMessage::from_team(caller, body))?;
@@ -1364,19 +1334,7 @@ fn list_comments(
     page: PageRequest,
 ) -> Result<Page<Comment>, DomainError> {
     found(data, id)?;
-    let mut items: Vec<Comment> = ctx
-        .store
-        .newest::<Comment>(
-            &comment_prefix(ctx.workspace, id),
-            page.after,
-            page.limit + 1,
-        )?
-        .into_iter()
-        .map(|(_, c)| c)
-        .collect();
-    let has_more = items.len() > page.limit;
-    items.truncate(page.limit);
-    Ok(Page { items, has_more })
+    newest_page(ctx, &comment_prefix(ctx.workspace, id), page)
 }
 
 fn add_comment(

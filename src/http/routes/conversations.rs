@@ -14,7 +14,7 @@ use switchboard_actors::domain::handover::{Handover, HandoverStatus};
 use switchboard_actors::domain::message::{Feedback, FeedbackInput, Message, TeamReplyInput};
 use switchboard_actors::ids::{ContactId, ConversationId, HandoverId, MessageId, UserId};
 use switchboard_actors::workspace::conversations::{Caller, ConversationFilter, HandoverFilter};
-use switchboard_actors::workspace::ConversationMsg;
+use switchboard_actors::workspace::{ConversationMsg, Reply};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::Ws;
@@ -41,6 +41,20 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 type ConversationJson = Json<Obj<Conversation>>;
+
+/// Asks the workspace for an action on a conversation and answers the conversation.
+async fn act(
+    app: &AppState,
+    ws: &Ws,
+    build: impl Fn(Caller, Reply<Conversation>) -> ConversationMsg,
+) -> ApiResult<ConversationJson> {
+    let caller = inbox(ws)?;
+    let c = app
+        .registry
+        .call(&ws.id, |r| build(caller.clone(), r).into())
+        .await?;
+    Ok(Json(Obj(c)))
+}
 
 /// The inbox permission, and who is asking as the conversation rules need it.
 fn inbox(ws: &Ws) -> ApiResult<Caller> {
@@ -167,21 +181,15 @@ async fn close_conversation(
     PathId(id): PathId,
     ApiJson(input): ApiJson<CloseInput>,
 ) -> ApiResult<ConversationJson> {
-    let caller = inbox(&ws)?;
+    inbox(&ws)?;
     let note = ClosingNote::parse(input)?;
-    let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Close {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                note: note.clone(),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
-    Ok(Json(Obj(c)))
+    act(&app, &ws, |caller, reply| ConversationMsg::Close {
+        caller,
+        id: ConversationId(id),
+        note: note.clone(),
+        reply,
+    })
+    .await
 }
 
 /// Opens a closed conversation again. 409 when it is open.
@@ -194,19 +202,12 @@ async fn reopen_conversation(
     ws: Ws,
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
-    let caller = inbox(&ws)?;
-    let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Reopen {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
-    Ok(Json(Obj(c)))
+    act(&app, &ws, |caller, reply| ConversationMsg::Reopen {
+        caller,
+        id: ConversationId(id),
+        reply,
+    })
+    .await
 }
 
 /// Body of PUT /conversations/{id}/assignee.
@@ -228,7 +229,7 @@ async fn assign_conversation(
     PathId(id): PathId,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ConversationJson> {
-    let caller = inbox(&ws)?;
+    inbox(&ws)?;
     let user = input
         .user_id
         .map(|u| {
@@ -237,19 +238,13 @@ async fn assign_conversation(
                 .ok_or_else(|| ApiError::invalid("user_id", "is not a member of this workspace"))
         })
         .transpose()?;
-    let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Assign {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                user: user.clone(),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
-    Ok(Json(Obj(c)))
+    act(&app, &ws, |caller, reply| ConversationMsg::Assign {
+        caller,
+        id: ConversationId(id),
+        user: user.clone(),
+        reply,
+    })
+    .await
 }
 
 /// Pauses the AI on a conversation (reason defaults to `api`). 409 when already paused.
@@ -263,21 +258,14 @@ async fn pause_ai(
     PathId(id): PathId,
     ApiJson(input): ApiJson<PauseInput>,
 ) -> ApiResult<ConversationJson> {
-    let caller = inbox(&ws)?;
     let reason = input.reason.unwrap_or(AiPauseReason::Api);
-    let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::PauseAi {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                reason,
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
-    Ok(Json(Obj(c)))
+    act(&app, &ws, |caller, reply| ConversationMsg::PauseAi {
+        caller,
+        id: ConversationId(id),
+        reason,
+        reply,
+    })
+    .await
 }
 
 /// Switches the AI back on. 409 when it is not paused.
@@ -290,19 +278,12 @@ async fn resume_ai(
     ws: Ws,
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
-    let caller = inbox(&ws)?;
-    let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::ResumeAi {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
-    Ok(Json(Obj(c)))
+    act(&app, &ws, |caller, reply| ConversationMsg::ResumeAi {
+        caller,
+        id: ConversationId(id),
+        reply,
+    })
+    .await
 }
 
 /// The messages of a conversation, newest first.
