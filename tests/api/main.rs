@@ -9,6 +9,7 @@ mod contacts;
 mod contacts_search;
 mod conventions;
 mod conversations;
+mod delivery_flow;
 mod durability;
 mod idempotency;
 mod input_hygiene;

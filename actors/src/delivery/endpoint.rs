@@ -136,7 +136,12 @@ impl Actor for EndpointActor {
                 state.send_due(&myself);
                 state.prune_old()?;
             }
-            EndpointMsg::Done(id, result) => state.record(id, result)?,
+            EndpointMsg::Done(id, result) => {
+                state.record(id, result)?;
+                // A freed slot takes the next due delivery at once, so a backlog drains
+                // as fast as the receiver answers, not a few per tick.
+                state.send_due(&myself);
+            }
             EndpointMsg::List(page, reply) => {
                 let _ = reply.send(state.list(page));
             }

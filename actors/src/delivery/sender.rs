@@ -55,6 +55,9 @@ impl Sender {
             .timeout(timeout)
             .connect_timeout(timeout)
             .dns_resolver(Arc::new(SafeResolver::new(allow_private)))
+            // The spec writes the headers as `X-Service-Signature`, `User-Agent`, ...;
+            // some receivers compare them as written.
+            .http1_title_case_headers()
             .user_agent(AGENT)
             .build()
             .map_err(|e| e.to_string())?;

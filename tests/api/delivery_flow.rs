@@ -1,0 +1,88 @@
+//! How deliveries flow: a backlog drains as fast as the receiver answers, and the headers
+//! go out spelled as the spec writes them.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::*;
+use crate::receiver::TestReceiver;
+use crate::webhooks::{hook, spawn_webhook_app_with};
+
+#[tokio::test]
+async fn a_backlog_drains_as_fast_as_the_receiver_answers_not_per_tick() {
+    // With a one-hour tick, only a freed slot can start the next delivery.
+    let app = spawn_webhook_app_with(|s| s.webhooks.tick = Duration::from_secs(3600)).await;
+    let rx = TestReceiver::start().await;
+    rx.answer_after(Duration::from_millis(100));
+    hook(&app, &rx.url, &["tag.*"]).await;
+    let writes = (0..40).map(|i| app.post("/tags", &app.key, json!({"name": format!("t{i}")})));
+    for r in futures::future::join_all(writes).await {
+        r.expect(201);
+    }
+    rx.wait_for(40).await;
+}
+
+/// A receiver that keeps the raw head of each request, to see header spelling.
+async fn raw_receiver() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let log = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&got).to_string();
+                let head = text.split("\r\n\r\n").next().unwrap_or("").to_string();
+                log.lock().unwrap().push(head);
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    (url, heads)
+}
+
+#[tokio::test]
+async fn deliveries_spell_their_headers_as_the_spec_writes_them() {
+    let app = spawn_webhook_app_with(|_| {}).await;
+    let (url, heads) = raw_receiver().await;
+    hook(&app, &url, &["tag.*"]).await;
+    app.post("/tags", &app.key, json!({"name": "VIP"}))
+        .await
+        .expect(201);
+    for _ in 0..250 {
+        if !heads.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let head = heads
+        .lock()
+        .unwrap()
+        .first()
+        .cloned()
+        .expect("a delivery arrived");
+    for name in [
+        "Content-Type: application/json",
+        "User-Agent: Service-Webhooks/2.0",
+        "X-Service-Signature: t=",
+        "X-Service-Event-Id: evt_",
+        "X-Service-Event-Type: tag.created",
+        "X-Service-Delivery-Attempt: 1",
+    ] {
+        assert!(head.contains(name), "`{name}` not in:\n{head}");
+    }
+}
