@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::helpers::*;
 use crate::receiver::TestReceiver;
 use crate::webhooks::{hook, spawn_webhook_app_with};
 
