@@ -63,7 +63,7 @@ async fn handle(
         .await
         .map_err(|_| ApiError::bad_request("the body is too large").into_response())?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
-    let fp = fingerprint(parts.method.as_str(), path, &bytes);
+    let fp = fingerprint(parts.method.as_str(), path, &canonical(&bytes));
     let claim = app
         .idempotency
         .claim(&scope, &key, &fp)
@@ -116,6 +116,16 @@ async fn handle(
                 .map_err(|e| ApiError::internal(e).into_response())?;
             Ok(Response::from_parts(parts, Body::from(body)))
         }
+    }
+}
+
+/// The body as compared between a request and its repeats: JSON in one canonical form
+/// (keys sorted, no insignificant white space), so a client that re-serialises between
+/// retries still matches; anything else as its bytes.
+fn canonical(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(value) => std::borrow::Cow::Owned(value.to_string().into_bytes()),
+        Err(_) => std::borrow::Cow::Borrowed(bytes),
     }
 }
 

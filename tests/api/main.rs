@@ -19,6 +19,7 @@ mod operator;
 mod orders;
 mod products;
 mod rate_limit;
+mod repeats;
 mod resources;
 mod store_safety;
 mod users;
