@@ -134,13 +134,49 @@ pub struct Inbound {
     pub answer: bool,
 }
 
-/// An AI turn to run beside the actor: on which message, and what the AI is told.
-#[derive(Debug, Clone)]
+/// An AI turn to run beside the actor: on which message, and what the AI is told. The
+/// earlier messages are read by whoever runs the turn ([`TurnJob::load_history`]), so
+/// that the read stays off the actor's mailbox.
+#[derive(Clone)]
 pub struct TurnJob {
     pub conversation: ConversationId,
     pub message: MessageId,
     pub request: TurnRequest,
     pub contact: KnownContact,
+    store: Store,
+    workspace: WorkspaceId,
+}
+
+impl std::fmt::Debug for TurnJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnJob")
+            .field("conversation", &self.conversation)
+            .field("message", &self.message)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TurnJob {
+    /// Fills the request's history: the last messages before this one, oldest first.
+    pub fn load_history(&mut self) -> Result<(), DomainError> {
+        let prefix = message_prefix(&self.workspace, self.conversation);
+        let mut history: Vec<(Speaker, String)> = self
+            .store
+            .newest::<Message>(&prefix, Some(self.message.get()), HISTORY)?
+            .into_iter()
+            .filter(|(_, earlier)| !earlier.text.is_empty())
+            .map(|(_, earlier)| {
+                let speaker = match earlier.direction {
+                    Direction::Inbound => Speaker::Customer,
+                    Direction::Outbound => Speaker::Business,
+                };
+                (speaker, earlier.text)
+            })
+            .collect();
+        history.reverse();
+        self.request.history = history;
+        Ok(())
+    }
 }
 
 /// What applying a turn's outcome did.
@@ -935,34 +971,18 @@ fn turn_job(
     if !data.ai_settings.enabled || c.ai_paused || !c.is_open() {
         return Ok(None);
     }
-    let mut history: Vec<(Speaker, String)> = ctx
-        .store
-        .newest::<Message>(
-            &message_prefix(ctx.workspace, c.id),
-            Some(m.id.get()),
-            HISTORY,
-        )?
-        .into_iter()
-        .filter(|(_, earlier)| !earlier.text.is_empty())
-        .map(|(_, earlier)| {
-            let speaker = match earlier.direction {
-                Direction::Inbound => Speaker::Customer,
-                Direction::Outbound => Speaker::Business,
-            };
-            (speaker, earlier.text)
-        })
-        .collect();
-    history.reverse();
     let (email, phone) = super::contacts::reachable(data, c.contact_id.get());
     Ok(Some(TurnJob {
         conversation: c.id,
         message: m.id,
         request: TurnRequest {
             settings: data.ai_settings.clone(),
-            history,
+            history: Vec::new(),
             text: m.text.clone(),
         },
         contact: KnownContact { email, phone },
+        store: ctx.store.clone(),
+        workspace: ctx.workspace.clone(),
     }))
 }
 

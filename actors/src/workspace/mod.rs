@@ -349,12 +349,15 @@ fn run_turns(
     args: &WorkspaceArgs,
     turns: Vec<conversations::TurnJob>,
 ) {
-    for job in turns {
+    for mut job in turns {
         let (me, ai, stats) = (myself.clone(), args.ai.clone(), args.stats.clone());
         let durable = args.store.durable();
         tokio::spawn(async move {
             if durable.await.is_err() {
                 return;
+            }
+            if let Err(e) = job.load_history() {
+                tracing::warn!(error = %e, "an AI turn runs without the conversation's history");
             }
             let outcome = ai.turn(&job.request, &job.contact).await;
             let (tx, _) = ractor::concurrency::oneshot();

@@ -432,9 +432,10 @@ async fn post_chat(
             .into()
         })
         .await?;
-    let Some(job) = job else {
+    let Some(mut job) = job else {
         return Ok(Json(answer));
     };
+    job.load_history()?;
     // The turn runs here, in the request's own task, never in the workspace actor.
     let outcome = app.ai.turn(&job.request, &job.contact).await;
     let applied = app
