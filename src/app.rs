@@ -65,6 +65,19 @@ pub async fn start_with_clock(
     settings: Settings,
     clock: SharedClock,
 ) -> Result<RunningApp, StartError> {
+    // The listeners first: a start that fails on a busy port touches nothing on disk.
+    let api_listener = TcpListener::bind(settings.addr)
+        .await
+        .map_err(|e| StartError::Bind(settings.addr, e))?;
+    let admin_listener = TcpListener::bind(settings.admin_addr)
+        .await
+        .map_err(|e| StartError::Bind(settings.admin_addr, e))?;
+    let api_addr = api_listener
+        .local_addr()
+        .map_err(|e| StartError::Bind(settings.addr, e))?;
+    let admin_addr = admin_listener
+        .local_addr()
+        .map_err(|e| StartError::Bind(settings.admin_addr, e))?;
     let dir = settings.data_dir.clone();
     std::fs::create_dir_all(&dir).map_err(|e| StartError::DataDir(dir.display().to_string(), e))?;
     let store_err = |e: &dyn std::fmt::Display| StartError::Store(e.to_string());
@@ -146,19 +159,6 @@ pub async fn start_with_clock(
         idempotency,
         admin_token_hash,
     });
-
-    let api_listener = TcpListener::bind(settings.addr)
-        .await
-        .map_err(|e| StartError::Bind(settings.addr, e))?;
-    let admin_listener = TcpListener::bind(settings.admin_addr)
-        .await
-        .map_err(|e| StartError::Bind(settings.admin_addr, e))?;
-    let api_addr = api_listener
-        .local_addr()
-        .map_err(|e| StartError::Bind(settings.addr, e))?;
-    let admin_addr = admin_listener
-        .local_addr()
-        .map_err(|e| StartError::Bind(settings.admin_addr, e))?;
 
     crate::admin::metrics::handle();
     let (stop, stopped) = watch::channel(false);

@@ -443,3 +443,22 @@ async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() 
     let store = Store::open(dir.path()).unwrap();
     assert!(!armed(&store), "the due timer was handled and disarmed");
 }
+
+#[tokio::test]
+async fn a_start_on_a_busy_port_fails_before_touching_the_data_folder() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("serve")
+        .env("SWITCHBOARD_ADDR", &port)
+        .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", &data)
+        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+    assert!(!data.exists(), "the data folder was not created");
+}
