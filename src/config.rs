@@ -31,6 +31,9 @@ pub struct Settings {
     pub webhooks: DeliverySettings,
     /// SWITCHBOARD_AI_*: the model behind the AI; None: the embedded rules responder.
     pub ai: AiSettings,
+    /// Mounts `POST /__test/panic`, a handler that panics, so tests can prove a panic is
+    /// answered and survived. Never read from the environment.
+    pub test_hooks: bool,
 }
 
 /// Which responder answers customers.
@@ -78,6 +81,7 @@ impl Default for Settings {
             log_json: false,
             webhooks: DeliverySettings::default(),
             ai: AiSettings::default(),
+            test_hooks: false,
         }
     }
 }

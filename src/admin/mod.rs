@@ -59,6 +59,9 @@ pub fn router(state: AppState) -> Router {
             }),
         )
         .layer(from_fn_with_state(state.clone(), require_admin))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            crate::http::error::panicked,
+        ))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .with_state(state)
 }

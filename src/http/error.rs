@@ -181,3 +181,14 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A handler that panicked: the cause goes to the log, the caller gets the 500 envelope,
+/// and the process keeps serving (tower-http's CatchPanicLayer calls this).
+pub fn panicked(cause: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let text = cause
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| cause.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a handler panicked".into());
+    ApiError::internal(format!("handler panicked: {text}")).into_response()
+}

@@ -139,8 +139,11 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn_with_state(state.clone(), auth::authenticate))
         .merge(legacy)
         .fallback(unknown_route);
-    Router::new()
-        .route("/health", get(health))
+    let mut top = Router::new();
+    if state.settings.test_hooks {
+        top = top.route("/__test/panic", axum::routing::post(test_panic));
+    }
+    top.route("/health", get(health))
         .route(
             "/api/v1/openapi.json",
             get(move || {
@@ -151,6 +154,9 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .fallback(unknown_route)
         .layer(axum::middleware::from_fn(json_rejections))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            error::panicked,
+        ))
         .layer(axum::middleware::from_fn(telemetry::track))
         .with_state(state)
 }
@@ -160,6 +166,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = api().1;
     doc.merge(routes::legacy::router().split_for_parts().1);
     doc
+}
+
+/// The test hook: a handler that panics.
+async fn test_panic() -> StatusCode {
+    panic!("a panic asked for by a test")
 }
 
 async fn health(State(app): State<AppState>) -> Response {

@@ -17,6 +17,7 @@ mod legacy;
 mod loadtest;
 mod operator;
 mod orders;
+mod panics;
 mod products;
 mod rate_limit;
 mod repeats;

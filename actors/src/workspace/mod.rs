@@ -66,6 +66,8 @@ pub enum WorkspaceMsg {
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
     Crash,
+    /// Panics in the handler; lets tests prove that a panicking actor comes back too.
+    Panic,
 }
 
 impl From<ContactMsg> for WorkspaceMsg {
@@ -125,6 +127,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::TimerDue(_) => "timer_due",
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
+            WorkspaceMsg::Panic => "panic",
         }
     }
 }
@@ -315,6 +318,7 @@ impl Actor for WorkspaceActor {
                 Handled::Done
             }
             WorkspaceMsg::Crash => return Err("crash requested".into()),
+            WorkspaceMsg::Panic => panic!("a panic asked for by a test"),
         };
         let turns = ctx.later.take();
         if let Handled::Commit(pending) = done {

@@ -1,0 +1,72 @@
+//! A panic is answered and survived: in a handler (the 500 envelope, the process serves
+//! on) and in a workspace actor (restarted from its persisted state).
+
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_actors::ids::WorkspaceId;
+use switchboard_actors::workspace::WorkspaceMsg;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn a_handler_panic_answers_the_500_envelope_and_the_service_lives_on() {
+    let app = spawn_app_with(|s| s.test_hooks = true).await;
+    let r = app
+        .client
+        .post(format!("{}/__test/panic", app.api))
+        .send()
+        .await
+        .expect("the connection is answered, not dropped");
+    assert_eq!(r.status(), 500);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "internal_error");
+    assert!(
+        !body.to_string().contains("asked for"),
+        "the cause stays in the log"
+    );
+    app.get("/tags", &app.key).await.expect(200);
+}
+
+#[tokio::test]
+async fn the_test_hook_is_absent_unless_asked_for() {
+    let app = spawn_app().await;
+    let r = app
+        .client
+        .post(format!("{}/__test/panic", app.api))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn a_panicking_workspace_actor_comes_back_from_the_store() {
+    let app = spawn_app().await;
+    app.post("/tags", &app.key, json!({"name": "before"}))
+        .await
+        .expect(201);
+    let state = &app.app.as_ref().unwrap().state;
+    let restarts = || {
+        state
+            .registry
+            .stats()
+            .restarts
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let ws = WorkspaceId::parse(&app.workspace_id).unwrap();
+    state.registry.tell(&ws, WorkspaceMsg::Panic).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while restarts() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the panic was noticed"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let tags = app.get("/tags", &app.key).await.expect(200);
+    assert_eq!(tags.body["data"][0]["name"], "before");
+    app.post("/tags", &app.key, json!({"name": "after"}))
+        .await
+        .expect(201);
+}
