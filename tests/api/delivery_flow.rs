@@ -85,3 +85,53 @@ async fn deliveries_spell_their_headers_as_the_spec_writes_them() {
         assert!(head.contains(name), "`{name}` not in:\n{head}");
     }
 }
+
+/// A name this machine resolves to a loopback address that is not a `localhost` name
+/// (those are refused by name already), from /etc/hosts: the machine's own host name.
+fn loopback_name() -> String {
+    let hosts = std::fs::read_to_string("/etc/hosts").expect("/etc/hosts");
+    hosts
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            let ip = parts.next()?;
+            ip.starts_with("127.").then(|| parts.collect::<Vec<_>>())
+        })
+        .flatten()
+        .find(|name| !name.contains("localhost"))
+        .map(str::to_string)
+        .expect("/etc/hosts names this machine with a loopback address")
+}
+
+#[tokio::test]
+async fn a_host_name_that_resolves_to_a_private_address_is_refused_when_saved() {
+    let app = crate::helpers::spawn_app().await;
+    let name = loopback_name();
+    let url = format!("https://{name}/hook");
+    let refused = app
+        .post(
+            "/webhooks",
+            &app.key,
+            json!({"url": url, "events": ["tag.*"]}),
+        )
+        .await
+        .expect_error(422, "unsafe_url");
+    assert!(refused.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(&name));
+
+    let ok = app
+        .post(
+            "/webhooks",
+            &app.key,
+            json!({"url": "https://hooks.example.com/in", "events": ["tag.*"]}),
+        )
+        .await
+        .expect(201);
+    let id = ok.body["id"].as_str().unwrap().to_string();
+    app.patch(&format!("/webhooks/{id}"), &app.key, json!({"url": url}))
+        .await
+        .expect_error(422, "unsafe_url");
+}

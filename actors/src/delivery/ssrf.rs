@@ -107,6 +107,40 @@ pub fn check_at_send(url: &Url, allow_private: bool) -> Result<(), UrlProblem> {
     check_host(url)
 }
 
+/// Resolves a URL's host name (IP literals are judged by [`check_webhook_url`]) within
+/// `limit`, so that a name pointing at a private address is refused when the endpoint is
+/// saved, not only when a delivery is attempted. A name that does not resolve in time is
+/// accepted: the resolver checks it again at every connection, which also stops rebinding.
+pub async fn check_resolved(
+    raw: &str,
+    allow_private: bool,
+    limit: std::time::Duration,
+) -> Result<(), UrlProblem> {
+    if allow_private {
+        return Ok(());
+    }
+    let Ok(url) = Url::parse(raw) else {
+        return Ok(());
+    };
+    let Some(url::Host::Domain(name)) = url.host() else {
+        return Ok(());
+    };
+    let port = url.port_or_known_default().unwrap_or(443);
+    let lookup = tokio::net::lookup_host((name.to_string(), port));
+    let Ok(Ok(addrs)) = tokio::time::timeout(limit, lookup).await else {
+        return Ok(());
+    };
+    for addr in addrs {
+        if is_forbidden_ip(addr.ip().to_canonical()) {
+            return Err(UrlProblem::Unsafe(format!(
+                "{name} resolves to {}, a private or internal address",
+                addr.ip()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Whether an address is private, internal or reserved. IPv4: 0.0.0.0/8, 10/8, 100.64/10, 127/8,
 /// 169.254/16 (including 169.254.169.254), 172.16/12, 192.0.0/24, 192.0.2/24, 192.88.99/24,
 /// 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4 multicast, 240/4 reserved,

@@ -82,6 +82,30 @@ pub struct CreatedEndpoint {
     pub secret: String,
 }
 
+/// How long saving an endpoint waits for its host name to resolve.
+const RESOLVE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A new URL whose host name resolves to a private address is refused now (422
+/// `unsafe_url`), before the workspace is asked.
+async fn resolves_publicly(app: &AppState, change: &EndpointChange) -> ApiResult<()> {
+    let Some(url) = &change.url else {
+        return Ok(());
+    };
+    switchboard_actors::delivery::ssrf::check_resolved(
+        url,
+        app.settings.webhooks.allow_private,
+        RESOLVE_LIMIT,
+    )
+    .await
+    .map_err(|problem| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unsafe_url",
+            problem.to_string(),
+        )
+    })
+}
+
 /// Adds an endpoint. https only; private and internal addresses answer 422 `unsafe_url`;
 /// 409 `endpoint_limit_reached` beyond 100.
 #[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body = EndpointInput,
@@ -93,6 +117,7 @@ async fn create_webhook(
 ) -> ApiResult<(StatusCode, Json<CreatedEndpoint>)> {
     ws.require(Permission::Integrations)?;
     let change = EndpointChange::parse(input, true, app.settings.webhooks.allow_private)?;
+    resolves_publicly(&app, &change).await?;
     let (origin, who) = (ws.origin(), caller(&ws));
     let (view, secret) = app
         .registry
@@ -133,6 +158,7 @@ async fn update_webhook(
 ) -> ApiResult<Json<Obj<EndpointView>>> {
     ws.require(Permission::Integrations)?;
     let change = EndpointChange::parse(input, false, app.settings.webhooks.allow_private)?;
+    resolves_publicly(&app, &change).await?;
     let (origin, who) = (ws.origin(), caller(&ws));
     let view = app
         .registry
