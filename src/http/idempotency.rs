@@ -94,6 +94,13 @@ async fn handle(
         .into_response()
         }),
         Claim::Fresh => {
+            // The in-progress marker reaches the disk before the work starts, so that work
+            // with an effect outside the store (a test delivery now, message sends later)
+            // is never repeated after a crash: the repeat finds the marker and answers
+            // 409 request_in_progress. Writes to the store share this flush anyway.
+            app.store.durable().await.map_err(|e| {
+                ApiError::from(switchboard_actors::domain::DomainError::from(e)).into_response()
+            })?;
             let response = next
                 .run(Request::from_parts(parts, Body::from(bytes)))
                 .await;

@@ -135,3 +135,70 @@ async fn a_host_name_that_resolves_to_a_private_address_is_refused_when_saved() 
         .await
         .expect_error(422, "unsafe_url");
 }
+
+#[tokio::test]
+async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = TestReceiver::start().await;
+    rx.answer_after(Duration::from_secs(30));
+    let mut server = crate::helpers::launch(
+        dir.path(),
+        &[("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true")],
+        &[],
+    )
+    .await;
+    let key = server.key.clone().unwrap();
+    let client = reqwest::Client::new();
+    let created: serde_json::Value = client
+        .post(server.url("/webhooks"))
+        .bearer_auth(&key)
+        .json(&json!({"url": rx.url, "events": ["tag.created"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let test_url = server.url(&format!(
+        "/webhooks/{}/test",
+        created["id"].as_str().unwrap()
+    ));
+    let send = {
+        let (client, url, key) = (client.clone(), test_url.clone(), key.clone());
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .bearer_auth(key)
+                .header("Idempotency-Key", "test-once")
+                .json(&json!({}))
+                .send()
+                .await
+        })
+    };
+    rx.wait_for(1).await;
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    let _ = send.await;
+
+    let server = crate::helpers::launch(
+        dir.path(),
+        &[("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true")],
+        &[],
+    )
+    .await;
+    let again = client
+        .post(server.url(&format!(
+            "/webhooks/{}/test",
+            created["id"].as_str().unwrap()
+        )))
+        .bearer_auth(&key)
+        .header("Idempotency-Key", "test-once")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 409);
+    let body: serde_json::Value = again.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "request_in_progress");
+    rx.stays_at(1, Duration::from_millis(300)).await;
+}
