@@ -202,3 +202,74 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
     assert_eq!(body["error"]["code"], "request_in_progress");
     rx.stays_at(1, Duration::from_millis(300)).await;
 }
+
+#[tokio::test]
+async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = TestReceiver::start().await;
+    rx.answer_after(Duration::from_secs(30));
+    let env = [
+        ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("SWITCHBOARD_WEBHOOK_TICK", "50ms"),
+    ];
+    let mut server = crate::helpers::launch(dir.path(), &env, &[]).await;
+    let key = server.key.clone().unwrap();
+    let client = reqwest::Client::new();
+    let created: serde_json::Value = client
+        .post(server.url("/webhooks"))
+        .bearer_auth(&key)
+        .json(&json!({"url": rx.url, "events": ["tag.created"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let endpoint = created["id"].as_str().unwrap().to_string();
+    let tag = client
+        .post(server.url("/tags"))
+        .bearer_auth(&key)
+        .json(&json!({"name": "VIP"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tag.status(), 201);
+    let first = rx.wait_for(1).await;
+    assert_eq!(first[0].attempt(), 1);
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    crate::store_safety::assert_store_checks(dir.path());
+
+    rx.respond_with(200);
+    let server = crate::helpers::launch(dir.path(), &env, &[]).await;
+    let again = rx.wait_for(2).await;
+    assert_eq!(again[1].event_id(), first[0].event_id());
+    assert_eq!(
+        again[1].attempt(),
+        2,
+        "the repeat carries the next attempt number"
+    );
+    let mut log = serde_json::Value::Null;
+    for _ in 0..100 {
+        log = client
+            .get(server.url(&format!("/webhooks/{endpoint}/deliveries")))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if log["data"][0]["status"] == "delivered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let attempts = log["data"][0]["attempts"].as_array().unwrap().clone();
+    assert_eq!(attempts.len(), 2, "{log}");
+    assert!(attempts[0]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("interrupted"));
+    assert_eq!(attempts[1]["status_code"], 200);
+}

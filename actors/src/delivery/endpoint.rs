@@ -51,6 +51,9 @@ impl EndpointConfig {
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
 
+/// The error of an attempt that a stop or a crash cut short.
+const INTERRUPTED: &str = "interrupted: the service stopped while this attempt was in flight";
+
 pub enum EndpointMsg {
     Configure(EndpointConfig),
     /// New deliveries were committed for this endpoint.
@@ -172,9 +175,14 @@ impl EndpointState {
         let found = self
             .store()
             .scan_after::<Delivery>(&record::prefix(&self.cfg.id), self.seen_up_to)?;
-        for (id, d) in found {
+        for (id, mut d) in found {
             self.seen_up_to = self.seen_up_to.max(id);
             if d.status == DeliveryStatus::Pending {
+                // An attempt still marked in flight was cut short by a stop or a crash:
+                // it counts, and the next one carries the next number.
+                if let Some(last) = d.attempts.last_mut().filter(|a| a.in_flight()) {
+                    last.error = Some(INTERRUPTED.into());
+                }
                 self.pending.insert(id, d);
             }
         }
@@ -203,9 +211,30 @@ impl EndpointState {
             .map(|d| d.id)
             .collect();
         for id in due {
-            let Some(d) = self.pending.get(&id) else {
+            let Some(d) = self.pending.get_mut(&id) else {
                 continue;
             };
+            // The attempt is written before it is sent, and sent only once that write is
+            // durable: a repeat after a crash then carries the next number, and the log
+            // shows the interrupted attempt.
+            let number = d.attempts.len() as u32 + 1;
+            d.attempts.push(Attempt {
+                number,
+                at: now,
+                status_code: None,
+                error: Some(record::IN_FLIGHT.into()),
+                duration_ms: 0,
+            });
+            let mut batch = Batch::default();
+            let written = batch
+                .put(record::key(&self.cfg.id, id), &*d)
+                .and_then(|_| self.dispatcher.store().apply(batch));
+            if let Err(e) = written {
+                d.attempts.pop();
+                tracing::error!(error = %e, "could not record an attempt before sending it");
+                continue;
+            }
+            let durable = self.dispatcher.store().durable();
             self.in_flight.insert(id);
             let sender = self.dispatcher.sender().clone();
             let (url, body, secrets) = (
@@ -214,22 +243,31 @@ impl EndpointState {
                 self.cfg.secrets_at(now),
             );
             let (event_id, event_type) = (d.event_id.clone(), d.event_type.clone());
-            let number = d.attempts.len() as u32 + 1;
             let t = now.timestamp();
             let me = myself.clone();
             let stats = self.stats.clone();
             tokio::spawn(async move {
-                let result = sender
-                    .send(sender::Attempt {
-                        url: &url,
-                        body: &body,
-                        secrets: &secrets,
-                        event_id: &event_id,
-                        event_type: &event_type,
-                        number,
-                        t,
-                    })
-                    .await;
+                let result = match durable.await {
+                    Err(e) => SendResult {
+                        outcome: Outcome::Failed,
+                        status_code: None,
+                        error: Some(format!("not sent: the attempt could not be recorded ({e})")),
+                        duration_ms: 0,
+                    },
+                    Ok(()) => {
+                        sender
+                            .send(sender::Attempt {
+                                url: &url,
+                                body: &body,
+                                secrets: &secrets,
+                                event_id: &event_id,
+                                event_type: &event_type,
+                                number,
+                                t,
+                            })
+                            .await
+                    }
+                };
                 stats.sent();
                 if me.send_message(EndpointMsg::Done(id, result)).is_err() {
                     stats.received();
@@ -245,6 +283,9 @@ impl EndpointState {
             return Ok(());
         };
         let now = self.dispatcher.now();
+        if d.attempts.last().is_some_and(Attempt::in_flight) {
+            d.attempts.pop();
+        }
         d.attempts.push(Attempt {
             number: d.attempts.len() as u32 + 1,
             at: now,

@@ -29,6 +29,16 @@ pub struct Attempt {
     pub duration_ms: u64,
 }
 
+/// The error of an attempt written before it is sent, while it is in flight.
+pub const IN_FLIGHT: &str = "in flight";
+
+impl Attempt {
+    /// Written before the attempt is sent and replaced by its outcome: no answer yet.
+    pub fn in_flight(&self) -> bool {
+        self.status_code.is_none() && self.error.as_deref() == Some(IN_FLIGHT)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Delivery {
     pub id: u64,
@@ -65,15 +75,23 @@ pub struct DeliveryView {
 }
 
 impl Delivery {
+    /// The delivery as answered: an attempt still in flight is not shown until it has an
+    /// outcome (or, after a crash, as interrupted).
     pub fn view(&self) -> DeliveryView {
+        let attempts: Vec<Attempt> = self
+            .attempts
+            .iter()
+            .filter(|a| !a.in_flight())
+            .cloned()
+            .collect();
         DeliveryView {
             id: self.id,
             endpoint_id: self.endpoint_id.clone(),
             event_id: self.event_id.clone(),
             event_type: self.event_type.clone(),
             status: self.status,
-            attempt_count: self.attempts.len(),
-            attempts: self.attempts.clone(),
+            attempt_count: attempts.len(),
+            attempts,
             next_attempt_at: self.next_attempt_at,
             created_at: self.created_at,
         }
