@@ -65,6 +65,7 @@ async fn serve() -> std::process::ExitCode {
         }
     };
     init_tracing(settings.log_json);
+    raise_open_files_limit();
     let stop = shutdown_signal();
     let app = match switchboard::app::start(settings).await {
         Ok(app) => app,
@@ -93,6 +94,22 @@ async fn serve() -> std::process::ExitCode {
             eprintln!("switchboard: the store failed and the disk takes writes again; exiting so that the supervisor restarts the service");
             std::process::ExitCode::from(RESTART_EXIT_CODE)
         }
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit: every connection is a file, and
+/// the common default of 1,024 is far below what one server can hold.
+fn raise_open_files_limit() {
+    use rlimit::Resource;
+    match Resource::NOFILE.get() {
+        Ok((soft, hard)) if soft < hard => match Resource::NOFILE.set(hard, hard) {
+            Ok(()) => tracing::info!(from = soft, to = hard, "raised the open-files limit"),
+            Err(e) => {
+                tracing::warn!(soft, hard, error = %e, "could not raise the open-files limit")
+            }
+        },
+        Ok((soft, hard)) => tracing::info!(soft, hard, "open-files limit"),
+        Err(e) => tracing::warn!(error = %e, "could not read the open-files limit"),
     }
 }
 

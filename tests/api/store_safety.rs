@@ -462,3 +462,46 @@ async fn a_start_on_a_busy_port_fails_before_touching_the_data_folder() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
     assert!(!data.exists(), "the data folder was not created");
 }
+
+#[tokio::test]
+async fn the_service_raises_its_open_files_limit_to_the_hard_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_switchboard");
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -Sn 512 && exec {bin} serve"))
+        .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", dir.path())
+        .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.starts_with("operator api listening") {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap();
+    assert!(started);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id().unwrap())).unwrap();
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .split_whitespace()
+        .skip(3)
+        .take(2)
+        .collect::<Vec<_>>();
+    assert_eq!(open_files[0], open_files[1], "soft == hard: {open_files:?}");
+    assert_ne!(open_files[0], "512");
+    child.start_kill().unwrap();
+}
