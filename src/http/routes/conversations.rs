@@ -42,18 +42,26 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 type ConversationJson = Json<Obj<Conversation>>;
 
-/// Asks the workspace for an action on a conversation and answers the conversation.
+/// Asks the workspace on behalf of a caller with the inbox permission.
+async fn ask<T: Send + 'static>(
+    app: &AppState,
+    ws: &Ws,
+    build: impl Fn(Caller, Reply<T>) -> ConversationMsg,
+) -> ApiResult<T> {
+    let caller = inbox(ws)?;
+    Ok(app
+        .registry
+        .call(&ws.id, |r| build(caller.clone(), r).into())
+        .await?)
+}
+
+/// Asks for an action on a conversation and answers the conversation.
 async fn act(
     app: &AppState,
     ws: &Ws,
     build: impl Fn(Caller, Reply<Conversation>) -> ConversationMsg,
 ) -> ApiResult<ConversationJson> {
-    let caller = inbox(ws)?;
-    let c = app
-        .registry
-        .call(&ws.id, |r| build(caller.clone(), r).into())
-        .await?;
-    Ok(Json(Obj(c)))
+    Ok(Json(Obj(ask(app, ws, build).await?)))
 }
 
 /// The inbox permission, and who is asking as the conversation rules need it.
@@ -320,20 +328,15 @@ async fn team_reply(
     PathId(id): PathId,
     ApiJson(input): ApiJson<TeamReplyInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Message>>)> {
-    let caller = inbox(&ws)?;
+    inbox(&ws)?;
     let body = input.parse()?;
-    let m = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::TeamReply {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                body: body.clone(),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
+    let m = ask(&app, &ws, |caller, reply| ConversationMsg::TeamReply {
+        caller,
+        id: ConversationId(id),
+        body: body.clone(),
+        reply,
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(Obj(m))))
 }
 
@@ -369,20 +372,15 @@ async fn add_comment(
     PathId(id): PathId,
     ApiJson(input): ApiJson<NewCommentInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Comment>>)> {
-    let caller = inbox(&ws)?;
+    inbox(&ws)?;
     let body = input.parse()?;
-    let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::AddComment {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                body: body.clone(),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
+    let c = ask(&app, &ws, |caller, reply| ConversationMsg::AddComment {
+        caller,
+        id: ConversationId(id),
+        body: body.clone(),
+        reply,
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(Obj(c))))
 }
 
@@ -457,17 +455,13 @@ async fn resolve_handover(
     ws: Ws,
     PathId(id): PathId,
 ) -> ApiResult<Json<Obj<Handover>>> {
-    let caller = inbox(&ws)?;
-    let h = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::ResolveHandover {
-                caller: caller.clone(),
-                id: HandoverId(id),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
+    let h = ask(&app, &ws, |caller, reply| {
+        ConversationMsg::ResolveHandover {
+            caller,
+            id: HandoverId(id),
+            reply,
+        }
+    })
+    .await?;
     Ok(Json(Obj(h)))
 }
