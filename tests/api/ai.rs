@@ -412,17 +412,19 @@ mod events {
         .await;
         chat(&app, json!({"message": "agent please, call 555 010 0199", "contact": {"email": "a@example.com"}})).await;
         let got = rx.wait_for(4).await;
-        let types: Vec<&str> = got.iter().map(|r| r.event_type()).collect();
+        let mut types: Vec<&str> = got.iter().map(|r| r.event_type()).collect();
+        types.sort();
         assert_eq!(
             types,
             [
                 "contact.lead_captured",
-                "handover.requested",
                 "conversation.ai_paused",
+                "handover.requested",
                 "message.sent"
             ]
         );
-        let lead = got[0].json();
+        let of_type = |t: &str| got.iter().find(|r| r.event_type() == t).unwrap().json();
+        let lead = of_type("contact.lead_captured");
         assert_eq!(lead["actor"]["type"], "ai");
         assert!(lead["data"]["summary"]
             .as_str()
@@ -432,12 +434,12 @@ mod events {
             lead["data"].get("phone").is_none(),
             "contact details need include_contact_details"
         );
-        let handover = got[1].json();
+        let handover = of_type("handover.requested");
         assert!(handover["data"]["summary"]
             .as_str()
             .unwrap()
             .contains("agent please"));
-        let sent = got[3].json();
+        let sent = of_type("message.sent");
         assert_eq!(sent["data"]["sender_type"], "ai");
     }
 }
