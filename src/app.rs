@@ -162,14 +162,16 @@ pub async fn start_with_clock(
 
     crate::admin::metrics::handle();
     let (stop, stopped) = watch::channel(false);
-    let api = serve(
+    let api = crate::serve::serve(
         api_listener,
         crate::http::router(state.clone()),
+        settings.api_connections,
         stopped.clone(),
     );
-    let admin = serve(
+    let admin = crate::serve::serve(
         admin_listener,
         crate::admin::router(state.clone()),
+        settings.admin_connections,
         stopped.clone(),
     );
     let servers = tokio::spawn(async move {
@@ -237,18 +239,6 @@ async fn resume_deliveries(directory: &Directory, store: &Store, dispatcher: &Di
             }
             Err(e) => tracing::error!(error = %e, workspace = %ws.id, "could not read endpoints"),
         }
-    }
-}
-
-async fn serve(listener: TcpListener, router: axum::Router, mut stopped: watch::Receiver<bool>) {
-    let shutdown = async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    };
-    if let Err(e) = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-    {
-        tracing::error!(error = %e, "listener failed");
     }
 }
 

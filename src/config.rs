@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::serve::ConnectionLimits;
+
 pub use switchboard_actors::delivery::DeliverySettings;
 
 #[derive(Debug, Clone)]
@@ -31,6 +33,11 @@ pub struct Settings {
     pub webhooks: DeliverySettings,
     /// SWITCHBOARD_AI_*: the model behind the AI; None: the embedded rules responder.
     pub ai: AiSettings,
+    /// SWITCHBOARD_HEADER_READ_TIMEOUT and SWITCHBOARD_MAX_CONNECTIONS: the API listener.
+    pub api_connections: ConnectionLimits,
+    /// SWITCHBOARD_HEADER_READ_TIMEOUT and SWITCHBOARD_ADMIN_MAX_CONNECTIONS: the operator
+    /// listener, capped apart so that it answers while the API listener is saturated.
+    pub admin_connections: ConnectionLimits,
     /// Mounts `POST /__test/panic`, a handler that panics, so tests can prove a panic is
     /// answered and survived. Never read from the environment.
     pub test_hooks: bool,
@@ -81,6 +88,14 @@ impl Default for Settings {
             log_json: false,
             webhooks: DeliverySettings::default(),
             ai: AiSettings::default(),
+            api_connections: ConnectionLimits {
+                header_read_timeout: Duration::from_secs(10),
+                max_connections: 10_000,
+            },
+            admin_connections: ConnectionLimits {
+                header_read_timeout: Duration::from_secs(10),
+                max_connections: 256,
+            },
             test_hooks: false,
         }
     }
@@ -169,6 +184,33 @@ impl Settings {
                     })
                 }
             };
+        }
+        if let Some(v) = var("SWITCHBOARD_HEADER_READ_TIMEOUT") {
+            let t = parse_duration("SWITCHBOARD_HEADER_READ_TIMEOUT", &v)?;
+            s.api_connections.header_read_timeout = t;
+            s.admin_connections.header_read_timeout = t;
+        }
+        for (name, slot) in [
+            (
+                "SWITCHBOARD_MAX_CONNECTIONS",
+                &mut s.api_connections.max_connections,
+            ),
+            (
+                "SWITCHBOARD_ADMIN_MAX_CONNECTIONS",
+                &mut s.admin_connections.max_connections,
+            ),
+        ] {
+            if let Some(v) = var(name) {
+                *slot = v
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n: &usize| *n > 0)
+                    .ok_or_else(|| ConfigError {
+                        var: name,
+                        message: format!("`{v}` is not a whole number above 0"),
+                    })?;
+            }
         }
         if let Some(v) = var("SWITCHBOARD_AI_URL") {
             let url = url::Url::parse(v.trim()).map_err(|e| ConfigError {

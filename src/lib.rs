@@ -10,6 +10,7 @@
 //!   and the store's health (503 while it cannot take writes).
 //! - [`admin`]: the operator listener.
 //! - [`cli`]: the command line.
+//! - [`serve`]: the accept loop: header-read timeout, connection cap, graceful stop.
 //! - [`maintenance`]: backup, restore and the offline check.
 //!
 //! State lives in `switchboard-actors`: a request is authenticated here (in memory), then
@@ -22,3 +23,4 @@ pub mod config;
 pub mod http;
 pub mod loadtest;
 pub mod maintenance;
+pub mod serve;

@@ -1,0 +1,104 @@
+//! Connections: a header-read timeout (which also closes idle kept-alive connections), a
+//! cap that sheds the newest connection, and an operator listener that answers while the
+//! API listener is full.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::*;
+
+fn addr(url: &str) -> String {
+    url.trim_start_matches("http://").to_string()
+}
+
+/// Reads until the peer closes; None when it stays open longer than `wait`.
+async fn closed_within(stream: &mut TcpStream, wait: Duration) -> Option<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(wait, read).await.ok().map(|_| got)
+}
+
+#[tokio::test]
+async fn a_request_head_that_never_completes_is_cut_off() {
+    let app = spawn_app_with(|s| {
+        s.api_connections.header_read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let mut slow = TcpStream::connect(addr(&app.api)).await.unwrap();
+    slow.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    assert!(
+        closed_within(&mut slow, Duration::from_secs(3))
+            .await
+            .is_some(),
+        "a slowloris connection is closed"
+    );
+}
+
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed() {
+    let app = spawn_app_with(|s| {
+        s.api_connections.header_read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let mut conn = TcpStream::connect(addr(&app.api)).await.unwrap();
+    conn.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let n = conn.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    assert!(
+        closed_within(&mut conn, Duration::from_secs(3))
+            .await
+            .is_some(),
+        "the idle connection is closed"
+    );
+}
+
+#[tokio::test]
+async fn connections_past_the_cap_are_shed_and_the_operator_listener_still_answers() {
+    let app = spawn_app_with(|s| s.api_connections.max_connections = 4).await;
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(TcpStream::connect(addr(&app.api)).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut extra = TcpStream::connect(addr(&app.api)).await.unwrap();
+    let _ = extra
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await;
+    let answer = closed_within(&mut extra, Duration::from_secs(3))
+        .await
+        .expect("the newest connection is closed, not left waiting");
+    assert!(answer.is_empty(), "shed without an answer");
+
+    let admin = app
+        .client
+        .get(format!("{}/admin/health", app.admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(admin.status(), 200, "the operator listener answers");
+
+    drop(idle);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let health = reqwest::Client::new()
+        .get(format!("{}/health", app.api))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200, "freed room takes new connections");
+}
