@@ -154,6 +154,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .fallback(unknown_route)
         .layer(axum::middleware::from_fn(json_rejections))
+        .layer(axum::middleware::from_fn(refuse_long_uris))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             error::panicked,
         ))
@@ -166,6 +167,23 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = api().1;
     doc.merge(routes::legacy::router().split_for_parts().1);
     doc
+}
+
+/// The longest request target (path and query) served.
+const MAX_URI_BYTES: usize = 16 * 1024;
+
+/// An over-long request target gets 414 with the error envelope.
+async fn refuse_long_uris(req: Request, next: Next) -> Response {
+    let len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if len > MAX_URI_BYTES {
+        return ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request target is {len} bytes; at most {MAX_URI_BYTES} are served"),
+        )
+        .into_response();
+    }
+    next.run(req).await
 }
 
 /// The test hook: a handler that panics.

@@ -102,3 +102,26 @@ async fn connections_past_the_cap_are_shed_and_the_operator_listener_still_answe
         .unwrap();
     assert_eq!(health.status(), 200, "freed room takes new connections");
 }
+
+#[tokio::test]
+async fn an_over_long_query_string_gets_the_error_envelope() {
+    // Past 64 KiB the HTTP library refuses a request target itself (414, empty body);
+    // up to that, the service answers with its envelope.
+    let app = spawn_app().await;
+    let mut conn = TcpStream::connect(addr(&app.api)).await.unwrap();
+    let head = format!(
+        "GET /api/v1/contacts?q={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "x".repeat(32 * 1024)
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    let answer = closed_within(&mut conn, Duration::from_secs(10))
+        .await
+        .expect("answered and closed");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        text.starts_with("HTTP/1.1 414"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.contains(r#""code":"uri_too_long""#), "{text}");
+}
