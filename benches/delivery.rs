@@ -1,9 +1,12 @@
 //! Webhook delivery, end to end over real HTTP on this machine:
 //! 1. from an API write to its first delivery attempt, at about 1,000 events/s;
 //! 2. sustained deliveries to 1,000 endpoints (10 workspaces x 100), one of which never
-//!    answers in time, to show that a slow endpoint delays nobody else.
+//!    answers in time, to show that a slow endpoint delays nobody else;
+//! 3. a backlog of BACKLOG pending deliveries to one fast endpoint (built while the
+//!    receiver holds its first answers), drained per second once it answers.
 //!
-//! `cargo bench --bench delivery` (EVENTS_PER_SEC, SECONDS, ENDPOINT_EVENTS to change).
+//! `cargo bench --bench delivery` (EVENTS_PER_SEC, SECONDS, ENDPOINT_EVENTS, BACKLOG to
+//! change; SKIP_FANOUT=1 skips part 2).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -161,7 +164,112 @@ async fn main() {
         lat.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
     );
 
-    // 2. 1,000 endpoints, one of them always too slow.
+    if env("SKIP_FANOUT", 0) == 0 {
+        fanout(&client, &api, &admin).await;
+    }
+    backlog(&client, &api, &admin).await;
+    app.shutdown().await;
+}
+
+/// A receiver that holds every request until `open` turns true, then answers at once.
+async fn gated() -> (
+    String,
+    tokio::sync::watch::Sender<bool>,
+    Arc<std::sync::atomic::AtomicU64>,
+) {
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let state = (gate, count.clone());
+    let app = Router::new()
+        .fallback(
+            |State((mut gate, count)): State<(
+                tokio::sync::watch::Receiver<bool>,
+                Arc<std::sync::atomic::AtomicU64>,
+            )>| async move {
+                let _ = gate.wait_for(|o| *o).await;
+                count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                "ok"
+            },
+        )
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/hook"), open, count)
+}
+
+/// 3. A backlog drains as fast as the receiver answers.
+async fn backlog(client: &reqwest::Client, api: &str, admin: &str) {
+    let r: Value = client
+        .post(format!("{admin}/admin/workspaces"))
+        .bearer_auth("bench-admin-token-0123456789")
+        .json(&json!({"name": "backlog"}))
+        .send()
+        .await
+        .expect("workspace")
+        .json()
+        .await
+        .expect("json");
+    let key = r["api_key"].as_str().unwrap_or_default().to_string();
+    let (url, open, count) = gated().await;
+    client
+        .post(format!("{api}/webhooks"))
+        .bearer_auth(&key)
+        .json(&json!({"url": url, "events": ["tag.created"]}))
+        .send()
+        .await
+        .expect("endpoint");
+    let total = env("BACKLOG", 100_000);
+    let filled = Instant::now();
+    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let writers: Vec<_> = (0..64)
+        .map(|_| {
+            let (client, api, key, next) =
+                (client.clone(), api.to_string(), key.clone(), next.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= total {
+                        return;
+                    }
+                    let _ = client
+                        .post(format!("{api}/tags"))
+                        .bearer_auth(&key)
+                        .json(&json!({"name": format!("b{i}")}))
+                        .send()
+                        .await;
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        let _ = w.await;
+    }
+    println!(
+        "backlog: {total} events written in {:.1} s while the receiver held its answers",
+        filled.elapsed().as_secs_f64()
+    );
+    let started = Instant::now();
+    let _ = open.send(true);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while count.load(std::sync::atomic::Ordering::Relaxed) < total && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = started.elapsed();
+    let got = count.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "backlog drained: {got} of {total} deliveries in {:.2} s = {:.0} deliveries/s to one endpoint",
+        took.as_secs_f64(),
+        got as f64 / took.as_secs_f64()
+    );
+}
+
+/// 2. 1,000 endpoints, one of them always too slow.
+async fn fanout(client: &reqwest::Client, api: &str, admin: &str) {
     let (fast_url, _, fast_count) = receiver(false).await;
     let (slow_url, _, _) = receiver(true).await;
     let mut workspaces = Vec::new();
@@ -223,5 +331,4 @@ async fn main() {
         took.as_secs_f64(),
         got as f64 / took.as_secs_f64()
     );
-    app.shutdown().await;
 }
