@@ -125,3 +125,32 @@ async fn an_over_long_query_string_gets_the_error_envelope() {
     );
     assert!(text.contains(r#""code":"uri_too_long""#), "{text}");
 }
+
+#[tokio::test]
+async fn eleven_hundred_idle_connections_do_not_stop_either_listener() {
+    // Both ends live in this test process: it needs the room the service gives itself.
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
+    let app = spawn_app().await;
+    let mut idle = Vec::new();
+    for _ in 0..1_100 {
+        idle.push(TcpStream::connect(addr(&app.api)).await.unwrap());
+    }
+    let health = app
+        .client
+        .get(format!("{}/health", app.api))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let admin = app
+        .client
+        .get(format!("{}/admin/health", app.admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(admin.status(), 200);
+    drop(idle);
+}
