@@ -13,6 +13,65 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+/// The longest request line the HTTP library takes (its URI limit is 64 KiB); a longer
+/// one is refused here, with the error envelope, instead of a bare 414.
+const MAX_REQUEST_LINE: usize = 64 * 1024;
+
+/// Whether the first request line on `stream` runs past [`MAX_REQUEST_LINE`], looking at
+/// the bytes without taking them. Most first reads hold the whole line, so this costs one
+/// peek; a client that sends it in pieces is looked at again, up to the header-read limit.
+async fn overlong_request_line(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
+    let mut buf = vec![0u8; MAX_REQUEST_LINE + 1];
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut seen = 0;
+    loop {
+        let peeked = tokio::time::timeout_at(deadline, stream.peek(&mut buf)).await;
+        let n = match peeked {
+            Ok(Ok(n)) if n > 0 => n,
+            _ => return false,
+        };
+        if buf[..n].windows(2).any(|w| w == b"\r\n") {
+            return false;
+        }
+        if n > MAX_REQUEST_LINE {
+            return true;
+        }
+        if n == seen {
+            // Nothing new yet: wait a little rather than spin.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        seen = n;
+    }
+}
+
+/// Answers an over-long request line with 414 and the error envelope, then reads and drops
+/// what the client is still sending (briefly), so that it can read the answer.
+async fn refuse_overlong(stream: &mut tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = serde_json::json!({"error": {
+        "code": "uri_too_long",
+        "message": format!("the request line is over {MAX_REQUEST_LINE} bytes"),
+    }})
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 414 URI Too Long\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let mut sink = vec![0u8; 64 * 1024];
+    let drain = async {
+        let mut total = 0usize;
+        while total < 8 << 20 {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    let _ = stream.shutdown().await;
+}
+
 /// How one listener treats its connections.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
@@ -69,12 +128,17 @@ pub async fn serve(
         open.fetch_add(1, Ordering::Relaxed);
         let guard = Open(open.clone());
         let service = TowerToHyperService::new(router.clone());
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            let _ = connection.await;
+            let mut stream = stream;
+            if overlong_request_line(&stream, limits.header_read_timeout).await {
+                refuse_overlong(&mut stream).await;
+                drop(guard);
+                return;
+            }
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let _ = watcher.watch(connection.into_owned()).await;
             drop(guard);
         });
     }

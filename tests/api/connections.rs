@@ -154,3 +154,35 @@ async fn eleven_hundred_idle_connections_do_not_stop_either_listener() {
     assert_eq!(admin.status(), 200);
     drop(idle);
 }
+
+#[tokio::test]
+async fn a_one_megabyte_request_line_gets_the_error_envelope_too() {
+    let app = spawn_app().await;
+    let mut conn = TcpStream::connect(addr(&app.api)).await.unwrap();
+    let head = format!(
+        "GET /api/v1/contacts?q={} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "x".repeat(1 << 20)
+    );
+    let (mut reader, mut writer) = conn.split();
+    let send = async {
+        let _ = writer.write_all(head.as_bytes()).await;
+    };
+    let mut got = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(send, read) }).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.starts_with("HTTP/1.1 414"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.contains(r#""code":"uri_too_long""#), "{text}");
+}
