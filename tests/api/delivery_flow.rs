@@ -179,6 +179,7 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
     let _ = send.await;
+    crate::store_safety::assert_store_checks(dir.path());
 
     let server = crate::helpers::launch(
         dir.path(),

@@ -40,6 +40,7 @@ async fn acknowledged_writes_survive_kill_9() {
 
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
+    crate::store_safety::assert_store_checks(dir.path());
 
     let server = launch(dir.path(), &[], &[]).await;
     assert!(server.key.is_none(), "the bootstrap runs only once");

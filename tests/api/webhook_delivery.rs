@@ -1761,6 +1761,7 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
 
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
+    crate::store_safety::assert_store_checks(dir.path());
     rx.respond_with(200);
     let n = rx.received().len();
 
