@@ -244,7 +244,11 @@ impl Dispatcher {
         let id = cfg.id.clone();
         let actor = self.ensure(cfg).await?;
         self.count_call(&id);
-        call(&actor, |r| EndpointMsg::List(page, r)).await
+        let page = call(&actor, |r| EndpointMsg::List(page, r)).await?;
+        // The log shows only what is on disk: every outcome it lists was applied before
+        // this flush began.
+        self.0.store.durable().await?;
+        Ok(page)
     }
 
     pub async fn redeliver(
