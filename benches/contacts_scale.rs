@@ -67,15 +67,17 @@ fn percentiles(mut samples: Vec<Duration>) -> String {
 }
 
 async fn registry(store: &Store) -> Registry {
+    let (dispatcher, reports) = Dispatcher::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        DeliverySettings::default(),
+    )
+    .expect("dispatcher");
     Registry::start(
         store.clone(),
         Arc::new(SystemClock),
-        Dispatcher::new(
-            store.clone(),
-            Arc::new(SystemClock),
-            DeliverySettings::default(),
-        )
-        .expect("dispatcher"),
+        dispatcher,
+        reports,
         RegistrySettings {
             idle_after: Duration::from_secs(3600),
             call_timeout: Duration::from_secs(60),

@@ -37,15 +37,17 @@ async fn main() {
     let concurrency = env("CONCURRENCY", 256);
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
+    let (dispatcher, reports) = Dispatcher::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        DeliverySettings::default(),
+    )
+    .expect("dispatcher");
     let reg = Registry::start(
         store.clone(),
         Arc::new(SystemClock),
-        Dispatcher::new(
-            store.clone(),
-            Arc::new(SystemClock),
-            DeliverySettings::default(),
-        )
-        .expect("dispatcher"),
+        dispatcher,
+        reports,
         RegistrySettings {
             idle_after: Duration::from_secs(3600),
             call_timeout: Duration::from_secs(60),

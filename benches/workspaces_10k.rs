@@ -79,7 +79,7 @@ async fn main() {
     let idle = Duration::from_millis(env("IDLE_MS", 3_000));
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
-    let dispatcher = Dispatcher::new(
+    let (dispatcher, reports) = Dispatcher::new(
         store.clone(),
         Arc::new(SystemClock),
         DeliverySettings::default(),
@@ -89,6 +89,7 @@ async fn main() {
         store.clone(),
         Arc::new(SystemClock),
         dispatcher,
+        reports,
         RegistrySettings {
             idle_after: idle,
             call_timeout: Duration::from_secs(60),

@@ -128,12 +128,13 @@ pub async fn start_with_clock(
         tracing::warn!("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http:// and private addresses. Use this for local development and tests only.");
     }
     let ai = ai_of(&settings.ai).map_err(|e| store_err(&e))?;
-    let dispatcher = Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
+    let (dispatcher, reports) = Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
         .map_err(|e| store_err(&e))?;
     let registry = Registry::start(
         store.clone(),
         clock.clone(),
         dispatcher.clone(),
+        reports,
         RegistrySettings {
             idle_after: settings.actor_idle,
             call_timeout: Duration::from_secs(30),
@@ -142,7 +143,6 @@ pub async fn start_with_clock(
     )
     .await
     .map_err(|e| store_err(&e))?;
-    dispatcher.attach(registry.clone());
     resume_deliveries(&directory, &store, &dispatcher).await;
     let idempotency = Idempotency::open(&store, clock.clone(), settings.idempotency_ttl)
         .map_err(|e| store_err(&e))?;

@@ -13,6 +13,7 @@
 //! - [`events`]: the event catalog and the domain events mutations return.
 //! - [`ai`]: the responder that answers customers (rules, or an OpenAI-compatible model).
 //! - [`check`]: the offline integrity check of a stopped store.
+//! - [`ssrf`]: which webhook destinations are safe, at save time and at connect time.
 //! - [`clock`]: the one source of time, replaceable in tests.
 //! - [`ids`]: prefixed string ids.
 //!
@@ -30,6 +31,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod registry;
 pub mod schedule;
+pub mod ssrf;
 pub mod store;
 pub mod telemetry;
 pub mod workspace;

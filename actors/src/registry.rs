@@ -20,12 +20,12 @@ use ractor::{
 use tokio::sync::OnceCell;
 
 use crate::clock::SharedClock;
-use crate::delivery::Dispatcher;
+use crate::delivery::{Dispatcher, Reports};
 use crate::domain::DomainError;
 use crate::ids::WorkspaceId;
 use crate::store::Store;
 use crate::telemetry::{ActorBook, ActorStats};
-use crate::workspace::{WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
+use crate::workspace::{WebhookMsg, WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
 
 /// Life-cycle counters for operators.
 #[derive(Debug, Default)]
@@ -77,6 +77,7 @@ impl Registry {
         store: Store,
         clock: SharedClock,
         dispatcher: Dispatcher,
+        reports: Reports,
         settings: RegistrySettings,
     ) -> Result<Self, DomainError> {
         let inner = Arc::new(Inner {
@@ -92,7 +93,30 @@ impl Registry {
         let (supervisor, _) = Actor::spawn(None, WorkspaceSupervisor, inner.clone())
             .await
             .map_err(|e| DomainError::Internal(format!("supervisor: {e}")))?;
-        Ok(Self { inner, supervisor })
+        let registry = Self { inner, supervisor };
+        registry.forward(reports);
+        Ok(registry)
+    }
+
+    /// Passes the dispatcher's delivery outcomes to the workspaces they belong to, in the
+    /// order they happened. Holds the registry weakly, so dropping it ends the loop.
+    fn forward(&self, mut reports: Reports) {
+        let weak = Arc::downgrade(&self.inner);
+        let supervisor = self.supervisor.clone();
+        tokio::spawn(async move {
+            while let Some(report) = reports.recv().await {
+                let Some(inner) = weak.upgrade() else { break };
+                let registry = Registry {
+                    inner,
+                    supervisor: supervisor.clone(),
+                };
+                let ws = report.workspace.clone();
+                let msg = WorkspaceMsg::Webhook(Box::new(WebhookMsg::Outcome(report)));
+                if let Err(e) = registry.tell(&ws, msg).await {
+                    tracing::warn!(error = %e, "could not report a delivery outcome");
+                }
+            }
+        });
     }
 
     pub fn stats(&self) -> &RegistryStats {

@@ -1,49 +1,34 @@
 //! Endpoint id -> delivery actor. Spawns actors when deliveries are committed or an
-//! endpoint changes, passes outcomes back to the workspace actors, and keeps the counters
-//! operators read.
+//! endpoint changes, reports outcomes on its own channel ([`Reports`]), and keeps the
+//! counters operators read.
+//!
+//! Delivery knows nothing of workspace actors: whoever owns the receiving end (the
+//! registry) passes each [`super::Report`] on. So the flow stays one way, workspace ->
+//! delivery, with no back reference to break at shutdown.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use ractor::{Actor, ActorRef};
+use tokio::sync::mpsc;
 
-use super::endpoint::{EndpointActor, EndpointConfig, EndpointMsg};
-use super::sender::{Outcome, SendResult, Sender};
-use super::DeliverySettings;
+use super::endpoint::{EndpointActor, EndpointMsg};
+use super::context::DeliveryContext;
+use super::sender::{SendResult, Sender};
+use super::{DeliverySettings, DeliveryStats, Reports};
 use crate::clock::SharedClock;
 use crate::domain::page::{Page, PageRequest};
-use crate::domain::webhook::LastDelivery;
+use crate::domain::webhook::EndpointConfig;
 use crate::domain::DomainError;
-use crate::ids::WorkspaceId;
-use crate::registry::Registry;
 use crate::store::Store;
 use crate::telemetry::ActorBook;
-use crate::workspace::{WebhookMsg, WorkspaceMsg};
-
-/// Delivery counters for operators.
-#[derive(Debug, Default)]
-pub struct DeliveryStats {
-    pub delivered: AtomicU64,
-    pub failed_attempts: AtomicU64,
-    pub gone: AtomicU64,
-    pub retries_scheduled: AtomicU64,
-    pub endpoints_disabled: AtomicU64,
-}
 
 struct Inner {
-    store: Store,
-    clock: SharedClock,
-    settings: DeliverySettings,
-    sender: Sender,
+    ctx: Arc<DeliveryContext>,
     actors: DashMap<String, ActorRef<EndpointMsg>>,
     book: ActorBook,
-    pending: DashMap<String, usize>,
     spawning: tokio::sync::Mutex<()>,
-    /// Cleared at shutdown: the registry also holds this dispatcher.
-    registry: RwLock<Option<Registry>>,
-    stats: DeliveryStats,
 }
 
 #[derive(Clone)]
@@ -54,48 +39,29 @@ impl Dispatcher {
         store: Store,
         clock: SharedClock,
         settings: DeliverySettings,
-    ) -> Result<Self, DomainError> {
+    ) -> Result<(Self, Reports), DomainError> {
         let sender =
             Sender::new(settings.timeout, settings.allow_private).map_err(DomainError::Internal)?;
-        Ok(Self(Arc::new(Inner {
-            store,
-            clock,
-            settings,
-            sender,
+        let (reports, receiver) = mpsc::unbounded_channel();
+        let dispatcher = Self(Arc::new(Inner {
+            ctx: Arc::new(DeliveryContext::new(store, clock, settings, sender, reports)),
             actors: DashMap::new(),
             book: ActorBook::new("endpoint_delivery"),
-            pending: DashMap::new(),
             spawning: tokio::sync::Mutex::new(()),
-            registry: RwLock::new(None),
-            stats: DeliveryStats::default(),
-        })))
-    }
-
-    /// Connects outcome reports to the workspace actors.
-    pub fn attach(&self, registry: Registry) {
-        if let Ok(mut r) = self.0.registry.write() {
-            *r = Some(registry);
-        }
+        }));
+        Ok((dispatcher, receiver))
     }
 
     pub fn settings(&self) -> &DeliverySettings {
-        &self.0.settings
+        self.0.ctx.settings()
     }
 
     pub fn stats(&self) -> &DeliveryStats {
-        &self.0.stats
-    }
-
-    pub(crate) fn store(&self) -> &Store {
-        &self.0.store
-    }
-
-    pub(crate) fn sender(&self) -> &Sender {
-        &self.0.sender
+        self.0.ctx.stats()
     }
 
     pub fn now(&self) -> DateTime<Utc> {
-        self.0.clock.now()
+        self.0.ctx.now()
     }
 
     /// Live delivery actors.
@@ -128,37 +94,12 @@ impl Dispatcher {
 
     /// Deliveries waiting, over every endpoint (or one).
     pub fn pending(&self, endpoint: Option<&str>) -> usize {
-        match endpoint {
-            Some(id) => self.0.pending.get(id).map_or(0, |n| *n),
-            None => self.0.pending.iter().map(|n| *n).sum(),
-        }
+        self.0.ctx.pending(endpoint)
     }
 
-    pub(crate) fn set_pending(&self, endpoint: &str, n: usize) {
-        self.0.pending.insert(endpoint.to_string(), n);
-    }
-
-    pub(crate) fn count_attempt(&self, outcome: Outcome) {
-        let s = &self.0.stats;
-        match outcome {
-            Outcome::Delivered => s.delivered.fetch_add(1, Ordering::Relaxed),
-            Outcome::Failed => s.failed_attempts.fetch_add(1, Ordering::Relaxed),
-            Outcome::Gone => s.gone.fetch_add(1, Ordering::Relaxed),
-        };
-    }
-
-    pub(crate) fn count_retry(&self) {
-        self.0
-            .stats
-            .retries_scheduled
-            .fetch_add(1, Ordering::Relaxed);
-    }
-
+    /// Counts an endpoint that its workspace disabled (410, or the failure window).
     pub(crate) fn count_disabled(&self) {
-        self.0
-            .stats
-            .endpoints_disabled
-            .fetch_add(1, Ordering::Relaxed);
+        self.0.ctx.count_disabled();
     }
 
     /// The endpoint's actor, started (and its pending deliveries loaded) if needed, with
@@ -177,7 +118,7 @@ impl Dispatcher {
         }
         let id = cfg.id.clone();
         let stats = self.0.book.enter(&id);
-        let (actor, _) = Actor::spawn(None, EndpointActor, (cfg, self.clone(), stats))
+        let (actor, _) = Actor::spawn(None, EndpointActor, (cfg, self.0.ctx.clone(), stats))
             .await
             .map_err(|e| DomainError::Internal(format!("delivery actor start: {e}")))?;
         self.0.actors.insert(id, actor.clone());
@@ -212,27 +153,7 @@ impl Dispatcher {
         if let Some((_, actor)) = self.0.actors.remove(endpoint) {
             self.tell(endpoint, &actor, EndpointMsg::Remove);
         }
-        self.0.pending.remove(endpoint);
-    }
-
-    /// Passes an attempt's outcome to the endpoint's workspace.
-    pub(crate) fn report(
-        &self,
-        ws: &WorkspaceId,
-        endpoint: &str,
-        last: LastDelivery,
-        outcome: Outcome,
-    ) {
-        let Some(registry) = self.0.registry.read().ok().and_then(|r| r.clone()) else {
-            return;
-        };
-        let (ws, endpoint) = (ws.clone(), endpoint.to_string());
-        tokio::spawn(async move {
-            let msg = WorkspaceMsg::Webhook(Box::new(WebhookMsg::Outcome(endpoint, last, outcome)));
-            if let Err(e) = registry.tell(&ws, msg).await {
-                tracing::warn!(error = %e, "could not report a delivery outcome");
-            }
-        });
+        self.0.ctx.forget(endpoint);
     }
 
     /// Deliveries of an endpoint, newest first.
@@ -247,7 +168,7 @@ impl Dispatcher {
         let page = call(&actor, |r| EndpointMsg::List(page, r)).await?;
         // The log shows only what is on disk: every outcome it lists was applied before
         // this flush began.
-        self.0.store.durable().await?;
+        self.0.ctx.store().durable().await?;
         Ok(page)
     }
 
@@ -277,7 +198,8 @@ impl Dispatcher {
         body: &str,
     ) -> SendResult {
         self.0
-            .sender
+            .ctx
+            .sender()
             .send(super::sender::Attempt {
                 url: &cfg.url,
                 body,
@@ -290,8 +212,7 @@ impl Dispatcher {
             .await
     }
 
-    /// Stops every delivery actor (shutdown) and lets go of the registry; pending
-    /// deliveries stay stored.
+    /// Stops every delivery actor (shutdown); pending deliveries stay stored.
     pub fn stop_all(&self) {
         for a in self.0.actors.iter() {
             a.stop(None);
@@ -302,9 +223,6 @@ impl Dispatcher {
             }
         }
         self.0.actors.clear();
-        if let Ok(mut r) = self.0.registry.write() {
-            *r = None;
-        }
     }
 }
 

@@ -11,43 +11,14 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use super::dispatcher::Dispatcher;
+use super::context::DeliveryContext;
 use super::record::{self, Attempt, Delivery, DeliveryStatus};
 use super::sender::{self, Outcome, SendResult};
 use crate::domain::page::{Page, PageRequest};
-use crate::domain::webhook::LastDelivery;
+use crate::domain::webhook::{EndpointConfig, LastDelivery};
 use crate::domain::DomainError;
-use crate::ids::WorkspaceId;
 use crate::store::Batch;
 use crate::telemetry::ActorStats;
-
-/// What a delivery actor needs to know about its endpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EndpointConfig {
-    pub id: String,
-    pub workspace_id: WorkspaceId,
-    pub url: String,
-    /// The current signing secret.
-    pub secret: String,
-    /// The previous secret and until when it still signs (the rotation overlap).
-    pub previous_secret: Option<(String, DateTime<Utc>)>,
-    /// Paused and disabled endpoints receive nothing; their deliveries wait.
-    pub active: bool,
-}
-
-impl EndpointConfig {
-    /// The secrets that sign at `now`: the current one, and the previous one until its
-    /// overlap ends. Worked out per attempt, so a retry after the overlap carries one v1.
-    pub fn secrets_at(&self, now: DateTime<Utc>) -> Vec<String> {
-        let mut out = vec![self.secret.clone()];
-        if let Some((old, until)) = &self.previous_secret {
-            if now < *until {
-                out.push(old.clone());
-            }
-        }
-        out
-    }
-}
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
 
@@ -85,7 +56,7 @@ pub struct EndpointActor;
 pub struct EndpointState {
     cfg: EndpointConfig,
     stats: Arc<ActorStats>,
-    dispatcher: Dispatcher,
+    ctx: Arc<DeliveryContext>,
     pending: BTreeMap<u64, Delivery>,
     in_flight: HashSet<u64>,
     seen_up_to: u64,
@@ -95,19 +66,19 @@ pub struct EndpointState {
 impl Actor for EndpointActor {
     type Msg = EndpointMsg;
     type State = EndpointState;
-    type Arguments = (EndpointConfig, Dispatcher, Arc<ActorStats>);
+    type Arguments = (EndpointConfig, Arc<DeliveryContext>, Arc<ActorStats>);
 
     async fn pre_start(
         &self,
         myself: ActorRef<EndpointMsg>,
-        (cfg, dispatcher, stats): (EndpointConfig, Dispatcher, Arc<ActorStats>),
+        (cfg, ctx, stats): (EndpointConfig, Arc<DeliveryContext>, Arc<ActorStats>),
     ) -> Result<EndpointState, ActorProcessingErr> {
-        myself.send_interval(dispatcher.settings().tick, || EndpointMsg::Tick);
+        myself.send_interval(ctx.settings().tick, || EndpointMsg::Tick);
         let mut state = EndpointState {
             cfg,
             stats,
-            last_prune: dispatcher.now(),
-            dispatcher,
+            last_prune: ctx.now(),
+            ctx,
             pending: BTreeMap::new(),
             in_flight: HashSet::new(),
             seen_up_to: 0,
@@ -167,7 +138,7 @@ impl Actor for EndpointActor {
 
 impl EndpointState {
     fn store(&self) -> &crate::store::Store {
-        self.dispatcher.store()
+        self.ctx.store()
     }
 
     /// Picks up deliveries committed since the last look.
@@ -186,7 +157,7 @@ impl EndpointState {
                 self.pending.insert(id, d);
             }
         }
-        self.dispatcher
+        self.ctx
             .set_pending(&self.cfg.id, self.pending.len());
         Ok(())
     }
@@ -195,9 +166,9 @@ impl EndpointState {
         if !self.cfg.active {
             return;
         }
-        let now = self.dispatcher.now();
+        let now = self.ctx.now();
         let room = self
-            .dispatcher
+            .ctx
             .settings()
             .max_in_flight
             .saturating_sub(self.in_flight.len());
@@ -228,15 +199,15 @@ impl EndpointState {
             let mut batch = Batch::default();
             let written = batch
                 .put(record::key(&self.cfg.id, id), &*d)
-                .and_then(|_| self.dispatcher.store().apply(batch));
+                .and_then(|_| self.ctx.store().apply(batch));
             if let Err(e) = written {
                 d.attempts.pop();
                 tracing::error!(error = %e, "could not record an attempt before sending it");
                 continue;
             }
-            let durable = self.dispatcher.store().durable();
+            let durable = self.ctx.store().durable();
             self.in_flight.insert(id);
-            let sender = self.dispatcher.sender().clone();
+            let sender = self.ctx.sender().clone();
             let (url, body, secrets) = (
                 self.cfg.url.clone(),
                 d.body.clone(),
@@ -282,7 +253,7 @@ impl EndpointState {
         let Some(mut d) = self.pending.remove(&id) else {
             return Ok(());
         };
-        let now = self.dispatcher.now();
+        let now = self.ctx.now();
         if d.attempts.last().is_some_and(Attempt::in_flight) {
             d.attempts.pop();
         }
@@ -293,7 +264,7 @@ impl EndpointState {
             error: result.error.clone(),
             duration_ms: result.duration_ms,
         });
-        let settings = self.dispatcher.settings();
+        let settings = self.ctx.settings();
         match result.outcome {
             Outcome::Delivered => {
                 d.status = DeliveryStatus::Delivered;
@@ -311,13 +282,13 @@ impl EndpointState {
                 let wait = settings.retry_delays[d.attempts.len() - 1];
                 d.next_attempt_at =
                     Some(now + chrono::Duration::from_std(wait).unwrap_or_default());
-                self.dispatcher.count_retry();
+                self.ctx.count_retry();
             }
         }
         let mut batch = Batch::default();
         batch.put(record::key(&self.cfg.id, id), &d)?;
         self.store().apply(batch)?;
-        self.dispatcher.count_attempt(result.outcome);
+        self.ctx.count_attempt(result.outcome);
         let last = LastDelivery {
             delivery_id: d.id,
             event_id: d.event_id.clone(),
@@ -330,9 +301,9 @@ impl EndpointState {
         if d.status == DeliveryStatus::Pending {
             self.pending.insert(id, d);
         }
-        self.dispatcher
+        self.ctx
             .set_pending(&self.cfg.id, self.pending.len());
-        self.dispatcher
+        self.ctx
             .report(&self.cfg.workspace_id, &self.cfg.id, last, result.outcome);
         Ok(())
     }
@@ -355,7 +326,7 @@ impl EndpointState {
             .store()
             .get(&record::key(&self.cfg.id, id))?
             .ok_or(DomainError::NotFound("delivery"))?;
-        let now = self.dispatcher.now();
+        let now = self.ctx.now();
         let again = Delivery {
             id: self.store().next_id()?,
             status: DeliveryStatus::Pending,
@@ -374,13 +345,13 @@ impl EndpointState {
 
     /// Deletes finished delivery records older than the history period, once an hour.
     fn prune_old(&mut self) -> Result<(), DomainError> {
-        let now = self.dispatcher.now();
+        let now = self.ctx.now();
         if now - self.last_prune < chrono::Duration::hours(1) {
             return Ok(());
         }
         self.last_prune = now;
         let keep =
-            chrono::Duration::from_std(self.dispatcher.settings().history).unwrap_or_default();
+            chrono::Duration::from_std(self.ctx.settings().history).unwrap_or_default();
         let old: Vec<(u64, Delivery)> = self
             .store()
             .scan_after::<Delivery>(&record::prefix(&self.cfg.id), 0)?
@@ -400,7 +371,7 @@ impl EndpointState {
             batch.delete(k);
         }
         self.pending.clear();
-        self.dispatcher.set_pending(&self.cfg.id, 0);
+        self.ctx.set_pending(&self.cfg.id, 0);
         Ok(self.store().apply(batch)?)
     }
 }

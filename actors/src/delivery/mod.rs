@@ -3,14 +3,15 @@
 //! batch is durable the [`Dispatcher`] wakes the endpoint's [`endpoint::EndpointActor`],
 //! which posts it, retries on the ladder, and reports outcomes back to the workspace.
 
+pub mod context;
 pub mod dispatcher;
 pub mod endpoint;
 pub mod record;
 pub mod sender;
-pub mod ssrf;
 
 use std::time::Duration;
 
+pub use context::{DeliveryStats, Report, Reports};
 pub use dispatcher::Dispatcher;
 
 /// Delivery rules; the defaults are the spec's.

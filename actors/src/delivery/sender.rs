@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, USER_AGENT};
 
-use super::ssrf::{check_at_send, SafeResolver};
+use crate::ssrf::{check_at_send, SafeResolver};
 use crate::events::signature;
 
 pub const AGENT: &str = "Service-Webhooks/2.0";

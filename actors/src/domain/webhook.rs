@@ -11,7 +11,8 @@ use super::contact::Channel;
 use super::error::Checks;
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
-use crate::delivery::ssrf::{check_webhook_url, UrlProblem};
+use crate::ids::WorkspaceId;
+use crate::ssrf::{check_webhook_url, UrlProblem};
 use crate::events::subscription;
 use crate::events::ActorKind;
 
@@ -417,3 +418,32 @@ pub struct Notification {
     #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
 }
+
+/// What a delivery actor needs to know about its endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointConfig {
+    pub id: String,
+    pub workspace_id: WorkspaceId,
+    pub url: String,
+    /// The current signing secret.
+    pub secret: String,
+    /// The previous secret and until when it still signs (the rotation overlap).
+    pub previous_secret: Option<(String, DateTime<Utc>)>,
+    /// Paused and disabled endpoints receive nothing; their deliveries wait.
+    pub active: bool,
+}
+
+impl EndpointConfig {
+    /// The secrets that sign at `now`: the current one, and the previous one until its
+    /// overlap ends. Worked out per attempt, so a retry after the overlap carries one v1.
+    pub fn secrets_at(&self, now: DateTime<Utc>) -> Vec<String> {
+        let mut out = vec![self.secret.clone()];
+        if let Some((old, until)) = &self.previous_secret {
+            if now < *until {
+                out.push(old.clone());
+            }
+        }
+        out
+    }
+}
+

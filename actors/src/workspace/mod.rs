@@ -37,7 +37,7 @@ pub use tags::TagMsg;
 pub use webhooks::{EndpointCaller, WebhookMsg};
 
 use crate::clock::SharedClock;
-use crate::delivery::endpoint::EndpointConfig;
+use crate::domain::webhook::EndpointConfig;
 use crate::delivery::Dispatcher;
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
@@ -211,6 +211,21 @@ impl WorkspaceData {
 }
 
 impl WorkspaceData {
+    /// Points what belongs to contact `from` (orders, conversations, handovers) at `to`,
+    /// for a merge; answers the events of the records it moved. Lives here, not in the
+    /// contact handlers, so that resource handler files never import each other.
+    fn move_contact_records(
+        &mut self,
+        ctx: &Ctx,
+        from: u64,
+        to: u64,
+        writes: &mut Batch,
+    ) -> Result<Vec<DomainEvent>, DomainError> {
+        let events = orders::reassign(self, ctx, from, to, writes)?;
+        conversations::reassign(self, ctx, from, to, writes)?;
+        Ok(events)
+    }
+
     /// Stored references that point at no record (for the offline check).
     pub fn dangling_references(&self) -> Vec<String> {
         self.contacts.dangling(&self.tags)

@@ -7,9 +7,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
-use crate::delivery::endpoint::EndpointConfig;
+use crate::domain::webhook::EndpointConfig;
 use crate::delivery::record::{self, Delivery, DeliveryStatus};
 use crate::delivery::sender::Outcome;
+use crate::delivery::Report;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::{
     CreatedVia, Endpoint, EndpointChange, EndpointStatus, EndpointView, Filters, LastDelivery,
@@ -52,7 +53,8 @@ pub enum WebhookMsg {
     /// Answers the new secret and until when the previous one still signs.
     RotateSecret(String, Reply<(String, DateTime<Utc>)>),
     /// An attempt's outcome, from the delivery actor.
-    Outcome(String, LastDelivery, Outcome),
+    /// An attempt's outcome, from the delivery actors.
+    Outcome(Report),
     Notifications(PageRequest, Reply<Page<Notification>>),
     /// Emits an event of any catalog type through the normal pipeline (operator trigger).
     Emit(Origin, String, Value, Reply<String>),
@@ -247,9 +249,15 @@ pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
         WebhookMsg::RotateSecret(id, reply) => {
             finish(reply, Origin::system(), rotate(data, ctx, &id))
         }
-        WebhookMsg::Outcome(id, last, outcome) => {
-            if let Err(e) = record_outcome(data, ctx, &id, last, outcome) {
-                tracing::error!(error = %e, endpoint = %id, "could not record a delivery outcome");
+        WebhookMsg::Outcome(report) => {
+            let Report {
+                endpoint,
+                last,
+                outcome,
+                ..
+            } = report;
+            if let Err(e) = record_outcome(data, ctx, &endpoint, last, outcome) {
+                tracing::error!(error = %e, %endpoint, "could not record a delivery outcome");
             }
             Handled::Done
         }

@@ -47,7 +47,7 @@ async fn endpoint(
     id: &str,
 ) -> ApiResult<(
     EndpointView,
-    switchboard_actors::delivery::endpoint::EndpointConfig,
+    switchboard_actors::domain::webhook::EndpointConfig,
 )> {
     let id = id.to_string();
     Ok(app
@@ -91,7 +91,7 @@ async fn resolves_publicly(app: &AppState, change: &EndpointChange) -> ApiResult
     let Some(url) = &change.url else {
         return Ok(());
     };
-    switchboard_actors::delivery::ssrf::check_resolved(
+    switchboard_actors::ssrf::check_resolved(
         url,
         app.settings.webhooks.allow_private,
         RESOLVE_LIMIT,

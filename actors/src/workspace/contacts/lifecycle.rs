@@ -90,8 +90,7 @@ pub(super) fn merge(
         data.contacts.unindex(p);
         data.contacts.index(p);
     }
-    let moved_orders = crate::workspace::orders::reassign(data, ctx, s, p, &mut writes)?;
-    crate::workspace::conversations::reassign(data, ctx, s, p, &mut writes)?;
+    let moved_orders = data.move_contact_records(ctx, s, p, &mut writes)?;
     let mut all = writes;
     all.extend(change.writes);
     change.writes = all;

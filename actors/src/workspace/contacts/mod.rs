@@ -503,7 +503,7 @@ mod tests {
         async fn new() -> Self {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path()).unwrap();
-            let dispatcher = crate::delivery::Dispatcher::new(
+            let (dispatcher, _reports) = crate::delivery::Dispatcher::new(
                 store.clone(),
                 std::sync::Arc::new(crate::clock::SystemClock),
                 crate::delivery::DeliverySettings::default(),
