@@ -128,8 +128,9 @@ pub async fn start_with_clock(
         tracing::warn!("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http:// and private addresses. Use this for local development and tests only.");
     }
     let ai = ai_of(&settings.ai).map_err(|e| store_err(&e))?;
-    let (dispatcher, reports) = Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
-        .map_err(|e| store_err(&e))?;
+    let (dispatcher, reports) =
+        Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
+            .map_err(|e| store_err(&e))?;
     let registry = Registry::start(
         store.clone(),
         clock.clone(),

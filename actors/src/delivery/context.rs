@@ -118,7 +118,9 @@ impl DeliveryContext {
     }
 
     pub(crate) fn count_disabled(&self) {
-        self.stats.endpoints_disabled.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .endpoints_disabled
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Passes an attempt's outcome to whoever holds the [`Reports`] end.

@@ -13,8 +13,8 @@ use dashmap::DashMap;
 use ractor::{Actor, ActorRef};
 use tokio::sync::mpsc;
 
-use super::endpoint::{EndpointActor, EndpointMsg};
 use super::context::DeliveryContext;
+use super::endpoint::{EndpointActor, EndpointMsg};
 use super::sender::{SendResult, Sender};
 use super::{DeliverySettings, DeliveryStats, Reports};
 use crate::clock::SharedClock;
@@ -44,7 +44,9 @@ impl Dispatcher {
             Sender::new(settings.timeout, settings.allow_private).map_err(DomainError::Internal)?;
         let (reports, receiver) = mpsc::unbounded_channel();
         let dispatcher = Self(Arc::new(Inner {
-            ctx: Arc::new(DeliveryContext::new(store, clock, settings, sender, reports)),
+            ctx: Arc::new(DeliveryContext::new(
+                store, clock, settings, sender, reports,
+            )),
             actors: DashMap::new(),
             book: ActorBook::new("endpoint_delivery"),
             spawning: tokio::sync::Mutex::new(()),

@@ -157,8 +157,7 @@ impl EndpointState {
                 self.pending.insert(id, d);
             }
         }
-        self.ctx
-            .set_pending(&self.cfg.id, self.pending.len());
+        self.ctx.set_pending(&self.cfg.id, self.pending.len());
         Ok(())
     }
 
@@ -301,8 +300,7 @@ impl EndpointState {
         if d.status == DeliveryStatus::Pending {
             self.pending.insert(id, d);
         }
-        self.ctx
-            .set_pending(&self.cfg.id, self.pending.len());
+        self.ctx.set_pending(&self.cfg.id, self.pending.len());
         self.ctx
             .report(&self.cfg.workspace_id, &self.cfg.id, last, result.outcome);
         Ok(())
@@ -350,8 +348,7 @@ impl EndpointState {
             return Ok(());
         }
         self.last_prune = now;
-        let keep =
-            chrono::Duration::from_std(self.ctx.settings().history).unwrap_or_default();
+        let keep = chrono::Duration::from_std(self.ctx.settings().history).unwrap_or_default();
         let old: Vec<(u64, Delivery)> = self
             .store()
             .scan_after::<Delivery>(&record::prefix(&self.cfg.id), 0)?

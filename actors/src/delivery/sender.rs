@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, USER_AGENT};
 
-use crate::ssrf::{check_at_send, SafeResolver};
 use crate::events::signature;
+use crate::ssrf::{check_at_send, SafeResolver};
 
 pub const AGENT: &str = "Service-Webhooks/2.0";
 

@@ -11,10 +11,10 @@ use super::contact::Channel;
 use super::error::Checks;
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
-use crate::ids::WorkspaceId;
-use crate::ssrf::{check_webhook_url, UrlProblem};
 use crate::events::subscription;
 use crate::events::ActorKind;
+use crate::ids::WorkspaceId;
+use crate::ssrf::{check_webhook_url, UrlProblem};
 
 pub const MAX_ENDPOINTS: usize = 100;
 pub const MAX_EVENTS: usize = 100;
@@ -446,4 +446,3 @@ impl EndpointConfig {
         out
     }
 }
-

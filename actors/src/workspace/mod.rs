@@ -16,6 +16,7 @@ mod funnels;
 mod orders;
 mod products;
 pub mod search;
+mod tag_links;
 mod tags;
 mod timers;
 mod webhooks;
@@ -37,8 +38,8 @@ pub use tags::TagMsg;
 pub use webhooks::{EndpointCaller, WebhookMsg};
 
 use crate::clock::SharedClock;
-use crate::domain::webhook::EndpointConfig;
 use crate::delivery::Dispatcher;
+use crate::domain::webhook::EndpointConfig;
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
 use crate::ids::WorkspaceId;
@@ -226,9 +227,25 @@ impl WorkspaceData {
         Ok(events)
     }
 
+    /// Takes a deleted tag off every contact that carries it; answers how many did.
+    fn untag_contacts(
+        &mut self,
+        ctx: &Ctx,
+        tag: u64,
+        writes: &mut Batch,
+    ) -> Result<u64, DomainError> {
+        contacts::drop_tag(self, ctx, tag, writes)
+    }
+
     /// Stored references that point at no record (for the offline check).
     pub fn dangling_references(&self) -> Vec<String> {
-        self.contacts.dangling(&self.tags)
+        let mut out = self.contacts.dangling();
+        for (tag, contacts) in self.contacts.tag_links.counts() {
+            if self.tags.get(tag).is_none() {
+                out.push(format!("{contacts} contact(s) link missing tag {tag}"));
+            }
+        }
+        out
     }
 }
 

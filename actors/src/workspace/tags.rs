@@ -192,7 +192,7 @@ fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<TagDele
     data.tags.by_name.remove(&tag.name.folded());
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, id));
-    let contacts_updated = super::contacts::drop_tag(data, ctx, id, &mut writes)?;
+    let contacts_updated = data.untag_contacts(ctx, id, &mut writes)?;
     let deleted = TagDeleted {
         id,
         deleted: true,

@@ -7,11 +7,11 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
-use crate::domain::webhook::EndpointConfig;
 use crate::delivery::record::{self, Delivery, DeliveryStatus};
 use crate::delivery::sender::Outcome;
 use crate::delivery::Report;
 use crate::domain::page::{Page, PageRequest};
+use crate::domain::webhook::EndpointConfig;
 use crate::domain::webhook::{
     CreatedVia, Endpoint, EndpointChange, EndpointStatus, EndpointView, Filters, LastDelivery,
     Notification, MAX_ENDPOINTS,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::search::{phone_tokens, tokenize, SearchIndex};
+use super::tag_links::TagLinks;
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{
     custom_values, handle_key, phone_key, Channel, ChannelIdentity, Contact, ContactFields,
@@ -90,7 +91,8 @@ pub struct Contacts {
     by_id: BTreeMap<u64, Contact>,
     redirects: HashMap<u64, u64>,
     notes: HashMap<u64, BTreeMap<u64, Note>>,
-    by_tag: HashMap<u64, BTreeSet<u64>>,
+    /// Tag -> contacts; the tag handlers read it too.
+    pub(in crate::workspace) tag_links: TagLinks,
     by_phone: HashMap<String, BTreeSet<u64>>,
     by_email: HashMap<String, BTreeSet<u64>>,
     by_handle: HashMap<(Channel, String), BTreeSet<u64>>,
@@ -190,21 +192,13 @@ impl Contacts {
         self.resolve(id).and_then(|id| self.by_id.get(&id))
     }
 
-    /// Stored references that name nothing: merge redirects to a missing contact, tag
-    /// links to a missing tag, notes of a missing contact (for the offline check).
-    pub fn dangling(&self, tags: &super::tags::Tags) -> Vec<String> {
+    /// Stored references that name nothing: merge redirects to a missing contact, notes of
+    /// a missing contact (for the offline check).
+    pub fn dangling(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (from, to) in &self.redirects {
             if !self.by_id.contains_key(to) {
                 out.push(format!("redirect {from} -> missing contact {to}"));
-            }
-        }
-        for (tag, contacts) in &self.by_tag {
-            if tags.get(*tag).is_none() {
-                out.push(format!(
-                    "{} contact(s) link missing tag {tag}",
-                    contacts.len()
-                ));
             }
         }
         for contact in self.notes.keys() {
@@ -213,11 +207,6 @@ impl Contacts {
             }
         }
         out
-    }
-
-    /// How many contacts carry a tag.
-    pub fn count_with_tag(&self, tag_id: u64) -> usize {
-        self.by_tag.get(&tag_id).map_or(0, BTreeSet::len)
     }
 
     fn index(&mut self, id: u64) {
@@ -238,9 +227,7 @@ impl Contacts {
                 self.by_handle.entry(h).or_default().insert(id);
             }
         }
-        for t in tags {
-            self.by_tag.entry(t).or_default().insert(id);
-        }
+        self.tag_links.link(id, &tags);
         self.search.set(id, tokens);
     }
 
@@ -259,9 +246,7 @@ impl Contacts {
         for h in hs {
             drop_from(&mut self.by_handle, &h, id);
         }
-        for t in tags {
-            drop_from(&mut self.by_tag, &t, id);
-        }
+        self.tag_links.unlink(id, &tags);
         self.search.remove(id);
     }
 

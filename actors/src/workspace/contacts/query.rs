@@ -91,12 +91,7 @@ pub(super) fn list(
     let dense = cs.len() / 4 + 1;
     let narrowed: Option<Vec<u64>> = match (tag, cs.search.most_selective(&f.words, dense)) {
         (_, Some((word, n))) if n < dense => Some(cs.search.candidates(word)),
-        (Some(t), _) => Some(
-            cs.by_tag
-                .get(&t)
-                .map(|s| s.iter().copied().collect())
-                .unwrap_or_default(),
-        ),
+        (Some(t), _) => Some(cs.tag_links.carriers(t)),
         _ => None,
     };
     let walk: Box<dyn Iterator<Item = &Contact>> = match &narrowed {

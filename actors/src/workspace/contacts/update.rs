@@ -215,12 +215,7 @@ pub(in crate::workspace) fn drop_tag(
     tag_id: u64,
     writes: &mut Batch,
 ) -> Result<u64, DomainError> {
-    let carriers: Vec<u64> = data
-        .contacts
-        .by_tag
-        .get(&tag_id)
-        .map(|s| s.iter().copied().collect())
-        .unwrap_or_default();
+    let carriers = data.contacts.tag_links.carriers(tag_id);
     for id in &carriers {
         if let Some(mut c) = data.contacts.by_id.get(id).cloned() {
             c.tag_ids.retain(|t| *t != tag_id);

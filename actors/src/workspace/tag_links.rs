@@ -1,0 +1,59 @@
+//! Which contacts carry which tag. One index, kept by the contact handlers as a contact's
+//! tags change and read by the tag handlers (counts, and the contacts a deleted tag leaves).
+
+use std::collections::{BTreeSet, HashMap};
+
+#[derive(Default)]
+pub struct TagLinks {
+    by_tag: HashMap<u64, BTreeSet<u64>>,
+}
+
+impl TagLinks {
+    pub fn link(&mut self, contact: u64, tags: &[u64]) {
+        for t in tags {
+            self.by_tag.entry(*t).or_default().insert(contact);
+        }
+    }
+
+    pub fn unlink(&mut self, contact: u64, tags: &[u64]) {
+        for t in tags {
+            if let Some(contacts) = self.by_tag.get_mut(t) {
+                contacts.remove(&contact);
+                if contacts.is_empty() {
+                    self.by_tag.remove(t);
+                }
+            }
+        }
+    }
+
+    /// The contacts carrying `tag`, oldest first.
+    pub fn carriers(&self, tag: u64) -> Vec<u64> {
+        self.by_tag
+            .get(&tag)
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every linked tag with its number of contacts.
+    pub fn counts(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
+        self.by_tag.iter().map(|(t, c)| (*t, c.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_follow_a_contacts_tags_and_empty_tags_disappear() {
+        let mut links = TagLinks::default();
+        links.link(1, &[10, 11]);
+        links.link(2, &[10]);
+        assert_eq!(links.carriers(10), vec![1, 2]);
+        assert_eq!(links.carriers(11), vec![1]);
+        links.unlink(1, &[10, 11]);
+        assert_eq!(links.carriers(10), vec![2]);
+        assert!(links.carriers(11).is_empty());
+        assert_eq!(links.counts().count(), 1);
+    }
+}

@@ -1,0 +1,187 @@
+//! The module graph has no circles: no two modules import each other, directly or in a
+//! loop. Checked on the source text of both crates at two levels: the top-level modules
+//! of a crate (`crate::a` -> `crate::b`), and sibling modules inside one folder
+//! (`workspace/tags.rs` -> `super::contacts`). A child using its parent (`super::Ctx`)
+//! is the normal shape of a module tree and is not counted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// Every `.rs` file below `dir`, as (path relative to `dir`, text without test modules).
+fn sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).expect("read source folder") {
+            let path = entry.expect("folder entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = fs::read_to_string(&path).expect("read source");
+                // Unit tests may reach anywhere; only the product's own imports count.
+                let text = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+                let rel = path.strip_prefix(dir).expect("below dir").to_path_buf();
+                out.push((rel, text));
+            }
+        }
+    }
+    out
+}
+
+/// The identifiers that follow `prefix` in `text` (`crate::` -> `delivery`, ...), including
+/// those inside a brace group (`super::{a, b::c}` -> `a`, `b`).
+fn targets(text: &str, prefix: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, _) in text.match_indices(prefix) {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &text[i + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = group.split('}').next().unwrap_or("");
+            for part in inner.split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert(name);
+            }
+        } else {
+            out.insert(
+                rest.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect(),
+            );
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Top-level modules of a crate and whom each imports.
+fn crate_graph(files: &[(PathBuf, String)]) -> Graph {
+    let mut g = Graph::new();
+    for (rel, text) in files {
+        let m = module_of(rel);
+        let Some(top) = m.first().filter(|t| *t != "lib" && *t != "main") else {
+            continue;
+        };
+        for t in targets(text, "crate::") {
+            if &t != top {
+                g.entry(top.clone()).or_default().insert(t);
+            }
+        }
+    }
+    g
+}
+
+/// Sibling modules per folder and whom each imports, keyed `folder/module`.
+fn sibling_graph(files: &[(PathBuf, String)]) -> Graph {
+    let mut g = Graph::new();
+    let mut children: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for (rel, _) in files {
+        let m = module_of(rel);
+        if m.len() >= 2 {
+            let (last, parent) = m.split_last().expect("two parts");
+            children
+                .entry(parent.to_vec())
+                .or_default()
+                .insert(last.clone());
+        }
+    }
+    for (rel, text) in files {
+        let m = module_of(rel);
+        // Each ancestor folder: the sibling this file lives under, and its siblings.
+        for depth in 1..m.len() {
+            let (folder, me) = (&m[..depth], &m[depth]);
+            let Some(siblings) = children.get(folder) else {
+                continue;
+            };
+            let supers = "super::".repeat(m.len() - depth);
+            let absolute = format!("crate::{}::", folder.join("::"));
+            let named = targets(text, &supers)
+                .into_iter()
+                .chain(targets(text, &absolute));
+            for t in named {
+                if siblings.contains(&t) && &t != me {
+                    let key = |n: &str| format!("{}/{n}", folder.join("/"));
+                    g.entry(key(me)).or_default().insert(key(&t));
+                }
+            }
+        }
+    }
+    g
+}
+
+/// The circles in `g`, each as the path that closes it.
+fn circles(g: &Graph) -> Vec<String> {
+    let mut found = Vec::new();
+    for start in g.keys() {
+        let mut stack = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = BTreeSet::new();
+        while let Some((node, path)) = stack.pop() {
+            for next in g.get(&node).into_iter().flatten() {
+                if next == start {
+                    found.push(format!("{} -> {start}", path.join(" -> ")));
+                } else if seen.insert(next.clone()) {
+                    let mut p = path.clone();
+                    p.push(next.clone());
+                    stack.push((next.clone(), p));
+                }
+            }
+        }
+    }
+    found
+}
+
+fn check(dir: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let files = sources(&root);
+    assert!(files.len() > 5, "no sources found in {}", root.display());
+    let mut out = circles(&crate_graph(&files));
+    out.extend(circles(&sibling_graph(&files)));
+    out
+}
+
+#[test]
+fn no_module_imports_itself_through_a_circle() {
+    let mut found = check("actors/src");
+    found.extend(check("src"));
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_check_sees_a_circle_when_there_is_one() {
+    let files = vec![
+        (PathBuf::from("a.rs"), "use crate::b::X;".to_string()),
+        (PathBuf::from("b/mod.rs"), "use crate::c::Y;".to_string()),
+        (
+            PathBuf::from("c.rs"),
+            "fn f() { crate::a::g() }".to_string(),
+        ),
+        (
+            PathBuf::from("w/one.rs"),
+            "use super::{two, Ctx};".to_string(),
+        ),
+        (PathBuf::from("w/two.rs"), "use super::one::Z;".to_string()),
+        (PathBuf::from("w/mod.rs"), "mod one; mod two;".to_string()),
+    ];
+    assert_eq!(circles(&crate_graph(&files)).len(), 3);
+    assert_eq!(circles(&sibling_graph(&files)).len(), 2);
+}
