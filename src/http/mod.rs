@@ -143,7 +143,8 @@ pub fn router(state: AppState) -> Router {
     if state.settings.test_hooks {
         top = top.route("/__test/panic", axum::routing::post(test_panic));
     }
-    top.route("/health", get(health))
+    let top = top
+        .route("/health", get(health))
         .route(
             "/api/v1/openapi.json",
             get(move || {
@@ -157,9 +158,8 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(refuse_long_uris))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             error::panicked,
-        ))
-        .layer(axum::middleware::from_fn(telemetry::track))
-        .with_state(state)
+        ));
+    telemetry::layers(top).with_state(state)
 }
 
 /// The OpenAPI document, for tools that want it without a running server.

@@ -6,10 +6,16 @@
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::HeaderValue;
+use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
-use tracing::Instrument;
+use tower::ServiceBuilder;
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::LatencyUnit;
+use tracing::{Level, Span};
 
 pub const REQUEST_ID: &str = "x-request-id";
 
@@ -30,26 +36,78 @@ pub async fn remember_route(req: Request, next: Next) -> Response {
     response
 }
 
-/// The outermost layer: request id, span, access metrics.
-pub async fn track(req: Request, next: Next) -> Response {
-    let started = Instant::now();
+/// The request-id, tracing and metrics layers, outermost first: an acceptable
+/// `X-Request-Id` is kept and any other replaced by a fresh `req_...` id (tower-http's
+/// request-id layers), one span per request carries it (tower-http's trace layer), and
+/// [`track`] adds the route template and status to that span and counts the request.
+pub fn layers<S>(router: axum::Router<S>) -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let header = HeaderName::from_static(REQUEST_ID);
+    router.layer(
+        ServiceBuilder::new()
+            .map_request(drop_unacceptable_id)
+            .layer(SetRequestIdLayer::new(header.clone(), NewId))
+            .layer(PropagateRequestIdLayer::new(header))
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(span)
+                    .on_request(())
+                    .on_response(
+                        DefaultOnResponse::new()
+                            .level(Level::DEBUG)
+                            .latency_unit(LatencyUnit::Millis),
+                    ),
+            )
+            .layer(axum::middleware::from_fn(track)),
+    )
+}
+
+/// Makes a `req_...` id for a request that brought no acceptable one.
+#[derive(Clone, Copy)]
+struct NewId;
+
+impl MakeRequestId for NewId {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let id = switchboard_actors::ids::random_id("req", 20);
+        HeaderValue::from_str(&id).ok().map(RequestId::new)
+    }
+}
+
+/// A caller's id is kept when it is short printable ASCII; anything else is dropped, so
+/// that logs never carry a caller's arbitrary bytes.
+fn drop_unacceptable_id<B>(mut req: axum::http::Request<B>) -> axum::http::Request<B> {
+    let acceptable = req.headers().get(REQUEST_ID).is_none_or(|v| {
+        !v.is_empty() && v.len() <= 128 && v.as_bytes().iter().all(u8::is_ascii_graphic)
+    });
+    if !acceptable {
+        req.headers_mut().remove(REQUEST_ID);
+    }
+    req
+}
+
+fn span<B>(req: &axum::http::Request<B>) -> Span {
     let request_id = req
         .headers()
         .get(REQUEST_ID)
         .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map(str::to_string)
-        .unwrap_or_else(|| switchboard_actors::ids::random_id("req", 20));
-    let method = req.method().clone();
-    let span = tracing::info_span!(
+        .unwrap_or_default();
+    tracing::info_span!(
         "request",
         request_id = %request_id,
-        method = %method,
+        method = %req.method(),
         route = tracing::field::Empty,
         workspace_id = tracing::field::Empty,
         status = tracing::field::Empty,
-    );
-    let mut response = next.run(req).instrument(span.clone()).await;
+    )
+}
+
+/// Inside the request span: records the route template and status, and the HTTP metrics.
+async fn track(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let response = next.run(req).await;
     let route = response
         .extensions()
         .get::<Route>()
@@ -57,9 +115,9 @@ pub async fn track(req: Request, next: Next) -> Response {
         .unwrap_or_else(|| "unmatched".to_string());
     let status = response.status().as_u16();
     let took = started.elapsed();
+    let span = Span::current();
     span.record("route", route.as_str());
     span.record("status", status);
-    span.in_scope(|| tracing::debug!(latency_ms = took.as_secs_f64() * 1e3, "request finished"));
     metrics::counter!(
         "switchboard_http_requests_total",
         "route" => route.clone(),
@@ -69,8 +127,5 @@ pub async fn track(req: Request, next: Next) -> Response {
     .increment(1);
     metrics::histogram!("switchboard_http_request_seconds", "route" => route)
         .record(took.as_secs_f64());
-    if let Ok(v) = HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert(REQUEST_ID, v);
-    }
     response
 }

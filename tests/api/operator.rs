@@ -207,3 +207,19 @@ async fn every_response_carries_a_request_id_and_a_given_one_is_kept() {
     let r = app.get("/nope", &app.key).await.expect(404);
     assert!(r.header("x-request-id").is_some());
 }
+
+#[tokio::test]
+async fn a_request_id_too_long_or_with_spaces_is_replaced_by_a_fresh_one() {
+    let app = spawn_app().await;
+    for given in ["x".repeat(129), "two words".to_string()] {
+        let r = app
+            .call(Method::GET, "/tags")
+            .token(&app.key)
+            .header("X-Request-Id", &given)
+            .send()
+            .await
+            .expect(200);
+        let id = r.header("x-request-id").unwrap();
+        assert!(id.starts_with("req_"), "{given:?} was answered as {id:?}");
+    }
+}
