@@ -9,7 +9,9 @@
 //!    `workspace_forbidden`. Routes that need no workspace (GET /me) ignore a failed choice.
 //! 3. The per-workspace rate limit (see `rate_limit`), once a workspace is chosen.
 //!
-//! Permission checks are per route: handlers call [`Ws::require`].
+//! Permission checks are per route and stated in the handler's signature: a handler takes
+//! [`Allowed<need::Contacts>`](Allowed) (or another [`need`]) instead of a bare [`Ws`], and
+//! the extractor answers 403 `insufficient_permissions` before the handler runs.
 
 use std::collections::BTreeSet;
 
@@ -220,5 +222,70 @@ impl<S: Send + Sync> FromRequestParts<S> for Ws {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         caller(parts)?.workspace.clone()
+    }
+}
+
+/// What a route needs of the caller, as a type (see [`need`]).
+pub trait Need {
+    /// Checks the caller's rights in the workspace.
+    fn check(ws: &Ws) -> Result<(), ApiError>;
+}
+
+/// The needs routes state: one per permission, and `OwnerOrAdmin`.
+pub mod need {
+    use super::{ApiError, Need, Permission, Ws};
+
+    macro_rules! permissions {
+        ($($name:ident),* $(,)?) => {$(
+            #[doc = concat!("The `", stringify!($name), "` permission (owners, admins and API keys have it).")]
+            pub struct $name;
+
+            impl Need for $name {
+                fn check(ws: &Ws) -> Result<(), ApiError> {
+                    ws.require(Permission::$name).map(|_| ())
+                }
+            }
+        )*};
+    }
+
+    permissions!(
+        Contacts,
+        Inbox,
+        Calendar,
+        Orders,
+        BusinessPages,
+        CallAgent,
+        Campaigns,
+        Integrations
+    );
+
+    /// Only an owner or admin (or an API key).
+    pub struct OwnerOrAdmin;
+
+    impl Need for OwnerOrAdmin {
+        fn check(ws: &Ws) -> Result<(), ApiError> {
+            ws.require_owner_or_admin().map(|_| ())
+        }
+    }
+}
+
+/// The chosen workspace, once the caller is known to have `N`; 403 otherwise.
+pub struct Allowed<N>(pub Ws, std::marker::PhantomData<N>);
+
+impl<N> std::ops::Deref for Allowed<N> {
+    type Target = Ws;
+
+    fn deref(&self) -> &Ws {
+        &self.0
+    }
+}
+
+impl<S: Send + Sync, N: Need> FromRequestParts<S> for Allowed<N> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let ws = Ws::from_request_parts(parts, state).await?;
+        N::check(&ws)?;
+        Ok(Allowed(ws, std::marker::PhantomData))
     }
 }

@@ -6,7 +6,7 @@ use switchboard_actors::domain::ai_settings::{AiSettings, AiSettingsPatch};
 use switchboard_actors::workspace::AiSettingsMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::ApiJson;
 use crate::http::object::Obj;
@@ -33,10 +33,9 @@ async fn get_ai_settings(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<
         (status = 422, body = ErrorBody)))]
 async fn patch_ai_settings(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(patch): ApiJson<AiSettingsPatch>,
 ) -> ApiResult<Json<Obj<AiSettings>>> {
-    ws.require_owner_or_admin()?;
     let origin = ws.origin();
     let s = app
         .registry

@@ -7,7 +7,7 @@ use switchboard_actors::domain::closing_note::{ClosingNote, NewClosingNote, NewC
 use switchboard_actors::workspace::{ClosingNoteMsg, WorkspaceMsg};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::ApiJson;
 use crate::http::object::Obj;
@@ -39,10 +39,9 @@ async fn list_closing_notes(
     responses((status = 201, body = ClosingNote), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_closing_note(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(input): ApiJson<NewClosingNoteInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<ClosingNote>>)> {
-    ws.require_owner_or_admin()?;
     let new = NewClosingNote::parse(input)?;
     let origin = ws.origin();
     let note = app

@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::contact::{
     self, AssigneeInput, Channel, ChannelIdentity, ContactFilter, ContactInput, ContactPatchInput,
     ContactTagsInput, ContactView, Dnc, DncInput, LookupQuery, MergeInput, NewContact,
@@ -17,7 +16,7 @@ use switchboard_actors::workspace::ContactMsg;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId, QueryParams};
 use crate::http::object::Obj;
@@ -74,10 +73,9 @@ fn channel_param(q: &QueryParams, name: &str) -> ApiResult<Option<Channel>> {
     responses((status = 200, body = ListEnvelope<ContactView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_contacts(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<ContactView>>>> {
-    ws.require(Permission::Contacts)?;
     let page = page_request(&q)?;
     let words = match q.text("q") {
         Some(text) if text.chars().count() > MAX_QUERY => {
@@ -111,10 +109,9 @@ async fn list_contacts(
     responses((status = 201, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_contact(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, ContactJson)> {
-    ws.require(Permission::Contacts)?;
     let new = with_member(&app, &ws, NewContact::parse_create(input)?)?;
     let origin = ws.origin();
     let c = app
@@ -134,10 +131,9 @@ async fn create_contact(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn lookup_contact(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     q: QueryParams,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let text = |n: &str| {
         q.text(n)
             .map(str::trim)
@@ -196,10 +192,9 @@ pub struct ContactUpsert {
     responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn upsert_contact(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, Json<ContactUpsert>)> {
-    ws.require(Permission::Contacts)?;
     let new = with_member(&app, &ws, NewContact::parse(input)?)?;
     let origin = ws.origin();
     let (created, c) = app
@@ -229,10 +224,9 @@ async fn upsert_contact(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn merge_contacts(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<MergeInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let origin = ws.origin();
     let (p, s) = (input.primary_contact_id, input.secondary_contact_id);
     if p == s {
@@ -254,10 +248,9 @@ async fn merge_contacts(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody)))]
 async fn get_contact(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let c = app
         .registry
         .call(&ws.id, |r| ContactMsg::Get(id, r).into())
@@ -272,11 +265,10 @@ async fn get_contact(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_contact(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<ContactPatchInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let fields = contact::parse_patch(input)?;
     let origin = ws.origin();
     let c = app
@@ -301,10 +293,9 @@ pub struct ContactDeleted {
     responses((status = 200, body = ContactDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_contact(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
 ) -> ApiResult<Json<ContactDeleted>> {
-    ws.require(Permission::Contacts)?;
     let origin = ws.origin();
     let id = app
         .registry
@@ -323,10 +314,9 @@ async fn delete_contact(
     responses((status = 200, body = ListEnvelope<ChannelIdentity>), (status = 404, body = ErrorBody)))]
 async fn contact_channels(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
 ) -> ApiResult<Json<ListEnvelope<Obj<ChannelIdentity>>>> {
-    ws.require(Permission::Contacts)?;
     let channels = app
         .registry
         .call(&ws.id, |r| ContactMsg::Channels(id, r).into())
@@ -340,11 +330,10 @@ async fn contact_channels(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_contact_tags(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<ContactTagsInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let tags = contact::parse_tags(input)?;
     let origin = ws.origin();
     let c = app
@@ -362,11 +351,10 @@ async fn add_contact_tags(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn remove_contact_tags(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<ContactTagsInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let tags = contact::parse_tags(input)?;
     let origin = ws.origin();
     let c = app
@@ -383,11 +371,10 @@ async fn remove_contact_tags(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_contact_stage(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<StageInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let origin = ws.origin();
     let stage = Some((input.stage_id, input.funnel_id));
     let c = app
@@ -403,10 +390,9 @@ async fn set_contact_stage(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody)))]
 async fn remove_contact_stage(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let origin = ws.origin();
     let c = app
         .registry
@@ -423,11 +409,10 @@ async fn remove_contact_stage(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_contact_assignee(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let user = input
         .user_id
         .map(|u| member(&app, &ws, &u, "user_id"))
@@ -448,11 +433,10 @@ async fn set_contact_assignee(
     responses((status = 200, body = ListEnvelope<Note>), (status = 404, body = ErrorBody)))]
 async fn list_contact_notes(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<Note>>>> {
-    ws.require(Permission::Contacts)?;
     let page = page_request(&q)?;
     let notes = app
         .registry
@@ -466,11 +450,10 @@ async fn list_contact_notes(
     responses((status = 201, body = Note), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_contact_note(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<NewNoteInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Note>>)> {
-    ws.require(Permission::Contacts)?;
     let body = contact::note_body(input)?;
     let origin = ws.origin();
     let note = app
@@ -488,11 +471,10 @@ async fn add_contact_note(
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_contact_dnc(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<DncInput>,
 ) -> ApiResult<ContactJson> {
-    ws.require(Permission::Contacts)?;
     let dnc = Dnc::parse(input)?;
     let origin = ws.origin();
     let c = app

@@ -4,7 +4,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use switchboard_actors::directory::{Permission, Principal};
+use switchboard_actors::directory::Principal;
 use switchboard_actors::domain::contact::Channel;
 use switchboard_actors::domain::conversation::{
     AiPauseReason, CloseInput, ClosingNote, Comment, Conversation, ConversationStatus,
@@ -17,7 +17,7 @@ use switchboard_actors::workspace::conversations::{Caller, ConversationFilter, H
 use switchboard_actors::workspace::{ConversationMsg, Reply};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_id, ApiJson, PathId, QueryParams};
 use crate::http::object::Obj;
@@ -64,9 +64,8 @@ async fn act(
     Ok(Json(Obj(ask(app, ws, build).await?)))
 }
 
-/// The inbox permission, and who is asking as the conversation rules need it.
+/// Who is asking, as the conversation rules need it.
 fn inbox(ws: &Ws) -> ApiResult<Caller> {
-    ws.require(Permission::Inbox)?;
     let user = match &ws.principal {
         Principal::User { user_id, .. } => Some(user_id.clone()),
         Principal::ApiKey { .. } => None,
@@ -104,7 +103,7 @@ fn enum_value<T: serde::de::DeserializeOwned>(raw: &str, allowed: &str) -> Resul
         (status = 422, body = ErrorBody)))]
 async fn list_conversations(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<Conversation>>>> {
     inbox(&ws)?;
@@ -138,7 +137,7 @@ async fn list_conversations(
         (status = 422, body = ErrorBody)))]
 async fn create_conversation(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     ApiJson(input): ApiJson<NewConversationInput>,
 ) -> ApiResult<(StatusCode, ConversationJson)> {
     let caller = inbox(&ws)?;
@@ -164,7 +163,7 @@ async fn create_conversation(
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody)))]
 async fn get_conversation(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
     inbox(&ws)?;
@@ -185,7 +184,7 @@ async fn get_conversation(
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn close_conversation(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<CloseInput>,
 ) -> ApiResult<ConversationJson> {
@@ -207,7 +206,7 @@ async fn close_conversation(
         (status = 409, body = ErrorBody)))]
 async fn reopen_conversation(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
     act(&app, &ws, |caller, reply| ConversationMsg::Reopen {
@@ -233,7 +232,7 @@ pub struct AssigneeInput {
         (status = 422, body = ErrorBody)))]
 async fn assign_conversation(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ConversationJson> {
@@ -262,7 +261,7 @@ async fn assign_conversation(
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn pause_ai(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<PauseInput>,
 ) -> ApiResult<ConversationJson> {
@@ -283,7 +282,7 @@ async fn pause_ai(
         (status = 409, body = ErrorBody)))]
 async fn resume_ai(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
     act(&app, &ws, |caller, reply| ConversationMsg::ResumeAi {
@@ -301,7 +300,7 @@ async fn resume_ai(
     responses((status = 200, body = ListEnvelope<Message>), (status = 404, body = ErrorBody)))]
 async fn list_messages(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<Message>>>> {
@@ -324,7 +323,7 @@ async fn list_messages(
         (status = 422, body = ErrorBody)))]
 async fn team_reply(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<TeamReplyInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Message>>)> {
@@ -347,7 +346,7 @@ async fn team_reply(
     responses((status = 200, body = ListEnvelope<Comment>), (status = 404, body = ErrorBody)))]
 async fn list_comments(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<Comment>>>> {
@@ -368,7 +367,7 @@ async fn list_comments(
         (status = 422, body = ErrorBody)))]
 async fn add_comment(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<NewCommentInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Comment>>)> {
@@ -393,7 +392,7 @@ async fn add_comment(
         (status = 422, body = ErrorBody)))]
 async fn rate_message(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     Path((id, message)): Path<(String, String)>,
     ApiJson(input): ApiJson<FeedbackInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Feedback>>)> {
@@ -425,7 +424,7 @@ async fn rate_message(
     responses((status = 200, body = ListEnvelope<Handover>), (status = 422, body = ErrorBody)))]
 async fn list_handovers(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<Handover>>>> {
     inbox(&ws)?;
@@ -452,7 +451,7 @@ async fn list_handovers(
         (status = 409, body = ErrorBody)))]
 async fn resolve_handover(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Inbox>,
     PathId(id): PathId,
 ) -> ApiResult<Json<Obj<Handover>>> {
     let h = ask(&app, &ws, |caller, reply| {

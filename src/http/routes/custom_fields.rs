@@ -3,12 +3,11 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
 use switchboard_actors::workspace::{CustomFieldMsg, WorkspaceMsg};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId};
 use crate::http::object::Obj;
@@ -26,9 +25,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, body = ListEnvelope<CustomField>), (status = 403, body = ErrorBody)))]
 async fn list_custom_fields(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
 ) -> ApiResult<Json<ListEnvelope<Obj<CustomField>>>> {
-    ws.require(Permission::Contacts)?;
     let fields = app
         .registry
         .call(&ws.id, |r| {
@@ -42,10 +40,9 @@ async fn list_custom_fields(
     responses((status = 200, body = CustomField), (status = 404, body = ErrorBody)))]
 async fn get_custom_field(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
 ) -> ApiResult<Json<Obj<CustomField>>> {
-    ws.require(Permission::Contacts)?;
     let field = app
         .registry
         .call(&ws.id, |r| {
@@ -61,10 +58,9 @@ async fn get_custom_field(
     responses((status = 201, body = CustomField), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_custom_field(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(input): ApiJson<NewCustomFieldInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<CustomField>>)> {
-    ws.require_owner_or_admin()?;
     let new = NewCustomField::parse(input)?;
     let origin = ws.origin();
     let field = app

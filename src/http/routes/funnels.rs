@@ -4,13 +4,12 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::workspace::{FunnelMsg, WorkspaceMsg};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::QueryParams;
 use crate::http::object::{ApiObject, Obj};
@@ -38,8 +37,11 @@ impl ApiObject for StageRow {
 #[utoipa::path(get, path = "/funnels", tag = "funnels",
     params(("flat" = Option<String>, Query, description = "`true`: one row per stage")),
     responses((status = 200, body = ListEnvelope<Funnel>), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
-async fn list_funnels(State(app): State<AppState>, ws: Ws, q: QueryParams) -> ApiResult<Response> {
-    ws.require(Permission::Contacts)?;
+async fn list_funnels(
+    State(app): State<AppState>,
+    ws: Allowed<need::Contacts>,
+    q: QueryParams,
+) -> ApiResult<Response> {
     let flat = match q.text("flat") {
         None | Some("false") => false,
         Some("true") => true,

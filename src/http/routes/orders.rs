@@ -3,7 +3,6 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::order::{
     self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
     OrderPatchInput, OrderView, PaymentStatus, QuantityInput, StatusInput, TimelineInput,
@@ -11,7 +10,7 @@ use switchboard_actors::domain::order::{
 use switchboard_actors::workspace::OrderMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_id, ApiJson, PathId, QueryParams};
 use crate::http::object::Obj;
@@ -38,10 +37,9 @@ type OrderJson = Json<Obj<OrderView>>;
     responses((status = 200, body = ListEnvelope<OrderView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_orders(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<OrderView>>>> {
-    ws.require(Permission::Orders)?;
     let page = page_request(&q)?;
     let filter = OrderFilter {
         status: q
@@ -66,10 +64,9 @@ async fn list_orders(
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody)))]
 async fn get_order(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     PathId(id): PathId,
 ) -> ApiResult<OrderJson> {
-    ws.require(Permission::Orders)?;
     let o = app
         .registry
         .call(&ws.id, |r| OrderMsg::Get(id, r).into())
@@ -83,10 +80,9 @@ async fn get_order(
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_order(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     ApiJson(input): ApiJson<NewOrderInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
-    ws.require(Permission::Orders)?;
     let new = NewOrder::parse(input)?;
     let origin = ws.origin();
     let o = app
@@ -104,11 +100,10 @@ async fn create_order(
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_order(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<OrderPatchInput>,
 ) -> ApiResult<OrderJson> {
-    ws.require(Permission::Orders)?;
     let change = OrderChange::parse(input)?;
     let origin = ws.origin();
     let o = app
@@ -125,11 +120,10 @@ async fn update_order(
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_order_status(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<StatusInput>,
 ) -> ApiResult<OrderJson> {
-    ws.require(Permission::Orders)?;
     let status =
         FulfillmentStatus::parse(&input.status).map_err(|m| ApiError::invalid("status", m))?;
     let origin = ws.origin();
@@ -148,11 +142,10 @@ async fn set_order_status(
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_order_item(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<ItemInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
-    ws.require(Permission::Orders)?;
     let item = order::parse_new_item(input)?;
     let origin = ws.origin();
     let o = app
@@ -174,11 +167,10 @@ fn ids(raw: (String, String)) -> ApiResult<(u64, u64)> {
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_order_item(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     Path(raw): Path<(String, String)>,
     ApiJson(input): ApiJson<QuantityInput>,
 ) -> ApiResult<OrderJson> {
-    ws.require(Permission::Orders)?;
     let (id, item) = ids(raw)?;
     let quantity = order::parse_quantity(input)?;
     let origin = ws.origin();
@@ -197,10 +189,9 @@ async fn update_order_item(
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 async fn remove_order_item(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     Path(raw): Path<(String, String)>,
 ) -> ApiResult<OrderJson> {
-    ws.require(Permission::Orders)?;
     let (id, item) = ids(raw)?;
     let origin = ws.origin();
     let o = app
@@ -218,11 +209,10 @@ async fn remove_order_item(
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_order_timeline_note(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Orders>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<TimelineInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
-    ws.require(Permission::Orders)?;
     let note = order::parse_timeline_note(input)?;
     let origin = ws.origin();
     let o = app

@@ -4,7 +4,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::product::{
     ProductChange, ProductFilter, ProductInput, ProductSource, ProductView,
 };
@@ -13,7 +12,7 @@ use switchboard_actors::workspace::ProductMsg;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId, QueryParams};
 use crate::http::object::Obj;
@@ -81,10 +80,9 @@ async fn get_product(
     responses((status = 201, body = ProductView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_product(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::BusinessPages>,
     ApiJson(input): ApiJson<ProductInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<ProductView>>)> {
-    ws.require(Permission::BusinessPages)?;
     let change = ProductChange::parse(input, true)?;
     let origin = ws.origin();
     let p = app
@@ -102,11 +100,10 @@ async fn create_product(
     responses((status = 200, body = ProductView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_product(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::BusinessPages>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<ProductInput>,
 ) -> ApiResult<Json<Obj<ProductView>>> {
-    ws.require(Permission::BusinessPages)?;
     let change = ProductChange::parse(input, false)?;
     let origin = ws.origin();
     let p = app
@@ -131,10 +128,9 @@ pub struct ProductDeleted {
     responses((status = 200, body = ProductDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_product(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::BusinessPages>,
     PathId(id): PathId,
 ) -> ApiResult<Json<ProductDeleted>> {
-    ws.require(Permission::BusinessPages)?;
     let origin = ws.origin();
     let id = app
         .registry

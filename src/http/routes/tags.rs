@@ -3,14 +3,13 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::tag::{
     NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,
 };
 use switchboard_actors::workspace::{TagMsg, WorkspaceMsg};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId};
 use crate::http::object::Obj;
@@ -26,8 +25,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// The workspace tag list, newest first.
 #[utoipa::path(get, path = "/tags", tag = "tags",
     responses((status = 200, body = ListEnvelope<Tag>), (status = 403, body = ErrorBody)))]
-async fn list_tags(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<ListEnvelope<Obj<Tag>>>> {
-    ws.require(Permission::Contacts)?;
+async fn list_tags(
+    State(app): State<AppState>,
+    ws: Allowed<need::Contacts>,
+) -> ApiResult<Json<ListEnvelope<Obj<Tag>>>> {
     let tags = app
         .registry
         .call(&ws.id, |r| WorkspaceMsg::Tag(TagMsg::List(r)))
@@ -40,10 +41,9 @@ async fn list_tags(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<ListEn
     responses((status = 201, body = Tag), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_tag(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<NewTagInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Tag>>)> {
-    ws.require(Permission::Contacts)?;
     let new = NewTag::parse(input)?;
     let origin = ws.origin();
     let tag = app
@@ -61,11 +61,10 @@ async fn create_tag(
     responses((status = 200, body = Tag), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_tag(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<TagPatchInput>,
 ) -> ApiResult<Json<Obj<Tag>>> {
-    ws.require(Permission::Contacts)?;
     let change = TagChange::parse(input)?;
     let origin = ws.origin();
     let tag = app
@@ -82,10 +81,9 @@ async fn update_tag(
     responses((status = 200, body = TagDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_tag(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Contacts>,
     PathId(id): PathId,
 ) -> ApiResult<Json<Obj<TagDeleted>>> {
-    ws.require(Permission::Contacts)?;
     let origin = ws.origin();
     let deleted = app
         .registry

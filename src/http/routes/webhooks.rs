@@ -7,7 +7,6 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::delivery::sender::Outcome;
-use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::webhook::{EndpointChange, EndpointInput, EndpointView};
 use switchboard_actors::events::privacy::{redact, Disclosure};
 use switchboard_actors::events::{catalog, subscription, Envelope};
@@ -16,7 +15,7 @@ use switchboard_actors::workspace::{EndpointCaller, WebhookMsg};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::auth::Ws;
+use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_id, ApiJson, QueryParams};
 use crate::http::object::Obj;
@@ -61,10 +60,9 @@ async fn endpoint(
     responses((status = 200, body = ListEnvelope<EndpointView>), (status = 403, body = ErrorBody)))]
 async fn list_webhooks(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<EndpointView>>>> {
-    ws.require(Permission::Integrations)?;
     let page = page_request(&q)?;
     let found = app
         .registry
@@ -112,10 +110,9 @@ async fn resolves_publicly(app: &AppState, change: &EndpointChange) -> ApiResult
     responses((status = 201, body = CreatedEndpoint), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_webhook(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     ApiJson(input): ApiJson<EndpointInput>,
 ) -> ApiResult<(StatusCode, Json<CreatedEndpoint>)> {
-    ws.require(Permission::Integrations)?;
     let change = EndpointChange::parse(input, true, app.settings.webhooks.allow_private)?;
     resolves_publicly(&app, &change).await?;
     let (origin, who) = (ws.origin(), caller(&ws));
@@ -139,10 +136,9 @@ async fn create_webhook(
     responses((status = 200, body = EndpointView), (status = 404, body = ErrorBody)))]
 async fn get_webhook(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Obj<EndpointView>>> {
-    ws.require(Permission::Integrations)?;
     Ok(Json(Obj(endpoint(&app, &ws, &id).await?.0)))
 }
 
@@ -152,11 +148,10 @@ async fn get_webhook(
     responses((status = 200, body = EndpointView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_webhook(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
     ApiJson(input): ApiJson<EndpointInput>,
 ) -> ApiResult<Json<Obj<EndpointView>>> {
-    ws.require(Permission::Integrations)?;
     let change = EndpointChange::parse(input, false, app.settings.webhooks.allow_private)?;
     resolves_publicly(&app, &change).await?;
     let (origin, who) = (ws.origin(), caller(&ws));
@@ -181,10 +176,9 @@ pub struct EndpointDeleted {
     responses((status = 200, body = EndpointDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_webhook(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<EndpointDeleted>> {
-    ws.require(Permission::Integrations)?;
     let origin = ws.origin();
     let id = app
         .registry
@@ -214,10 +208,9 @@ pub struct RotatedSecret {
     responses((status = 200, body = RotatedSecret), (status = 404, body = ErrorBody)))]
 async fn rotate_webhook_secret(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<RotatedSecret>> {
-    ws.require(Permission::Integrations)?;
     let (secret, until) = app
         .registry
         .call(&ws.id, |r| WebhookMsg::RotateSecret(id.clone(), r).into())
@@ -254,11 +247,10 @@ pub struct TestResult {
     responses((status = 200, body = TestResult), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn test_webhook(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
     ApiJson(input): ApiJson<TestInput>,
 ) -> ApiResult<Json<TestResult>> {
-    ws.require(Permission::Integrations)?;
     let (view, cfg) = endpoint(&app, &ws, &id).await?;
     let event_type = match input.event {
         Some(e) if e == "webhook.test" || catalog::find(&e).is_some() => e,
@@ -325,11 +317,10 @@ fn app_now() -> chrono::DateTime<chrono::Utc> {
     responses((status = 200, body = ListEnvelope<DeliveryView>), (status = 404, body = ErrorBody)))]
 async fn list_webhook_deliveries(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
     q: QueryParams,
 ) -> ApiResult<Json<ListEnvelope<Obj<DeliveryView>>>> {
-    ws.require(Permission::Integrations)?;
     let page = page_request(&q)?;
     let (_, cfg) = endpoint(&app, &ws, &id).await?;
     let found = app.dispatcher.deliveries(cfg, page).await?;
@@ -346,10 +337,9 @@ async fn list_webhook_deliveries(
     responses((status = 202, body = DeliveryView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 async fn redeliver_webhook_delivery(
     State(app): State<AppState>,
-    ws: Ws,
+    ws: Allowed<need::Integrations>,
     Path((id, delivery)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<Obj<DeliveryView>>)> {
-    ws.require(Permission::Integrations)?;
     let delivery = parse_id(&delivery)?;
     let (_, cfg) = endpoint(&app, &ws, &id).await?;
     let queued = app.dispatcher.redeliver(cfg, delivery).await?;
