@@ -314,10 +314,9 @@ async fn trigger_event(
 async fn list_notifications(
     State(app): State<AppState>,
     Path(id): Path<String>,
-    q: crate::http::extract::QueryParams,
+    crate::http::pagination::Paging(page): crate::http::pagination::Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Notification>>>> {
     let ws = known_workspace(&app, &id)?;
-    let page = crate::http::pagination::page_request(&q)?;
     let found = app
         .registry
         .call(&ws, |r| WebhookMsg::Notifications(page, r).into())

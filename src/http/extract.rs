@@ -2,8 +2,6 @@
 //! ids are 400 `invalid_request`; well-formed JSON with unknown fields or wrong types is
 //! 422 `validation_failed` naming the field's path.
 
-use std::collections::HashMap;
-
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -109,66 +107,88 @@ pub fn parse_id(raw: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::bad_request(format!("`{raw}` is not a valid id")))
 }
 
-/// Query parameters, read by name with typed accessors that answer 422 with the
-/// parameter's name.
-pub struct QueryParams(pub HashMap<String, String>);
+/// Query parameters as a typed struct `T`, whose `IntoParams` derive documents them, so
+/// the document's parameters come from the code that reads them. A value of the wrong type
+/// is 422 naming the parameter; parameters a route does not read are ignored.
+pub struct ApiQuery<T>(pub T);
 
-impl<S: Send + Sync> FromRequestParts<S> for QueryParams {
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        let query = parts.uri.query().unwrap_or("");
-        let pairs: Vec<(String, String)> = serde_urlencoded_pairs(query)?;
-        Ok(QueryParams(pairs.into_iter().collect()))
+        parse_query(parts.uri.query().unwrap_or("")).map(ApiQuery)
     }
 }
 
-fn serde_urlencoded_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
-    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
-        &format!("/?{query}")
-            .parse()
-            .map_err(|_| ApiError::bad_request("the query string is malformed"))?,
-    )
-    .map(|q| q.0)
-    .map_err(|_| ApiError::bad_request("the query string is malformed"))
-}
-
-impl QueryParams {
-    pub fn text(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
-    }
-
-    pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
-        match self.text(name) {
-            None => Ok(None),
-            Some("true") => Ok(Some(true)),
-            Some("false") => Ok(Some(false)),
-            Some(_) => Err(ApiError::invalid(name, "must be true or false")),
+/// Reads a query string into `T`; errors name the parameter.
+pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let pairs = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(pairs).map_err(|e| {
+        let mut name = e.path().to_string();
+        let message = e.into_inner().to_string();
+        // A repeated parameter is reported on the whole query; name the parameter.
+        if let Some(field) = message
+            .strip_prefix("duplicate field `")
+            .and_then(|r| r.split('`').next())
+        {
+            name = field.to_string();
         }
+        let plain = if message.contains("invalid digit") || message.contains("cannot parse integer")
+        {
+            "must be a positive integer".to_string()
+        } else if message.contains("`true` or `false`") {
+            "must be true or false".to_string()
+        } else if message.starts_with("duplicate field") {
+            "may be given once".to_string()
+        } else if message.contains("premature end of input")
+            || message.contains("input contains invalid characters")
+            || message.contains("trailing input")
+        {
+            "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z".to_string()
+        } else {
+            plain_serde_message(&message)
+        };
+        ApiError::invalid(name, plain)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Sample {
+        stage_id: Option<u64>,
+        in_stock: Option<bool>,
+        since: Option<chrono::DateTime<chrono::Utc>>,
     }
 
-    /// An ISO 8601 date-time with an offset (`2026-01-31T12:00:00Z`).
-    pub fn datetime(&self, name: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
-        self.text(name)
-            .map(|raw| {
-                chrono::DateTime::parse_from_rfc3339(raw)
-                    .map(|t| t.with_timezone(&chrono::Utc))
-                    .map_err(|_| {
-                        ApiError::invalid(
-                            name,
-                            "must be an ISO 8601 date-time with an offset, like 2026-01-31T12:00:00Z",
-                        )
-                    })
-            })
-            .transpose()
+    /// The field a refused query names.
+    fn refused(query: &str) -> String {
+        let err = parse_query::<Sample>(query).expect_err("refused");
+        assert_eq!(err.status.as_u16(), 422, "{query}");
+        err.details.expect("details")[0].path.clone()
     }
 
-    pub fn int(&self, name: &str) -> Result<Option<u64>, ApiError> {
-        self.text(name)
-            .map(|raw| {
-                raw.parse::<u64>()
-                    .map_err(|_| ApiError::invalid(name, "must be a positive integer"))
-            })
-            .transpose()
+    #[test]
+    fn typed_query_values_parse_and_unknown_parameters_are_ignored() {
+        let q: Sample =
+            parse_query("stage_id=7&in_stock=true&since=2026-01-31T12:00:00Z&x=1").expect("parses");
+        assert_eq!(q.stage_id, Some(7));
+        assert_eq!(q.in_stock, Some(true));
+        assert!(q.since.is_some());
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_422_naming_the_parameter() {
+        for (query, field) in [
+            ("stage_id=abc", "stage_id"),
+            ("stage_id=-1", "stage_id"),
+            ("in_stock=yes", "in_stock"),
+            ("since=yesterday", "since"),
+            ("stage_id=1&stage_id=2", "stage_id"),
+        ] {
+            assert_eq!(refused(query), field, "{query}");
+        }
     }
 }

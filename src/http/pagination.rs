@@ -1,14 +1,16 @@
 //! The list envelope and cursor pagination: `limit` 1-100 (default 25), `starting_after`
 //! an opaque cursor from a previous page's `next_cursor`, newest first.
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::page::{Page, PageRequest};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::error::ApiError;
-use super::extract::QueryParams;
+use super::extract::ApiQuery;
 use super::object::{ApiObject, Obj};
 
 pub const DEFAULT_LIMIT: usize = 25;
@@ -63,25 +65,47 @@ pub fn decode_cursor(raw: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::bad_request("starting_after is not a valid cursor"))
 }
 
-/// The `limit` parameter: 1 to 100, default 25.
-pub fn limit(q: &QueryParams) -> Result<usize, ApiError> {
-    Ok(match q.text("limit") {
-        None => DEFAULT_LIMIT,
-        Some(raw) => raw
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=MAX_LIMIT).contains(n))
-            .ok_or_else(|| {
-                ApiError::invalid("limit", format!("must be an integer from 1 to {MAX_LIMIT}"))
-            })?,
-    })
+/// The paging parameters every list takes.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageParams {
+    /// How many records to answer.
+    #[param(minimum = 1, maximum = 100, default = 25)]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page; absent for the first page.
+    #[param(min_length = 1)]
+    pub starting_after: Option<String>,
 }
 
-/// Reads `limit` and `starting_after`.
-pub fn page_request(q: &QueryParams) -> Result<PageRequest, ApiError> {
-    let limit = limit(q)?;
-    let after = q.text("starting_after").map(decode_cursor).transpose()?;
-    Ok(PageRequest { limit, after })
+impl PageParams {
+    /// The `limit`, checked: 1 to 100, 25 when absent.
+    pub fn limit(&self) -> Result<usize, ApiError> {
+        match self.limit {
+            None => Ok(DEFAULT_LIMIT),
+            Some(n) if (1..=MAX_LIMIT).contains(&(n as usize)) => Ok(n as usize),
+            Some(_) => Err(ApiError::invalid(
+                "limit",
+                format!("must be an integer from 1 to {MAX_LIMIT}"),
+            )),
+        }
+    }
+}
+
+/// A page request read from the query: `limit` (422 out of bounds) and `starting_after`
+/// (400 when it is not a cursor this service made).
+pub struct Paging(pub PageRequest);
+
+impl<S: Send + Sync> FromRequestParts<S> for Paging {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let ApiQuery(q) = ApiQuery::<PageParams>::from_request_parts(parts, state).await?;
+        let after = q.starting_after.as_deref().map(decode_cursor).transpose()?;
+        Ok(Paging(PageRequest {
+            limit: q.limit()?,
+            after,
+        }))
+    }
 }
 
 /// A cursor over a list keyed by text (user ids).

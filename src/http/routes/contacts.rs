@@ -4,7 +4,8 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Serialize;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::contact::{
     self, AssigneeInput, Channel, ChannelIdentity, ContactFilter, ContactInput, ContactPatchInput,
     ContactTagsInput, ContactView, Dnc, DncInput, LookupQuery, MergeInput, NewContact,
@@ -13,14 +14,14 @@ use switchboard_actors::domain::contact::{
 use switchboard_actors::ids::UserId;
 use switchboard_actors::workspace::search::tokenize;
 use switchboard_actors::workspace::ContactMsg;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{ApiJson, PathId, QueryParams};
+use crate::http::extract::{ApiJson, ApiQuery, PathId};
 use crate::http::object::Obj;
-use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -56,28 +57,52 @@ fn with_member(app: &AppState, ws: &Ws, mut new: NewContact) -> ApiResult<NewCon
     Ok(new)
 }
 
-fn channel_param(q: &QueryParams, name: &str) -> ApiResult<Option<Channel>> {
-    q.text(name)
-        .map(|c| Channel::parse(c).map_err(|m| ApiError::invalid(name, m)))
-        .transpose()
+/// The filters of GET /contacts; every one given must match.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ContactListQuery {
+    /// Words that must each match the start of a word in the name, email, phones,
+    /// usernames or notes (case-insensitive).
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// A phone number, in any format.
+    phone: Option<String>,
+    email: Option<String>,
+    /// A tag name.
+    tag: Option<String>,
+    #[param(minimum = 1)]
+    stage_id: Option<u64>,
+    assigned_to_user_id: Option<String>,
+    /// Contacts reachable on this channel.
+    channel: Option<Channel>,
+    /// Contacts changed at or after this time (ISO 8601 with an offset).
+    updated_since: Option<DateTime<Utc>>,
+}
+
+/// The criteria of GET /contacts/lookup; at least one of phone, email and handle.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct LookupParams {
+    phone: Option<String>,
+    email: Option<String>,
+    /// A username on chan_a, chan_c or chan_e, or a chan_d phone.
+    handle: Option<String>,
+    /// chan_a, chan_c, chan_e or chan_d; limits the handle search to that channel.
+    channel: Option<Channel>,
 }
 
 /// Contacts, newest first. Every word of `q` must match (case-insensitive prefix of a word)
 /// in the name, email, phones, usernames or notes.
 #[utoipa::path(get, path = "/contacts", tag = "contacts",
-    params(
-        ("q" = Option<String>, Query), ("phone" = Option<String>, Query), ("email" = Option<String>, Query),
-        ("tag" = Option<String>, Query), ("stage_id" = Option<u64>, Query), ("assigned_to_user_id" = Option<String>, Query),
-        ("channel" = Option<String>, Query), ("updated_since" = Option<String>, Query),
-        ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(ContactListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<ContactView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_contacts(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<ContactListQuery>,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<ContactView>>>> {
-    let page = page_request(&q)?;
-    let words = match q.text("q") {
+    let words = match q.q.as_deref() {
         Some(text) if text.chars().count() > MAX_QUERY => {
             return Err(ApiError::invalid(
                 "q",
@@ -87,16 +112,15 @@ async fn list_contacts(
         Some(text) => tokenize(text).collect(),
         None => Vec::new(),
     };
-    let updated_since = q.datetime("updated_since")?;
     let filter = ContactFilter {
         words,
-        phone: q.text("phone").map(str::to_string),
-        email: q.text("email").map(str::to_string),
-        tag: q.text("tag").map(str::to_string),
-        stage_id: q.int("stage_id")?,
-        assigned_to_user_id: q.text("assigned_to_user_id").map(str::to_string),
-        channel: channel_param(&q, "channel")?,
-        updated_since,
+        phone: q.phone,
+        email: q.email,
+        tag: q.tag,
+        stage_id: q.stage_id,
+        assigned_to_user_id: q.assigned_to_user_id,
+        channel: q.channel,
+        updated_since: q.updated_since,
     };
     let found = app
         .registry
@@ -126,25 +150,19 @@ async fn create_contact(
 /// One contact by phone, email or handle; every criterion given must match; the oldest
 /// match is answered.
 #[utoipa::path(get, path = "/contacts/lookup", tag = "contacts",
-    params(("phone" = Option<String>, Query), ("email" = Option<String>, Query),
-        ("handle" = Option<String>, Query), ("channel" = Option<String>, Query, description = "chan_a, chan_c, chan_e or chan_d; limits handle search")),
+    params(LookupParams),
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn lookup_contact(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<LookupParams>,
 ) -> ApiResult<ContactJson> {
-    let text = |n: &str| {
-        q.text(n)
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
+    let text = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let query = LookupQuery {
-        phone: text("phone"),
-        email: text("email"),
-        handle: text("handle"),
-        channel: channel_param(&q, "channel")?,
+        phone: text(q.phone),
+        email: text(q.email),
+        handle: text(q.handle),
+        channel: q.channel,
     };
     if query.phone.is_none() && query.email.is_none() && query.handle.is_none() {
         return Err(ApiError::invalid(
@@ -429,15 +447,14 @@ async fn set_contact_assignee(
 
 /// Internal notes, newest first; customers never see them.
 #[utoipa::path(get, path = "/contacts/{id}/notes", tag = "contacts",
-    params(("id" = u64, Path), ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Note>), (status = 404, body = ErrorBody)))]
 async fn list_contact_notes(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
     PathId(id): PathId,
-    q: QueryParams,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Note>>>> {
-    let page = page_request(&q)?;
     let notes = app
         .registry
         .call(&ws.id, |r| ContactMsg::ListNotes(id, page, r).into())

@@ -4,6 +4,8 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
 use switchboard_actors::directory::Principal;
 use switchboard_actors::domain::contact::Channel;
 use switchboard_actors::domain::conversation::{
@@ -15,13 +17,14 @@ use switchboard_actors::domain::message::{Feedback, FeedbackInput, Message, Team
 use switchboard_actors::ids::{ContactId, ConversationId, HandoverId, MessageId, UserId};
 use switchboard_actors::workspace::conversations::{Caller, ConversationFilter, HandoverFilter};
 use switchboard_actors::workspace::{ConversationMsg, Reply};
+use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{parse_id, ApiJson, PathId, QueryParams};
+use crate::http::extract::{parse_id, ApiJson, ApiQuery, PathId};
 use crate::http::object::Obj;
-use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -77,48 +80,55 @@ fn inbox(ws: &Ws) -> ApiResult<Caller> {
     })
 }
 
-fn parsed<T>(
-    q: &QueryParams,
-    name: &str,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> ApiResult<Option<T>> {
-    q.text(name)
-        .map(|raw| parse(raw).map_err(|m| ApiError::invalid(name, m)))
-        .transpose()
+/// The filters of GET /conversations; every one given must match.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ConversationListQuery {
+    status: Option<ConversationStatus>,
+    #[param(minimum = 1)]
+    contact_id: Option<u64>,
+    channel: Option<Channel>,
+    /// A user id (`usr_...`).
+    assigned_to_user_id: Option<String>,
+    ai_paused: Option<bool>,
+    /// Conversations changed at or after this time (ISO 8601 with an offset).
+    updated_since: Option<DateTime<Utc>>,
 }
 
-fn enum_value<T: serde::de::DeserializeOwned>(raw: &str, allowed: &str) -> Result<T, String> {
-    serde_json::from_value(serde_json::Value::String(raw.to_string()))
-        .map_err(|_| format!("must be one of {allowed}"))
+/// The filters of GET /handovers.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct HandoverListQuery {
+    status: Option<HandoverStatus>,
+    #[param(minimum = 1)]
+    conversation_id: Option<u64>,
 }
 
 /// Conversations, newest first.
 #[utoipa::path(get, path = "/conversations", tag = "conversations",
-    params(("status" = Option<String>, Query, description = "open or closed"),
-        ("contact_id" = Option<u64>, Query), ("channel" = Option<String>, Query),
-        ("assigned_to_user_id" = Option<String>, Query), ("ai_paused" = Option<bool>, Query),
-        ("updated_since" = Option<String>, Query), ("limit" = Option<u32>, Query),
-        ("starting_after" = Option<String>, Query)),
+    params(ConversationListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<Conversation>), (status = 403, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
 async fn list_conversations(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<ConversationListQuery>,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Conversation>>>> {
-    inbox(&ws)?;
-    let page = page_request(&q)?;
+    let assigned_to_user_id = q
+        .assigned_to_user_id
+        .map(|s| {
+            UserId::parse(&s)
+                .ok_or_else(|| ApiError::invalid("assigned_to_user_id", "must be a user id"))
+        })
+        .transpose()?;
     let filter = ConversationFilter {
-        status: parsed(&q, "status", |s| {
-            enum_value::<ConversationStatus>(s, "open, closed")
-        })?,
-        contact_id: q.int("contact_id")?.map(ContactId),
-        channel: parsed(&q, "channel", Channel::parse)?,
-        assigned_to_user_id: parsed(&q, "assigned_to_user_id", |s| {
-            UserId::parse(s).ok_or_else(|| "must be a user id".to_string())
-        })?,
-        ai_paused: q.bool("ai_paused")?,
-        updated_since: q.datetime("updated_since")?,
+        status: q.status,
+        contact_id: q.contact_id.map(ContactId),
+        channel: q.channel,
+        assigned_to_user_id,
+        ai_paused: q.ai_paused,
+        updated_since: q.updated_since,
     };
     let found = app
         .registry
@@ -166,7 +176,6 @@ async fn get_conversation(
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
-    inbox(&ws)?;
     let c = app
         .registry
         .call(&ws.id, |r| {
@@ -188,7 +197,6 @@ async fn close_conversation(
     PathId(id): PathId,
     ApiJson(input): ApiJson<CloseInput>,
 ) -> ApiResult<ConversationJson> {
-    inbox(&ws)?;
     let note = ClosingNote::parse(input)?;
     act(&app, &ws, |caller, reply| ConversationMsg::Close {
         caller,
@@ -236,7 +244,6 @@ async fn assign_conversation(
     PathId(id): PathId,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ConversationJson> {
-    inbox(&ws)?;
     let user = input
         .user_id
         .map(|u| {
@@ -295,17 +302,14 @@ async fn resume_ai(
 
 /// The messages of a conversation, newest first.
 #[utoipa::path(get, path = "/conversations/{id}/messages", tag = "conversations",
-    params(("id" = u64, Path), ("limit" = Option<u32>, Query),
-        ("starting_after" = Option<String>, Query)),
+    params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Message>), (status = 404, body = ErrorBody)))]
 async fn list_messages(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
-    q: QueryParams,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Message>>>> {
-    inbox(&ws)?;
-    let page = page_request(&q)?;
     let found = app
         .registry
         .call(&ws.id, |r| {
@@ -327,7 +331,6 @@ async fn team_reply(
     PathId(id): PathId,
     ApiJson(input): ApiJson<TeamReplyInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Message>>)> {
-    inbox(&ws)?;
     let body = input.parse()?;
     let m = ask(&app, &ws, |caller, reply| ConversationMsg::TeamReply {
         caller,
@@ -341,17 +344,14 @@ async fn team_reply(
 
 /// Internal comments, newest first; customers never see them.
 #[utoipa::path(get, path = "/conversations/{id}/comments", tag = "conversations",
-    params(("id" = u64, Path), ("limit" = Option<u32>, Query),
-        ("starting_after" = Option<String>, Query)),
+    params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Comment>), (status = 404, body = ErrorBody)))]
 async fn list_comments(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
-    q: QueryParams,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Comment>>>> {
-    inbox(&ws)?;
-    let page = page_request(&q)?;
     let found = app
         .registry
         .call(&ws.id, |r| {
@@ -371,7 +371,6 @@ async fn add_comment(
     PathId(id): PathId,
     ApiJson(input): ApiJson<NewCommentInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Comment>>)> {
-    inbox(&ws)?;
     let body = input.parse()?;
     let c = ask(&app, &ws, |caller, reply| ConversationMsg::AddComment {
         caller,
@@ -418,22 +417,17 @@ async fn rate_message(
 
 /// Handovers, newest first.
 #[utoipa::path(get, path = "/handovers", tag = "conversations",
-    params(("status" = Option<String>, Query, description = "requested or resolved"),
-        ("conversation_id" = Option<u64>, Query), ("limit" = Option<u32>, Query),
-        ("starting_after" = Option<String>, Query)),
+    params(HandoverListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<Handover>), (status = 422, body = ErrorBody)))]
 async fn list_handovers(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<HandoverListQuery>,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Handover>>>> {
-    inbox(&ws)?;
-    let page = page_request(&q)?;
     let filter = HandoverFilter {
-        status: parsed(&q, "status", |s| {
-            enum_value::<HandoverStatus>(s, "requested, resolved")
-        })?,
-        conversation_id: q.int("conversation_id")?.map(ConversationId),
+        status: q.status,
+        conversation_id: q.conversation_id.map(ConversationId),
     };
     let found = app
         .registry

@@ -3,15 +3,15 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::workspace::{FunnelMsg, WorkspaceMsg};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
-use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::QueryParams;
+use crate::http::error::{ApiResult, ErrorBody};
+use crate::http::extract::ApiQuery;
 use crate::http::object::{ApiObject, Obj};
 use crate::http::pagination::ListEnvelope;
 use crate::http::AppState;
@@ -34,19 +34,24 @@ impl ApiObject for StageRow {
     const OBJECT: &'static str = "funnel_stage";
 }
 
+/// The shape of GET /funnels.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct FunnelListQuery {
+    /// `true`: the list holds one `funnel_stage` row per stage (funnel id and name, stage
+    /// id, name and position) instead of one `funnel` per funnel with its stages.
+    flat: Option<bool>,
+}
+
 #[utoipa::path(get, path = "/funnels", tag = "funnels",
-    params(("flat" = Option<String>, Query, description = "`true`: one row per stage")),
+    params(FunnelListQuery),
     responses((status = 200, body = ListEnvelope<Funnel>), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_funnels(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<FunnelListQuery>,
 ) -> ApiResult<Response> {
-    let flat = match q.text("flat") {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ApiError::invalid("flat", "must be true or false")),
-    };
+    let flat = q.flat.unwrap_or(false);
     let funnels = app
         .registry
         .call(&ws.id, |r| WorkspaceMsg::Funnel(FunnelMsg::List(r)))

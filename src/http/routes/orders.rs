@@ -3,18 +3,21 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
 use switchboard_actors::domain::order::{
     self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
     OrderPatchInput, OrderView, PaymentStatus, QuantityInput, StatusInput, TimelineInput,
 };
 use switchboard_actors::workspace::OrderMsg;
+use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{parse_id, ApiJson, PathId, QueryParams};
+use crate::http::extract::{parse_id, ApiJson, ApiQuery, PathId};
 use crate::http::object::Obj;
-use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -29,29 +32,34 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 type OrderJson = Json<Obj<OrderView>>;
 
+/// The filters of GET /orders.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct OrderListQuery {
+    /// The fulfilment status.
+    status: Option<FulfillmentStatus>,
+    payment_status: Option<PaymentStatus>,
+    #[param(minimum = 1)]
+    contact_id: Option<u64>,
+    /// Orders created at or after this time (ISO 8601 with an offset).
+    created_since: Option<DateTime<Utc>>,
+}
+
 /// Orders, newest first.
 #[utoipa::path(get, path = "/orders", tag = "orders",
-    params(("status" = Option<String>, Query), ("payment_status" = Option<String>, Query),
-        ("contact_id" = Option<u64>, Query), ("created_since" = Option<String>, Query),
-        ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(OrderListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<OrderView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_orders(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<OrderListQuery>,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<OrderView>>>> {
-    let page = page_request(&q)?;
     let filter = OrderFilter {
-        status: q
-            .text("status")
-            .map(|s| FulfillmentStatus::parse(s).map_err(|m| ApiError::invalid("status", m)))
-            .transpose()?,
-        payment_status: q
-            .text("payment_status")
-            .map(|s| PaymentStatus::parse(s).map_err(|m| ApiError::invalid("payment_status", m)))
-            .transpose()?,
-        contact_id: q.int("contact_id")?,
-        created_since: q.datetime("created_since")?,
+        status: q.status,
+        payment_status: q.payment_status,
+        contact_id: q.contact_id,
+        created_since: q.created_since,
     };
     let found = app
         .registry

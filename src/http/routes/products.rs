@@ -3,20 +3,20 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::product::{
     ProductChange, ProductFilter, ProductInput, ProductSource, ProductView,
 };
 use switchboard_actors::domain::text;
 use switchboard_actors::workspace::ProductMsg;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{ApiJson, PathId, QueryParams};
+use crate::http::extract::{ApiJson, ApiQuery, PathId};
 use crate::http::object::Obj;
-use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -25,19 +25,30 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_product, update_product, delete_product))
 }
 
+/// The filters of GET /products.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ProductListQuery {
+    /// Words matched against the name, description and SKU (case- and accent-insensitive).
+    #[param(max_length = 200)]
+    search: Option<String>,
+    /// `true`: only products with stock (or untracked stock); `false`: only those without.
+    in_stock: Option<bool>,
+    /// Where the product came from.
+    source: Option<ProductSource>,
+}
+
 /// Products, newest first. `search` matches text within the name, case-insensitively.
 #[utoipa::path(get, path = "/products", tag = "products",
-    params(("search" = Option<String>, Query), ("in_stock" = Option<bool>, Query),
-        ("source" = Option<String>, Query, description = "manual, store_a or store_b"),
-        ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(ProductListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<ProductView>), (status = 422, body = ErrorBody)))]
 async fn list_products(
     State(app): State<AppState>,
     ws: Ws,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<ProductListQuery>,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<ProductView>>>> {
-    let page = page_request(&q)?;
-    let search = match q.text("search") {
+    let search = match q.search.as_deref() {
         Some(s) if s.chars().count() > 200 => {
             return Err(ApiError::invalid(
                 "search",
@@ -48,11 +59,8 @@ async fn list_products(
     };
     let filter = ProductFilter {
         search,
-        in_stock: q.bool("in_stock")?,
-        source: q
-            .text("source")
-            .map(|s| ProductSource::parse(s).map_err(|m| ApiError::invalid("source", m)))
-            .transpose()?,
+        in_stock: q.in_stock,
+        source: q.source,
     };
     let found = app
         .registry

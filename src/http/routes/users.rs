@@ -11,9 +11,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::Ws;
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::QueryParams;
+use crate::http::extract::ApiQuery;
 use crate::http::object::{ApiObject, Obj};
-use crate::http::pagination::{decode_key_cursor, encode_key_cursor, limit, ListEnvelope};
+use crate::http::pagination::{decode_key_cursor, encode_key_cursor, ListEnvelope, PageParams};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -50,16 +50,16 @@ fn view(app: &AppState, m: Membership) -> Option<UserView> {
 
 /// Members, newest membership first.
 #[utoipa::path(get, path = "/users", tag = "users",
-    params(("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(PageParams),
     responses((status = 200, body = ListEnvelope<UserView>), (status = 400, body = ErrorBody)))]
 async fn list_users(
     State(app): State<AppState>,
     ws: Ws,
-    q: QueryParams,
+    ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<ListEnvelope<Obj<UserView>>>> {
-    let limit = limit(&q)?;
+    let limit = q.limit()?;
     let members = app.directory.members(&ws.id);
-    let start = match q.text("starting_after") {
+    let start = match q.starting_after.as_deref() {
         None => 0,
         Some(cursor) => {
             let after = decode_key_cursor(cursor)?;

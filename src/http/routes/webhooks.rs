@@ -17,9 +17,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{parse_id, ApiJson, QueryParams};
+use crate::http::extract::{parse_id, ApiJson};
 use crate::http::object::Obj;
-use crate::http::pagination::{page_request, ListEnvelope};
+use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -56,14 +56,13 @@ async fn endpoint(
 }
 
 #[utoipa::path(get, path = "/webhooks", tag = "webhooks",
-    params(("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(PageParams),
     responses((status = 200, body = ListEnvelope<EndpointView>), (status = 403, body = ErrorBody)))]
 async fn list_webhooks(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    q: QueryParams,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<EndpointView>>>> {
-    let page = page_request(&q)?;
     let found = app
         .registry
         .call(&ws.id, |r| WebhookMsg::List(page, r).into())
@@ -313,15 +312,14 @@ fn app_now() -> chrono::DateTime<chrono::Utc> {
 
 /// Delivery records, newest first, kept 30 days.
 #[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
-    params(("id" = String, Path), ("limit" = Option<u32>, Query), ("starting_after" = Option<String>, Query)),
+    params(("id" = String, Path), PageParams),
     responses((status = 200, body = ListEnvelope<DeliveryView>), (status = 404, body = ErrorBody)))]
 async fn list_webhook_deliveries(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
-    q: QueryParams,
+    Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<DeliveryView>>>> {
-    let page = page_request(&q)?;
     let (_, cfg) = endpoint(&app, &ws, &id).await?;
     let found = app.dispatcher.deliveries(cfg, page).await?;
     let page = switchboard_actors::domain::page::Page {
