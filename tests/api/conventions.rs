@@ -207,3 +207,41 @@ async fn the_openapi_document_is_served_and_lists_every_route() {
     assert!(tag_post["responses"].get("409").is_some());
     assert!(doc["components"]["schemas"].get("NewTagInput").is_some());
 }
+
+#[tokio::test]
+async fn list_parameters_in_the_document_carry_their_types_and_bounds() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app
+        .client
+        .get(format!("{}/api/v1/openapi.json", app.api))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let params = doc["paths"]["/contacts"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no parameter {name}"))
+            .clone()
+    };
+    let limit = param("limit");
+    assert_eq!(limit["in"], "query");
+    assert_eq!(limit["schema"]["minimum"], 1);
+    assert_eq!(limit["schema"]["maximum"], 100);
+    assert_eq!(param("stage_id")["schema"]["minimum"], 1);
+    assert!(param("updated_since")["schema"]
+        .to_string()
+        .contains("date-time"));
+    assert!(param("channel")["schema"].to_string().contains("Channel"));
+    assert!(param("starting_after")["description"]
+        .as_str()
+        .unwrap()
+        .contains("next_cursor"));
+}
