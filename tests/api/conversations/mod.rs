@@ -1,0 +1,166 @@
+//! Conversations over HTTP: create, list and filter, close and reopen, assignee, AI pause
+//! and resume, team replies, comments, feedback, handovers, and contact merges.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+async fn contact(app: &TestApp, name: &str) -> u64 {
+    app.post("/contacts", &app.key, json!({"first_name": name}))
+        .await
+        .expect(201)
+        .body["id"]
+        .as_u64()
+        .unwrap()
+}
+
+async fn conversation(app: &TestApp, contact: u64, channel: &str) -> Value {
+    app.post(
+        "/conversations",
+        &app.key,
+        json!({"contact_id": contact, "channel": channel}),
+    )
+    .await
+    .expect(201)
+    .body
+}
+
+fn id(v: &Value) -> u64 {
+    v["id"].as_u64().unwrap()
+}
+
+// ----- Events at a real receiver -----
+
+mod events {
+    use serde_json::json;
+
+    use super::{contact, conversation, id};
+    use crate::receiver::TestReceiver;
+    use crate::webhooks::{new_endpoint, spawn_webhook_app};
+
+    const TYPES: [&str; 4] = [
+        "conversation.*",
+        "handover.*",
+        "message.sent",
+        "message_feedback.*",
+    ];
+
+    #[tokio::test]
+    async fn every_conversation_operation_announces_itself_and_withholds_content_by_default() {
+        let app = spawn_webhook_app().await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(&app, json!({"url": rx.url, "events": TYPES})).await;
+        let c = contact(&app, "Ann").await;
+        let conv = app
+            .post(
+                "/conversations",
+                &app.key,
+                json!({"contact_id": c, "channel": "sms", "text": "Hello"}),
+            )
+            .await
+            .expect(201)
+            .body;
+        let path = format!("/conversations/{}", id(&conv));
+        app.post(
+            &format!("{path}/comments"),
+            &app.key,
+            json!({"body": "secret note"}),
+        )
+        .await
+        .expect(201);
+        app.post(
+            &format!("{path}/close"),
+            &app.key,
+            json!({"closing_note_text": "refunded"}),
+        )
+        .await
+        .expect(200);
+        app.post(
+            &format!("{path}/messages"),
+            &app.key,
+            json!({"text": "one more thing"}),
+        )
+        .await
+        .expect(201);
+
+        let got = rx.wait_for(7).await;
+        let mut types: Vec<String> = got.iter().map(|r| r.event_type().to_string()).collect();
+        // Deliveries to one endpoint may arrive out of order (several are in flight).
+        types.sort();
+        assert_eq!(
+            types,
+            [
+                "conversation.ai_paused",
+                "conversation.closed",
+                "conversation.comment_created",
+                "conversation.created",
+                "conversation.reopened",
+                "message.sent",
+                "message.sent",
+            ]
+        );
+        let of_type = |t: &str| got.iter().find(|r| r.event_type() == t).unwrap().json();
+        let sent = of_type("message.sent");
+        assert_eq!(
+            sent["data"]["channel"], "sms",
+            "message events carry the channel"
+        );
+        assert_eq!(sent["resource"]["type"], "message");
+        let closed = of_type("conversation.closed");
+        assert_eq!(closed["data"]["closed_by"], "api");
+        assert_eq!(closed["changes"], serde_json::Value::Null);
+    }
+
+    #[tokio::test]
+    async fn content_arrives_with_include_content_and_message_sent_only_when_named() {
+        let app = spawn_webhook_app().await;
+        let (rx, wildcard) = (TestReceiver::start().await, TestReceiver::start().await);
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "events": TYPES, "include_content": true}),
+        )
+        .await;
+        new_endpoint(&app, json!({"url": wildcard.url, "events": ["*"]})).await;
+        let c = contact(&app, "Ann").await;
+        let conv = conversation(&app, c, "api").await;
+        let path = format!("/conversations/{}", id(&conv));
+        app.post(
+            &format!("{path}/messages"),
+            &app.key,
+            json!({"text": "visible"}),
+        )
+        .await
+        .expect(201);
+        app.post(
+            &format!("{path}/close"),
+            &app.key,
+            json!({"closing_note_text": "done"}),
+        )
+        .await
+        .expect(200);
+
+        let got = rx.wait_for(5).await;
+        let sent = got
+            .iter()
+            .find(|r| r.event_type() == "message.sent")
+            .unwrap()
+            .json();
+        assert_eq!(sent["data"]["text"], "visible");
+        let closed = got
+            .iter()
+            .find(|r| r.event_type() == "conversation.closed")
+            .unwrap()
+            .json();
+        assert_eq!(closed["data"]["closing_note_text"], "done");
+
+        let all = wildcard.wait_for(5).await;
+        assert!(
+            all.iter().all(|r| r.event_type() != "message.sent"),
+            "wildcards never include message.sent"
+        );
+    }
+}
+
+mod lifecycle;
+mod messages;

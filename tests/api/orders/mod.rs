@@ -1,0 +1,105 @@
+//! Orders over HTTP: every field rule of create and patch, exact totals, reading and
+//! listing (pages, filters), items and the editability rule in each state, the timeline,
+//! contact merges, restarts and the `orders` permission.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use reqwest::Method;
+use serde_json::{json, Value};
+use switchboard_actors::clock::ManualClock;
+
+use crate::contacts::no_such;
+use crate::helpers::*;
+
+const ORDERS: &str = "/orders";
+const ORDER_FIELDS: &str = "object id contact_id status payment_status currency items \
+    items_total shipping_fee grand_total paid_amount notes timeline created_at updated_at";
+const ITEM_FIELDS: &str = "id name quantity unit_price product_id sku total";
+const TIMELINE_FIELDS: &str = "id note created_at";
+
+// ----- Small helpers -----
+
+#[track_caller]
+fn not_editable(r: Resp) {
+    r.expect_error(409, "order_not_editable");
+}
+
+fn id(v: &Value) -> u64 {
+    v["id"].as_u64().unwrap_or_else(|| panic!("no id in {v}"))
+}
+
+fn at(order: &Value) -> String {
+    format!("{ORDERS}/{}", id(order))
+}
+
+fn item_at(order: &Value, item: &Value) -> String {
+    format!("{ORDERS}/{}/items/{}", id(order), id(item))
+}
+
+fn item(name: &str, quantity: u64, unit_price: f64) -> Value {
+    json!({"name": name, "quantity": quantity, "unit_price": unit_price})
+}
+
+/// `base` with every field of `extra` copied in.
+fn with(mut base: Value, extra: Value) -> Value {
+    let target = base.as_object_mut().expect("object");
+    target.extend(extra.as_object().expect("object").clone());
+    base
+}
+
+/// The smallest valid order body for `contact`: one item of 5.00.
+fn order_body(contact: u64) -> Value {
+    json!({"contact_id": contact, "items": [item("Tea", 1, 5.0)]})
+}
+
+/// The same body with `items` replaced.
+fn with_items(contact: u64, items: Vec<Value>) -> Value {
+    json!({"contact_id": contact, "items": items})
+}
+
+async fn new_contact_in(app: &TestApp, key: &str, name: &str) -> u64 {
+    let r = app
+        .post("/contacts", key, json!({"first_name": name}))
+        .await;
+    id(&r.expect(201).body)
+}
+
+async fn new_contact(app: &TestApp, name: &str) -> u64 {
+    new_contact_in(app, &app.key, name).await
+}
+
+async fn create(app: &TestApp, body: Value) -> Value {
+    app.post(ORDERS, &app.key, body).await.expect(201).body
+}
+
+/// An order of `contact` with two items (Tea 2 x 5.00, Cake 1 x 3.50).
+async fn two_item_order(app: &TestApp, contact: u64) -> Value {
+    create(
+        app,
+        with_items(contact, vec![item("Tea", 2, 5.0), item("Cake", 1, 3.5)]),
+    )
+    .await
+}
+
+async fn get(app: &TestApp, order: &Value) -> Value {
+    app.get(&at(order), &app.key).await.expect(200).body
+}
+
+async fn list_ids(app: &TestApp, query: &str) -> Vec<u64> {
+    let r = app.get(&format!("{ORDERS}{query}"), &app.key).await;
+    listed(r).iter().map(id).collect()
+}
+
+/// A JSON number written exactly as `text`, with no float in between: the client's digits
+/// reach the service as they are.
+pub(crate) fn number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+mod amounts;
+mod changes;
+mod create;
+mod items;
+mod reading;
+mod timeline_and_access;

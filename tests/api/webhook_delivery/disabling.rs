@@ -1,0 +1,232 @@
+use super::*;
+
+#[tokio::test]
+async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owner() {
+    let app = spawn_webhook_app().await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(410);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "gone").await;
+    rx.wait_for(1).await;
+    let e = endpoint_when(&app, &id, "disabled", |e| e["status"] == "disabled").await;
+    assert!(e["disabled_reason"].is_string(), "{e}");
+    assert_eq!(e["last_delivery"]["status_code"], 410);
+    rx.stays_at(1, Duration::from_millis(300)).await;
+    let d = deliveries(&app, &id).await;
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["status"], "failed", "{}", d[0]);
+    assert_eq!(d[0]["attempt_count"], 1);
+    assert_eq!(d[0]["next_attempt_at"], Value::Null);
+
+    let n = app
+        .admin_call(
+            Method::GET,
+            &format!("/admin/workspaces/{}/notifications", app.workspace_id),
+        )
+        .send()
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(n["object"], "list");
+    let data = n["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{n}");
+    assert_eq!(data[0]["endpoint_id"], id.as_str());
+    assert!(data[0]["reason"].is_string());
+
+    rx.respond_with(200);
+    new_tag(&app, &app.key, "later").await;
+    rx.stays_at(1, Duration::from_millis(300)).await;
+    assert_eq!(deliveries(&app, &id).await.len(), 1, "nothing queued");
+}
+
+#[tokio::test]
+async fn after_seven_failed_attempts_the_delivery_is_failed_and_no_eighth_comes() {
+    let app = spawn_webhook_app().await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "doomed").await;
+    let got = rx.wait_for(7).await;
+    let attempts: Vec<u32> = got.iter().map(Received::attempt).collect();
+    assert_eq!(attempts, [1, 2, 3, 4, 5, 6, 7]);
+    let d = deliveries_when(&app, &id, "failed", |d| d[0]["status"] != "pending").await;
+    assert_eq!(d[0]["status"], "failed", "{}", d[0]);
+    assert_eq!(d[0]["attempt_count"], 7);
+    assert_eq!(d[0]["attempts"].as_array().unwrap().len(), 7);
+    assert_eq!(d[0]["next_attempt_at"], Value::Null);
+    rx.stays_at(7, Duration::from_millis(500)).await;
+    let e = endpoint_when(&app, &id, "7 failures", |e| e["failure_count"] == 7).await;
+    assert_eq!(
+        e["status"], "active",
+        "7 failures in a second are no 72 hours"
+    );
+}
+
+#[tokio::test]
+async fn the_default_ladder_waits_30_s_2_m_10_m_1_h_6_h_and_24_h() {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let app = spawn_clocked_webhook_app(clock.clone(), |s| {
+        s.webhooks.retry_delays = switchboard::config::DeliverySettings::default().retry_delays;
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(503);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "ladder").await;
+    rx.wait_for(1).await;
+    let ladder = [
+        Duration::from_secs(30),
+        2 * MINUTE,
+        10 * MINUTE,
+        HOUR,
+        6 * HOUR,
+        24 * HOUR,
+    ];
+    for (i, wait) in ladder.iter().enumerate() {
+        let done = i + 1;
+        deliveries_when(&app, &id, "the attempt recorded", |d| {
+            d[0]["attempt_count"] == done
+        })
+        .await;
+        clock.advance(*wait - Duration::from_secs(1));
+        rx.stays_at(done, Duration::from_millis(100)).await;
+        clock.advance(Duration::from_secs(1));
+        let got = rx.wait_for(done + 1).await;
+        assert_eq!(got[done].attempt() as usize, done + 1);
+    }
+    let d = deliveries_when(&app, &id, "failed", |d| d[0]["status"] != "pending").await;
+    assert_eq!(d[0]["status"], "failed");
+    assert_eq!(d[0]["attempt_count"], 7);
+    clock.advance(48 * HOUR);
+    rx.stays_at(7, Duration::from_millis(200)).await;
+}
+
+#[tokio::test]
+async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_notified() {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let app = spawn_clocked_webhook_app(clock.clone(), |s| {
+        s.webhooks.retry_delays = vec![20 * MINUTE; 6];
+        s.webhooks.disable_after = HOUR;
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "failing").await;
+
+    rx.wait_for(1).await;
+    deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
+    let e = endpoint_when(&app, &id, "1 failure", |e| e["failure_count"] == 1).await;
+    assert_eq!(e["status"], "active");
+    assert_millis_utc(&e["failing_since"]);
+
+    clock.advance(21 * MINUTE);
+    rx.wait_for(2).await;
+    deliveries_when(&app, &id, "attempt 2", |d| d[0]["attempt_count"] == 2).await;
+    let e = endpoint_when(&app, &id, "2 failures", |e| e["failure_count"] == 2).await;
+    assert_eq!(e["status"], "active", "21 minutes are inside the window");
+    assert!(notifications(&app).await["data"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    clock.advance(40 * MINUTE);
+    rx.wait_for(3).await;
+    let e = endpoint_when(&app, &id, "disabled", |e| e["status"] == "disabled").await;
+    assert_eq!(e["failure_count"], 3, "{e}");
+    assert!(e["disabled_reason"].is_string(), "{e}");
+
+    let n = notifications(&app).await;
+    assert_eq!(n["object"], "list");
+    assert_eq!(n["has_more"], false);
+    let data = n["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{n}");
+    assert_eq!(data[0]["object"], "notification");
+    assert_eq!(data[0]["endpoint_id"], id.as_str());
+    assert!(!data[0]["reason"].as_str().unwrap().is_empty());
+    assert_millis_utc(&data[0]["created_at"]);
+    assert_eq!(
+        data[0]["created_at"],
+        switchboard_actors::clock::rfc3339_millis::format(&clock.now())
+    );
+
+    // Disabled: nothing is sent, not even the pending retry, and new events are not kept.
+    rx.respond_with(200);
+    new_tag(&app, &app.key, "while disabled").await;
+    clock.advance(HOUR);
+    rx.stays_at(3, Duration::from_millis(300)).await;
+
+    // PATCH active re-enables with a fresh count; the pending retry goes out.
+    let e = app
+        .patch(
+            &format!("/webhooks/{id}"),
+            &app.key,
+            json!({"status": "active"}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(e["status"], "active");
+    assert_eq!(e["failure_count"], 0);
+    assert_eq!(e["failing_since"], Value::Null);
+    let got = rx.wait_for(4).await;
+    assert_eq!(got[3].event_id(), got[0].event_id());
+    assert_eq!(got[3].attempt(), 4);
+    endpoint_when(&app, &id, "the success", |e| {
+        e["last_delivery"]["delivered"] == true
+    })
+    .await;
+    rx.stays_at(4, Duration::from_millis(200)).await;
+    assert_eq!(
+        notifications(&app).await["data"].as_array().unwrap().len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_success_inside_the_window_resets_the_failure_count_and_the_window() {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let app = spawn_clocked_webhook_app(clock.clone(), |s| {
+        s.webhooks.retry_delays = vec![20 * MINUTE; 6];
+        s.webhooks.disable_after = HOUR;
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "one").await;
+    rx.wait_for(1).await;
+    deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
+    endpoint_when(&app, &id, "1 failure", |e| e["failure_count"] == 1).await;
+
+    rx.respond_with(200);
+    clock.advance(21 * MINUTE);
+    rx.wait_for(2).await;
+    let e = endpoint_when(&app, &id, "the success", |e| {
+        e["last_delivery"]["delivered"] == true
+    })
+    .await;
+    assert_eq!(e["failure_count"], 0);
+    assert_eq!(e["failing_since"], Value::Null);
+
+    // Failing again: the window starts at this failure, not at the first one.
+    rx.respond_with(500);
+    new_tag(&app, &app.key, "two").await;
+    rx.wait_for(3).await;
+    deliveries_when(&app, &id, "attempt 1 of the second", |d| {
+        d[0]["attempt_count"] == 1
+    })
+    .await;
+    endpoint_when(&app, &id, "1 failure", |e| e["failure_count"] == 1).await;
+    clock.advance(45 * MINUTE);
+    rx.wait_for(4).await;
+    let e = endpoint_when(&app, &id, "2 failures", |e| e["failure_count"] == 2).await;
+    assert_eq!(
+        e["status"], "active",
+        "66 min after the first failure but 45 min into this window: {e}"
+    );
+    assert!(notifications(&app).await["data"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}

@@ -1,0 +1,171 @@
+use super::*;
+
+#[tokio::test]
+async fn contact_created_omits_contact_details_unless_the_endpoint_opted_in() {
+    let app = spawn_webhook_app().await;
+    let [plain, content, details] = three_endpoints(&app, &["contact.created"]).await;
+    let contact = full_contact(&app, &app.key).await;
+
+    for rx in [&plain, &content] {
+        let data = rx.wait_for(1).await[0].json()["data"].clone();
+        lacks(&data, &CONTACT_DETAILS);
+        assert_eq!(data["id"], contact["id"]);
+    }
+    let data = details.wait_for(1).await[0].json()["data"].clone();
+    assert_eq!(data["first_name"], "Ann");
+    assert_eq!(data["last_name"], "Lee");
+    assert_eq!(data["name"], contact["name"]);
+    assert_eq!(data["phone"], "+15550100123");
+    assert_eq!(data["email"], "ann@example.com");
+    assert_eq!(data["chan_d_phone"], "+15550100999");
+    assert_eq!(data["chan_a_username"], "ann_a");
+    assert_eq!(data["chan_c_username"], "ann_c");
+    assert_eq!(data["chan_e_username"], "ann_e");
+    assert_eq!(data["custom_fields"], json!({"nickname": "Annie"}));
+}
+
+#[tokio::test]
+async fn contact_updated_names_private_fields_in_changes_but_never_their_previous_values() {
+    let app = spawn_webhook_app().await;
+    let [plain, _content, details] = three_endpoints(&app, &["contact.updated"]).await;
+    let contact = full_contact(&app, &app.key).await;
+    app.patch(
+        &format!("/contacts/{}", contact["id"]),
+        &app.key,
+        json!({"email": "bea@example.com", "first_name": "Bea", "country_code": "DE"}),
+    )
+    .await
+    .expect(200);
+
+    let event = plain.wait_for(1).await[0].json();
+    assert_eq!(event["type"], "contact.updated");
+    lacks(&event["data"], &CONTACT_DETAILS);
+    let changes = &event["changes"];
+    assert_eq!(changes["email"], Value::Null, "{changes}");
+    assert!(
+        changes.get("email").is_some(),
+        "the name is kept: {changes}"
+    );
+    assert!(changes.get("first_name").is_some(), "{changes}");
+    assert_eq!(changes["first_name"], Value::Null);
+    assert!(
+        changes.get("country_code").is_some(),
+        "non-private changes are listed too: {changes}"
+    );
+    assert!(!plain.received()[0]
+        .body
+        .windows(b"ann@example.com".len())
+        .any(|w| w == b"ann@example.com"));
+
+    let event = details.wait_for(1).await[0].json();
+    assert_eq!(event["data"]["email"], "bea@example.com");
+    assert_eq!(event["changes"]["email"], "ann@example.com");
+    assert_eq!(event["changes"]["first_name"], "Ann");
+}
+
+#[tokio::test]
+async fn note_created_carries_its_body_only_with_include_content() {
+    let app = spawn_webhook_app().await;
+    let [plain, content, details] = three_endpoints(&app, &["note.created"]).await;
+    let contact = app
+        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .await
+        .expect(201)
+        .body;
+    app.post(
+        &format!("/contacts/{}/notes", contact["id"]),
+        &app.key,
+        json!({"body": "called back about the invoice"}),
+    )
+    .await
+    .expect(201);
+    for rx in [&plain, &details] {
+        let event = rx.wait_for(1).await[0].json();
+        assert_eq!(event["type"], "note.created");
+        lacks(&event["data"], &["body"]);
+    }
+    let event = content.wait_for(1).await[0].json();
+    assert_eq!(event["data"]["body"], "called back about the invoice");
+}
+
+#[tokio::test]
+async fn a_triggered_call_ended_sends_each_private_group_only_to_endpoints_that_opted_in() {
+    let app = spawn_webhook_app().await;
+    let [plain, content, details] = three_endpoints(&app, &["call.*"]).await;
+    let both = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": both.url, "events": ["call.ended"],
+               "include_content": true, "include_contact_details": true}),
+    )
+    .await;
+    trigger(&app, &app.workspace_id, "call.ended", None).await;
+    let private = ["summary", "transcript", "from_number", "to_number"];
+    let data = |rx: &TestReceiver| {
+        let rx = rx.received();
+        rx[0].json()["data"].clone()
+    };
+    for rx in [&plain, &content, &details, &both] {
+        rx.wait_for(1).await;
+    }
+    lacks(&data(&plain), &private);
+    let c = data(&content);
+    assert!(
+        c["summary"].is_string() && c["transcript"].is_string(),
+        "{c}"
+    );
+    lacks(&c, &["from_number", "to_number"]);
+    let d = data(&details);
+    assert!(
+        d["from_number"].is_string() && d["to_number"].is_string(),
+        "{d}"
+    );
+    lacks(&d, &["summary", "transcript"]);
+    let b = data(&both);
+    for f in private {
+        assert!(b[f].is_string(), "{f} missing: {b}");
+    }
+}
+
+#[tokio::test]
+async fn a_hipaa_workspace_never_sends_content_or_contact_details() {
+    let app = spawn_webhook_app().await;
+    let (ws, key) = hipaa_workspace(&app).await;
+    let rx = TestReceiver::start().await;
+    app.post("/webhooks", &key, json!({"url": rx.url, "events": ["*"]}))
+        .await
+        .expect(201);
+    for flag in ["include_content", "include_contact_details"] {
+        app.post(
+            "/webhooks",
+            &key,
+            json!({"url": rx.url, "events": ["*"], flag: true}),
+        )
+        .await
+        .expect_error(422, "validation_failed");
+    }
+    full_contact(&app, &key).await;
+    trigger(&app, &ws, "call.ended", None).await;
+    trigger(&app, &ws, "booking.created", None).await;
+    let got = rx.wait_for(3).await;
+    rx.stays_at(3, Duration::from_millis(200)).await;
+    for r in &got {
+        let event = r.json();
+        let data = &event["data"];
+        match r.event_type() {
+            "contact.created" => lacks(data, &CONTACT_DETAILS),
+            "call.ended" => lacks(data, &["summary", "transcript", "from_number", "to_number"]),
+            "booking.created" => lacks(
+                data,
+                &[
+                    "conversation_summary",
+                    "documents",
+                    "customer_name",
+                    "customer_phone",
+                ],
+            ),
+            other => panic!("unexpected {other}"),
+        }
+        assert_eq!(event["workspace_id"], ws.as_str());
+    }
+}
