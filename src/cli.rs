@@ -17,8 +17,9 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Run the API and operator listeners (settings from SWITCHBOARD_* variables).
-    Serve,
+    /// Run the API and operator listeners. Each setting is a flag, a SWITCHBOARD_*
+    /// variable or a key of the --config file, in that order of precedence.
+    Serve(crate::config::ServeArgs),
     /// Operator actions against a running server.
     Admin(AdminArgs),
     /// Restore a backup (from `admin backup`) into an empty data folder; the service must

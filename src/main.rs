@@ -6,13 +6,12 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use switchboard::cli::{Cli, Command};
-use switchboard::config::Settings;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve => serve().await,
+        Command::Serve(args) => serve(args).await,
         Command::Admin(args) => match switchboard::cli::run_admin(args).await {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
@@ -56,8 +55,8 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-async fn serve() -> std::process::ExitCode {
-    let settings = match Settings::from_env() {
+async fn serve(args: switchboard::config::ServeArgs) -> std::process::ExitCode {
+    let settings = match args.settings() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("switchboard: bad setting {e}");

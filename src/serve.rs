@@ -73,7 +73,7 @@ async fn refuse_overlong(stream: &mut tokio::net::TcpStream) {
 }
 
 /// How one listener treats its connections.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConnectionLimits {
     /// A client must send a request's whole head within this time; a kept-alive
     /// connection waiting for its next request is closed after it too.

@@ -23,6 +23,7 @@ mod products;
 mod rate_limit;
 mod repeats;
 mod resources;
+mod settings;
 mod store_safety;
 mod users;
 mod webhook_delivery;

@@ -1,5 +1,10 @@
-//! Settings: defaults, overridden by `SWITCHBOARD_*` environment variables, checked at
-//! start. A bad value stops the start with a message naming the variable.
+//! Settings: `serve`'s flags, the `SWITCHBOARD_*` environment, an optional TOML file and
+//! the defaults (see [`command_line`]), checked at start. A bad value stops the start
+//! with a message naming the variable.
+
+mod command_line;
+
+pub use command_line::{ServeArgs, Setting, SETTINGS};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -102,10 +107,6 @@ impl Default for Settings {
 }
 
 impl Settings {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|name| std::env::var(name).ok())
-    }
-
     /// Reads each variable through `get`, so tests need not touch the process environment.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let mut s = Self::default();
