@@ -11,6 +11,7 @@ mod contacts_search;
 mod conventions;
 mod conversations;
 mod delivery_flow;
+mod document;
 mod durability;
 mod idempotency;
 mod input_hygiene;
