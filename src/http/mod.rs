@@ -2,6 +2,7 @@
 //! `/api/v1` behind authentication (which also applies the rate limit) and idempotency.
 
 pub mod auth;
+mod document;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
@@ -66,7 +67,7 @@ impl AppState {
 #[openapi(
     info(title = "Switchboard Workspace Messaging API", version = "v1"),
     servers((url = "/api/v1")),
-    components(schemas(error::ErrorBody)),
+    components(schemas(error::ErrorBody, switchboard_actors::events::Envelope)),
     modifiers(&BearerAuth)
 )]
 struct ApiDoc;
@@ -120,7 +121,7 @@ pub fn router(state: AppState) -> Router {
     let (api, mut doc) = api();
     let (legacy, legacy_doc) = routes::legacy::router().split_for_parts();
     doc.merge(legacy_doc);
-    let doc = Arc::new(doc);
+    let doc = Arc::new(complete_document(doc));
     // The legacy routes have their own authentication (no rate limit, `{message}`
     // errors) and repeat rules, so the standard layers stop short of them.
     let legacy = legacy
@@ -162,11 +163,18 @@ pub fn router(state: AppState) -> Router {
     telemetry::layers(top).with_state(state)
 }
 
-/// The OpenAPI document, for tools that want it without a running server.
-pub fn openapi() -> utoipa::openapi::OpenApi {
+/// The OpenAPI document as served, for tools that want it without a running server.
+pub fn openapi() -> serde_json::Value {
     let mut doc = api().1;
     doc.merge(routes::legacy::router().split_for_parts().1);
-    doc
+    complete_document(doc)
+}
+
+/// The generated document with what every operation shares written in (see [`document`]).
+fn complete_document(doc: utoipa::openapi::OpenApi) -> serde_json::Value {
+    let mut json = serde_json::to_value(&doc).unwrap_or_default();
+    document::complete(&mut json);
+    json
 }
 
 /// The longest request target (path and query) served.

@@ -100,3 +100,36 @@ fn every_route_mounted_outside_the_document_is_a_named_exception() {
     }
     assert!(!bare.is_empty());
 }
+
+#[tokio::test]
+async fn the_served_document_lists_shared_errors_headers_and_the_58_webhook_events() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let list = &doc["paths"]["/contacts"]["get"];
+    for status in ["200", "401", "403", "422", "429"] {
+        assert!(
+            list["responses"].get(status).is_some(),
+            "GET /contacts {status}"
+        );
+    }
+    assert!(list["responses"]["429"]["headers"]["Retry-After"].is_object());
+    assert!(list["responses"]["200"]["headers"]["RateLimit-Limit"].is_object());
+    assert!(list["summary"].is_string() && list["description"].is_string());
+    let create = &doc["paths"]["/contacts"]["post"];
+    let headers: Vec<&str> = create["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["in"] == "header")
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(headers, ["X-Service-Workspace", "Idempotency-Key"]);
+    let hooks = doc["webhooks"].as_object().expect("webhooks section");
+    assert_eq!(hooks.len(), 58);
+    let sent = &hooks["message.sent"]["post"];
+    assert_eq!(
+        sent["requestBody"]["content"]["application/json"]["example"]["type"],
+        "message.sent"
+    );
+    assert!(doc["components"]["schemas"].get("Envelope").is_some());
+}
