@@ -259,7 +259,9 @@ fn full_contact() -> Contact {
         country_code: Some("US".into()),
         channel: Channel::ChanA,
         source: "widget".into(),
-        tag_ids: vec![17, 23, 42, 108, 311],
+        tag_ids: [17, 23, 42, 108, 311]
+            .map(switchboard_actors::ids::TagId)
+            .to_vec(),
         stage_id: Some(31),
         assigned_to_user_id: Some("usr_7hq2m4".into()),
         language: Some("en".into()),

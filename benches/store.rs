@@ -15,7 +15,7 @@ fn sample_tag() -> Tag {
     })
     .expect("valid tag");
     Tag {
-        id: 42,
+        id: switchboard_actors::ids::TagId(42),
         name: new.name,
         color: new.color,
         created_at: Utc::now(),

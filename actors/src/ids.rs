@@ -81,6 +81,12 @@ macro_rules! int_id {
             }
         }
 
+        impl From<$name> for u64 {
+            fn from(id: $name) -> u64 {
+                id.0
+            }
+        }
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 write!(f, "{}", self.0)
@@ -97,6 +103,7 @@ int_id! {
     CommentId: "An internal comment on a conversation.",
     FeedbackId: "A team member's rating of an AI message.",
     ClosingNoteId: "A closing note.",
+    TagId: "A tag of the workspace's list.",
 }
 
 #[cfg(test)]

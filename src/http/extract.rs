@@ -85,10 +85,11 @@ fn plain_serde_message(message: &str) -> String {
     }
 }
 
-/// An integer path id; anything else is 400.
-pub struct PathId(pub u64);
+/// An integer path id, as its own type (`PathId<TagId>`) or a bare `u64`; anything but a
+/// positive integer is 400.
+pub struct PathId<T = u64>(pub T);
 
-impl<S: Send + Sync> FromRequestParts<S> for PathId {
+impl<S: Send + Sync, T: From<u64>> FromRequestParts<S> for PathId<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
@@ -96,7 +97,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
             axum::extract::Path::<String>::from_request_parts(parts, state)
                 .await
                 .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        parse_id(&raw).map(PathId)
+        parse_id(&raw).map(|id| PathId(T::from(id)))
     }
 }
 

@@ -15,6 +15,7 @@ use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::rfc3339_millis;
+use crate::ids::TagId;
 
 pub const MAX_TAGS_PER_REQUEST: usize = 100;
 pub const MAX_NOTE: usize = 10_000;
@@ -89,7 +90,7 @@ pub struct Contact {
     pub country_code: Option<String>,
     pub channel: Channel,
     pub source: String,
-    pub tag_ids: Vec<u64>,
+    pub tag_ids: Vec<TagId>,
     pub stage_id: Option<u64>,
     pub assigned_to_user_id: Option<String>,
     pub language: Option<String>,

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
+use crate::ids::TagId;
 
 pub const MAX_TAG_NAME: usize = 80;
 
@@ -76,7 +77,7 @@ impl TagColor {
 /// A tag of the workspace tag list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Tag {
-    pub id: u64,
+    pub id: TagId,
     pub name: TagName,
     pub color: Option<TagColor>,
     #[serde(with = "rfc3339_millis")]
@@ -162,7 +163,7 @@ impl TagChange {
 /// The answer of DELETE /tags/{id}.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct TagDeleted {
-    pub id: u64,
+    pub id: TagId,
     pub deleted: bool,
     /// How many contacts carried the tag and lost it.
     pub contacts_updated: u64,

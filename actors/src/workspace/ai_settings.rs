@@ -49,7 +49,7 @@ fn change(
 ) -> Result<Change<AiSettings>, DomainError> {
     let next = data.ai_settings.patched(*patch)?;
     let mut writes = Batch::default();
-    writes.put(ctx.key(KIND, 0), &next)?;
+    writes.put(ctx.key(KIND, 0u64), &next)?;
     data.ai_settings = next.clone();
     Ok(Change {
         value: next,

@@ -166,8 +166,8 @@ impl Ctx<'_> {
     }
 
     /// Key of a record of this workspace: `w/<ws>/<kind>/<id>`.
-    pub fn key(&self, kind: &str, id: u64) -> Vec<u8> {
-        record_key(self.workspace, kind, id)
+    pub fn key(&self, kind: &str, id: impl Into<u64>) -> Vec<u8> {
+        record_key(self.workspace, kind, id.into())
     }
 }
 
@@ -231,7 +231,7 @@ impl WorkspaceData {
     fn untag_contacts(
         &mut self,
         ctx: &Ctx,
-        tag: u64,
+        tag: crate::ids::TagId,
         writes: &mut Batch,
     ) -> Result<u64, DomainError> {
         contacts::drop_tag(self, ctx, tag, writes)

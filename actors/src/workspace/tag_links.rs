@@ -3,19 +3,21 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::ids::TagId;
+
 #[derive(Default)]
 pub struct TagLinks {
-    by_tag: HashMap<u64, BTreeSet<u64>>,
+    by_tag: HashMap<TagId, BTreeSet<u64>>,
 }
 
 impl TagLinks {
-    pub fn link(&mut self, contact: u64, tags: &[u64]) {
+    pub fn link(&mut self, contact: u64, tags: &[TagId]) {
         for t in tags {
             self.by_tag.entry(*t).or_default().insert(contact);
         }
     }
 
-    pub fn unlink(&mut self, contact: u64, tags: &[u64]) {
+    pub fn unlink(&mut self, contact: u64, tags: &[TagId]) {
         for t in tags {
             if let Some(contacts) = self.by_tag.get_mut(t) {
                 contacts.remove(&contact);
@@ -27,7 +29,7 @@ impl TagLinks {
     }
 
     /// The contacts carrying `tag`, oldest first.
-    pub fn carriers(&self, tag: u64) -> Vec<u64> {
+    pub fn carriers(&self, tag: TagId) -> Vec<u64> {
         self.by_tag
             .get(&tag)
             .map(|s| s.iter().copied().collect())
@@ -35,7 +37,7 @@ impl TagLinks {
     }
 
     /// Every linked tag with its number of contacts.
-    pub fn counts(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
+    pub fn counts(&self) -> impl Iterator<Item = (TagId, usize)> + '_ {
         self.by_tag.iter().map(|(t, c)| (*t, c.len()))
     }
 }
@@ -47,13 +49,13 @@ mod tests {
     #[test]
     fn links_follow_a_contacts_tags_and_empty_tags_disappear() {
         let mut links = TagLinks::default();
-        links.link(1, &[10, 11]);
-        links.link(2, &[10]);
-        assert_eq!(links.carriers(10), vec![1, 2]);
-        assert_eq!(links.carriers(11), vec![1]);
-        links.unlink(1, &[10, 11]);
-        assert_eq!(links.carriers(10), vec![2]);
-        assert!(links.carriers(11).is_empty());
+        links.link(1, &[TagId(10), TagId(11)]);
+        links.link(2, &[TagId(10)]);
+        assert_eq!(links.carriers(TagId(10)), vec![1, 2]);
+        assert_eq!(links.carriers(TagId(11)), vec![1]);
+        links.unlink(1, &[TagId(10), TagId(11)]);
+        assert_eq!(links.carriers(TagId(10)), vec![2]);
+        assert!(links.carriers(TagId(11)).is_empty());
         assert_eq!(links.counts().count(), 1);
     }
 }

@@ -8,23 +8,38 @@ use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, Workspac
 use crate::domain::tag::{NewTag, Tag, TagChange, TagDeleted, TagName};
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
-use crate::ids::WorkspaceId;
+use crate::ids::{TagId, WorkspaceId};
 use crate::store::{Batch, Store};
 
 pub enum TagMsg {
-    List(Reply<Vec<Tag>>),
-    Create(Origin, NewTag, Reply<Tag>),
-    Update(Origin, u64, TagChange, Reply<Tag>),
-    Delete(Origin, u64, Reply<TagDeleted>),
+    List {
+        reply: Reply<Vec<Tag>>,
+    },
+    Create {
+        origin: Origin,
+        new: NewTag,
+        reply: Reply<Tag>,
+    },
+    Update {
+        origin: Origin,
+        id: TagId,
+        change: TagChange,
+        reply: Reply<Tag>,
+    },
+    Delete {
+        origin: Origin,
+        id: TagId,
+        reply: Reply<TagDeleted>,
+    },
 }
 
 impl TagMsg {
     pub fn kind(&self) -> &'static str {
         match self {
-            TagMsg::List(_) => "tag.list",
-            TagMsg::Create(..) => "tag.create",
-            TagMsg::Update(..) => "tag.update",
-            TagMsg::Delete(..) => "tag.delete",
+            TagMsg::List { .. } => "tag.list",
+            TagMsg::Create { .. } => "tag.create",
+            TagMsg::Update { .. } => "tag.update",
+            TagMsg::Delete { .. } => "tag.delete",
         }
     }
 }
@@ -34,8 +49,8 @@ const KIND: &str = "tag";
 /// Tags by id, with a case-insensitive name index.
 #[derive(Default)]
 pub struct Tags {
-    by_id: BTreeMap<u64, Tag>,
-    by_name: HashMap<String, u64>,
+    by_id: BTreeMap<TagId, Tag>,
+    by_name: HashMap<String, TagId>,
 }
 
 impl Tags {
@@ -58,7 +73,7 @@ impl Tags {
             .and_then(|id| self.by_id.get(id))
     }
 
-    pub fn get(&self, id: u64) -> Option<&Tag> {
+    pub fn get(&self, id: TagId) -> Option<&Tag> {
         self.by_id.get(&id)
     }
 
@@ -70,12 +85,15 @@ impl Tags {
 
 pub(super) fn handle(msg: TagMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        TagMsg::List(reply) => answer(reply, Ok(data.tags.list())),
-        TagMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
-        TagMsg::Update(origin, id, change, reply) => {
-            finish(reply, origin, update(data, ctx, id, change))
-        }
-        TagMsg::Delete(origin, id, reply) => finish(reply, origin, delete(data, ctx, id)),
+        TagMsg::List { reply } => answer(reply, Ok(data.tags.list())),
+        TagMsg::Create { origin, new, reply } => finish(reply, origin, create(data, ctx, new)),
+        TagMsg::Update {
+            origin,
+            id,
+            change,
+            reply,
+        } => finish(reply, origin, update(data, ctx, id, change)),
+        TagMsg::Delete { origin, id, reply } => finish(reply, origin, delete(data, ctx, id)),
     }
 }
 
@@ -105,13 +123,13 @@ fn add(
     events: &mut Vec<DomainEvent>,
 ) -> Result<Tag, DomainError> {
     let tag = Tag {
-        id: ctx.next_id()?,
+        id: TagId(ctx.next_id()?),
         name: new.name,
         color: new.color,
         created_at: ctx.now,
         updated_at: ctx.now,
     };
-    writes.put(ctx.key(KIND, tag.id), &tag)?;
+    writes.put(ctx.key(KIND, tag.id.get()), &tag)?;
     data.tags.insert(tag.clone());
     events.push(DomainEvent::new("tag.created", "tag", tag.id, &tag));
     Ok(tag)
@@ -124,7 +142,7 @@ pub(super) fn ensure(
     name: &TagName,
     writes: &mut Batch,
     events: &mut Vec<DomainEvent>,
-) -> Result<u64, DomainError> {
+) -> Result<TagId, DomainError> {
     if let Some(existing) = data.tags.find_by_name(name.as_str()) {
         return Ok(existing.id);
     }
@@ -138,7 +156,7 @@ pub(super) fn ensure(
 fn update(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: TagId,
     change: TagChange,
 ) -> Result<Change<Tag>, DomainError> {
     let before = data
@@ -183,7 +201,11 @@ fn update(
     })
 }
 
-fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<TagDeleted>, DomainError> {
+fn delete(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: TagId,
+) -> Result<Change<TagDeleted>, DomainError> {
     let tag = data
         .tags
         .by_id

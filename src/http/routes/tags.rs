@@ -6,6 +6,7 @@ use axum::Json;
 use switchboard_actors::domain::tag::{
     NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,
 };
+use switchboard_actors::ids::TagId;
 use switchboard_actors::workspace::{TagMsg, WorkspaceMsg};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -31,7 +32,7 @@ async fn list_tags(
 ) -> ApiResult<Json<ListEnvelope<Obj<Tag>>>> {
     let tags = app
         .registry
-        .call(&ws.id, |r| WorkspaceMsg::Tag(TagMsg::List(r)))
+        .call(&ws.id, |r| WorkspaceMsg::Tag(TagMsg::List { reply: r }))
         .await?;
     Ok(Json(ListEnvelope::all(tags)))
 }
@@ -49,7 +50,11 @@ async fn create_tag(
     let tag = app
         .registry
         .call(&ws.id, |r| {
-            WorkspaceMsg::Tag(TagMsg::Create(origin.clone(), new.clone(), r))
+            WorkspaceMsg::Tag(TagMsg::Create {
+                origin: origin.clone(),
+                new: new.clone(),
+                reply: r,
+            })
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(tag))))
@@ -62,7 +67,7 @@ async fn create_tag(
 async fn update_tag(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<TagId>,
     ApiJson(input): ApiJson<TagPatchInput>,
 ) -> ApiResult<Json<Obj<Tag>>> {
     let change = TagChange::parse(input)?;
@@ -70,7 +75,12 @@ async fn update_tag(
     let tag = app
         .registry
         .call(&ws.id, |r| {
-            WorkspaceMsg::Tag(TagMsg::Update(origin.clone(), id, change.clone(), r))
+            WorkspaceMsg::Tag(TagMsg::Update {
+                origin: origin.clone(),
+                id,
+                change: change.clone(),
+                reply: r,
+            })
         })
         .await?;
     Ok(Json(Obj(tag)))
@@ -82,13 +92,17 @@ async fn update_tag(
 async fn delete_tag(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<TagId>,
 ) -> ApiResult<Json<Obj<TagDeleted>>> {
     let origin = ws.origin();
     let deleted = app
         .registry
         .call(&ws.id, |r| {
-            WorkspaceMsg::Tag(TagMsg::Delete(origin.clone(), id, r))
+            WorkspaceMsg::Tag(TagMsg::Delete {
+                origin: origin.clone(),
+                id,
+                reply: r,
+            })
         })
         .await?;
     Ok(Json(Obj(deleted)))

@@ -17,6 +17,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::tag::TagName;
 use crate::domain::{DomainError, Patch};
 use crate::events::{field_changes, DomainEvent, Origin};
+use crate::ids::TagId;
 use crate::ids::WorkspaceId;
 use crate::store::{trailing_id, Batch, Store};
 
@@ -411,7 +412,7 @@ fn tag_ids(
     names: &[TagName],
     writes: &mut Batch,
     events: &mut Vec<DomainEvent>,
-) -> Result<Vec<u64>, DomainError> {
+) -> Result<Vec<TagId>, DomainError> {
     let mut ids = Vec::new();
     for name in names {
         let id = super::tags::ensure(data, ctx, name, writes, events)?;

@@ -49,7 +49,7 @@ pub(super) fn lookup(data: &WorkspaceData, q: &LookupQuery) -> Result<ContactVie
         .ok_or(DomainError::NotFound("contact"))
 }
 
-fn passes(data: &WorkspaceData, c: &Contact, f: &ContactFilter, tag: Option<u64>) -> bool {
+fn passes(data: &WorkspaceData, c: &Contact, f: &ContactFilter, tag: Option<TagId>) -> bool {
     f.phone
         .as_ref()
         .is_none_or(|p| phones(c).any(|k| k == phone_key(p)))

@@ -212,7 +212,7 @@ pub(super) fn add_note(
 pub(in crate::workspace) fn drop_tag(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    tag_id: u64,
+    tag_id: TagId,
     writes: &mut Batch,
 ) -> Result<u64, DomainError> {
     let carriers = data.contacts.tag_links.carriers(tag_id);
