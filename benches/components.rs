@@ -165,8 +165,8 @@ fn contact_view(first: &str, email: &str, phone: &str, tags: &[&str]) -> Contact
         source: "widget".into(),
         tags: tags.iter().map(|t| t.to_string()).collect(),
         stage: Some(StageRef {
-            funnel_id: 12,
-            stage_id: 31,
+            funnel_id: switchboard_actors::ids::FunnelId(12),
+            stage_id: switchboard_actors::ids::StageId(31),
             stage_name: "Qualified".into(),
         }),
         assigned_to_user_id: Some("usr_7hq2m4".into()),
@@ -262,7 +262,7 @@ fn full_contact() -> Contact {
         tag_ids: [17, 23, 42, 108, 311]
             .map(switchboard_actors::ids::TagId)
             .to_vec(),
-        stage_id: Some(31),
+        stage_id: Some(switchboard_actors::ids::StageId(31)),
         assigned_to_user_id: Some("usr_7hq2m4".into()),
         language: Some("en".into()),
         custom_fields,

@@ -104,6 +104,9 @@ int_id! {
     FeedbackId: "A team member's rating of an AI message.",
     ClosingNoteId: "A closing note.",
     TagId: "A tag of the workspace's list.",
+    CustomFieldId: "A custom field definition.",
+    FunnelId: "A funnel of stages a contact moves through.",
+    StageId: "A stage of a funnel.",
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::{Funnel, NewFunnel, NewFunnelInput};
 use switchboard_actors::domain::webhook::Notification;
 use switchboard_actors::events::Origin;
+use switchboard_actors::ids::CustomFieldId;
 use switchboard_actors::ids::{UserId, WorkspaceId};
 use switchboard_actors::workspace::{CustomFieldMsg, FunnelMsg, WebhookMsg, WorkspaceMsg};
 
@@ -257,11 +258,14 @@ async fn archive_custom_field(
     if app.directory.workspace(&ws).is_none() {
         return Err(ApiError::not_found("workspace"));
     }
-    let field_id = crate::http::extract::parse_id(&field_id)?;
+    let field_id = CustomFieldId(crate::http::extract::parse_id(&field_id)?);
     let field = app
         .registry
         .call(&ws, |r| {
-            WorkspaceMsg::CustomField(CustomFieldMsg::Archive(field_id, r))
+            WorkspaceMsg::CustomField(CustomFieldMsg::Archive {
+                id: field_id,
+                reply: r,
+            })
         })
         .await?;
     Ok(Json(Obj(field)))

@@ -15,7 +15,7 @@ use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::rfc3339_millis;
-use crate::ids::TagId;
+use crate::ids::{FunnelId, StageId, TagId};
 
 pub const MAX_TAGS_PER_REQUEST: usize = 100;
 pub const MAX_NOTE: usize = 10_000;
@@ -91,7 +91,7 @@ pub struct Contact {
     pub channel: Channel,
     pub source: String,
     pub tag_ids: Vec<TagId>,
-    pub stage_id: Option<u64>,
+    pub stage_id: Option<StageId>,
     pub assigned_to_user_id: Option<String>,
     pub language: Option<String>,
     pub custom_fields: BTreeMap<String, FieldValue>,
@@ -172,8 +172,8 @@ pub struct ChannelIdentity {
 /// The stage a contact is in, as shown.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StageRef {
-    pub funnel_id: u64,
-    pub stage_id: u64,
+    pub funnel_id: FunnelId,
+    pub stage_id: StageId,
     pub stage_name: String,
 }
 
@@ -239,7 +239,7 @@ pub struct ContactInput {
     #[serde(default)]
     pub tags: Option<Vec<String>>,
     #[serde(default)]
-    pub stage_id: Option<u64>,
+    pub stage_id: Option<StageId>,
     #[serde(default)]
     pub assigned_to_user_id: Option<String>,
 }
@@ -358,7 +358,7 @@ pub struct NewContact {
     pub fields: ContactFields,
     pub source: String,
     pub tags: Vec<TagName>,
-    pub stage_id: Option<u64>,
+    pub stage_id: Option<StageId>,
     pub assigned_to_user_id: Option<String>,
 }
 
@@ -740,9 +740,9 @@ pub fn parse_tags(input: ContactTagsInput) -> Result<Vec<TagName>, DomainError> 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageInput {
-    pub stage_id: u64,
+    pub stage_id: StageId,
     #[serde(default)]
-    pub funnel_id: Option<u64>,
+    pub funnel_id: Option<FunnelId>,
 }
 
 /// Body of PUT /contacts/{id}/assignee.
@@ -769,7 +769,7 @@ pub struct ContactFilter {
     pub phone: Option<String>,
     pub email: Option<String>,
     pub tag: Option<String>,
-    pub stage_id: Option<u64>,
+    pub stage_id: Option<StageId>,
     pub assigned_to_user_id: Option<String>,
     pub channel: Option<Channel>,
     pub updated_since: Option<DateTime<Utc>>,

@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::{text, DomainError};
 use crate::clock::rfc3339_millis;
+use crate::ids::CustomFieldId;
 
 pub const MAX_KEY: usize = 64;
 pub const MAX_OPTIONS: usize = 200;
@@ -126,7 +127,7 @@ impl FieldType {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CustomField {
-    pub id: u64,
+    pub id: CustomFieldId,
     pub key: FieldKey,
     pub label: String,
     #[serde(rename = "type")]

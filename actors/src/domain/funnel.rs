@@ -7,12 +7,13 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::{text, DomainError};
 use crate::clock::rfc3339_millis;
+use crate::ids::{FunnelId, StageId};
 
 pub const MAX_STAGES: usize = 50;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Stage {
-    pub id: u64,
+    pub id: StageId,
     pub name: String,
     /// 0-based order within the funnel.
     pub position: u32,
@@ -20,7 +21,7 @@ pub struct Stage {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Funnel {
-    pub id: u64,
+    pub id: FunnelId,
     pub name: String,
     pub stages: Vec<Stage>,
     #[serde(with = "rfc3339_millis")]

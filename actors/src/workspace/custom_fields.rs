@@ -6,24 +6,35 @@ use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, Workspac
 use crate::domain::custom_field::{CustomField, NewCustomField};
 use crate::domain::DomainError;
 use crate::events::Origin;
+use crate::ids::CustomFieldId;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
 pub enum CustomFieldMsg {
     List(Reply<Vec<CustomField>>),
-    Get(u64, Reply<CustomField>),
-    Create(Origin, NewCustomField, Reply<CustomField>),
+    Get {
+        id: CustomFieldId,
+        reply: Reply<CustomField>,
+    },
+    Create {
+        origin: Origin,
+        new: NewCustomField,
+        reply: Reply<CustomField>,
+    },
     /// Archived fields stay readable but take no new values on contacts.
-    Archive(u64, Reply<CustomField>),
+    Archive {
+        id: CustomFieldId,
+        reply: Reply<CustomField>,
+    },
 }
 
 impl CustomFieldMsg {
     pub fn kind(&self) -> &'static str {
         match self {
             CustomFieldMsg::List(_) => "custom_field.list",
-            CustomFieldMsg::Get(..) => "custom_field.get",
-            CustomFieldMsg::Create(..) => "custom_field.create",
-            CustomFieldMsg::Archive(..) => "custom_field.archive",
+            CustomFieldMsg::Get { .. } => "custom_field.get",
+            CustomFieldMsg::Create { .. } => "custom_field.create",
+            CustomFieldMsg::Archive { .. } => "custom_field.archive",
         }
     }
 }
@@ -32,7 +43,7 @@ const KIND: &str = "cf";
 
 #[derive(Default)]
 pub struct CustomFields {
-    by_id: BTreeMap<u64, CustomField>,
+    by_id: BTreeMap<CustomFieldId, CustomField>,
 }
 
 impl CustomFields {
@@ -58,7 +69,7 @@ impl CustomFields {
 pub(super) fn handle(msg: CustomFieldMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         CustomFieldMsg::List(reply) => answer(reply, Ok(data.custom_fields.list())),
-        CustomFieldMsg::Get(id, reply) => answer(
+        CustomFieldMsg::Get { id, reply } => answer(
             reply,
             data.custom_fields
                 .by_id
@@ -66,8 +77,10 @@ pub(super) fn handle(msg: CustomFieldMsg, data: &mut WorkspaceData, ctx: &Ctx) -
                 .cloned()
                 .ok_or(DomainError::NotFound("custom field")),
         ),
-        CustomFieldMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
-        CustomFieldMsg::Archive(id, reply) => {
+        CustomFieldMsg::Create { origin, new, reply } => {
+            finish(reply, origin, create(data, ctx, new))
+        }
+        CustomFieldMsg::Archive { id, reply } => {
             finish(reply, Origin::system(), archive(data, ctx, id))
         }
     }
@@ -85,7 +98,7 @@ fn create(
         )));
     }
     let field = CustomField {
-        id: ctx.next_id()?,
+        id: CustomFieldId(ctx.next_id()?),
         key: new.key,
         label: new.label,
         field_type: new.field_type,
@@ -109,7 +122,7 @@ fn create(
 fn archive(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: CustomFieldId,
 ) -> Result<Change<CustomField>, DomainError> {
     let field = data
         .custom_fields

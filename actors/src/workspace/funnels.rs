@@ -7,6 +7,7 @@ use crate::domain::funnel::{Funnel, NewFunnel, Stage};
 use crate::domain::DomainError;
 use crate::events::Origin;
 use crate::ids::WorkspaceId;
+use crate::ids::{FunnelId, StageId};
 use crate::store::{Batch, Store};
 
 pub enum FunnelMsg {
@@ -27,7 +28,7 @@ const KIND: &str = "fun";
 
 #[derive(Default)]
 pub struct Funnels {
-    by_id: BTreeMap<u64, Funnel>,
+    by_id: BTreeMap<FunnelId, Funnel>,
 }
 
 impl Funnels {
@@ -40,12 +41,12 @@ impl Funnels {
         Ok(Self { by_id })
     }
 
-    pub fn contains(&self, funnel_id: u64) -> bool {
+    pub fn contains(&self, funnel_id: FunnelId) -> bool {
         self.by_id.contains_key(&funnel_id)
     }
 
     /// The funnel a stage belongs to, with the stage.
-    pub fn stage(&self, stage_id: u64) -> Option<(&Funnel, &Stage)> {
+    pub fn stage(&self, stage_id: StageId) -> Option<(&Funnel, &Stage)> {
         self.by_id
             .values()
             .find_map(|f| f.stages.iter().find(|s| s.id == stage_id).map(|s| (f, s)))

@@ -161,8 +161,9 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub fn next_id(&self) -> Result<u64, DomainError> {
-        Ok(self.store.next_id()?)
+    /// A new id from the store's one sequence, as whichever id type the record uses.
+    pub fn next_id<T: From<u64>>(&self) -> Result<T, DomainError> {
+        Ok(T::from(self.store.next_id()?))
     }
 
     /// Key of a record of this workspace: `w/<ws>/<kind>/<id>`.

@@ -11,6 +11,7 @@ use switchboard_actors::domain::contact::{
     ContactTagsInput, ContactView, Dnc, DncInput, LookupQuery, MergeInput, NewContact,
     NewNoteInput, Note, StageInput, MAX_QUERY,
 };
+use switchboard_actors::ids::StageId;
 use switchboard_actors::ids::UserId;
 use switchboard_actors::workspace::search::tokenize;
 use switchboard_actors::workspace::ContactMsg;
@@ -70,8 +71,8 @@ struct ContactListQuery {
     email: Option<String>,
     /// A tag name.
     tag: Option<String>,
-    #[param(minimum = 1)]
-    stage_id: Option<u64>,
+    #[param(value_type = Option<u64>, minimum = 1)]
+    stage_id: Option<StageId>,
     assigned_to_user_id: Option<String>,
     /// Contacts reachable on this channel.
     channel: Option<Channel>,

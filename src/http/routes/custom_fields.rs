@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
+use switchboard_actors::ids::CustomFieldId;
 use switchboard_actors::workspace::{CustomFieldMsg, WorkspaceMsg};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -41,12 +42,12 @@ async fn list_custom_fields(
 async fn get_custom_field(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<CustomFieldId>,
 ) -> ApiResult<Json<Obj<CustomField>>> {
     let field = app
         .registry
         .call(&ws.id, |r| {
-            WorkspaceMsg::CustomField(CustomFieldMsg::Get(id, r))
+            WorkspaceMsg::CustomField(CustomFieldMsg::Get { id, reply: r })
         })
         .await?;
     Ok(Json(Obj(field)))
@@ -66,7 +67,11 @@ async fn create_custom_field(
     let field = app
         .registry
         .call(&ws.id, |r| {
-            WorkspaceMsg::CustomField(CustomFieldMsg::Create(origin.clone(), new.clone(), r))
+            WorkspaceMsg::CustomField(CustomFieldMsg::Create {
+                origin: origin.clone(),
+                new: new.clone(),
+                reply: r,
+            })
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(field))))

@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::funnel::Funnel;
+use switchboard_actors::ids::{FunnelId, StageId};
 use switchboard_actors::workspace::{FunnelMsg, WorkspaceMsg};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -23,9 +24,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// One stage with its funnel, for `flat=true`.
 #[derive(Serialize, ToSchema)]
 pub struct StageRow {
-    pub funnel_id: u64,
+    pub funnel_id: FunnelId,
     pub funnel_name: String,
-    pub stage_id: u64,
+    pub stage_id: StageId,
     pub stage_name: String,
     pub position: u32,
 }

@@ -17,8 +17,8 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::tag::TagName;
 use crate::domain::{DomainError, Patch};
 use crate::events::{field_changes, DomainEvent, Origin};
-use crate::ids::TagId;
 use crate::ids::WorkspaceId;
+use crate::ids::{FunnelId, StageId, TagId};
 use crate::store::{trailing_id, Batch, Store};
 
 mod create;
@@ -47,7 +47,12 @@ pub enum ContactMsg {
     AddTags(Origin, u64, Vec<TagName>, Reply<ContactView>),
     RemoveTags(Origin, u64, Vec<TagName>, Reply<ContactView>),
     /// `Some((stage_id, funnel_id))` moves the contact; `None` removes the stage.
-    SetStage(Origin, u64, Option<(u64, Option<u64>)>, Reply<ContactView>),
+    SetStage(
+        Origin,
+        u64,
+        Option<(StageId, Option<FunnelId>)>,
+        Reply<ContactView>,
+    ),
     Assign(Origin, u64, Option<String>, Reply<ContactView>),
     ListNotes(u64, PageRequest, Reply<Page<Note>>),
     AddNote(Origin, u64, String, Reply<Note>),
@@ -398,7 +403,7 @@ fn apply_fields(
     Ok(())
 }
 
-fn check_stage(data: &WorkspaceData, stage_id: u64, path: &str) -> Result<(), DomainError> {
+fn check_stage(data: &WorkspaceData, stage_id: StageId, path: &str) -> Result<(), DomainError> {
     data.funnels
         .stage(stage_id)
         .map(|_| ())

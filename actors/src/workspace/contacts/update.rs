@@ -70,7 +70,7 @@ pub(super) fn remove_tags(
     })
 }
 
-fn stage_ref(data: &WorkspaceData, stage: Option<u64>) -> Value {
+fn stage_ref(data: &WorkspaceData, stage: Option<StageId>) -> Value {
     stage
         .and_then(|s| data.funnels.stage(s))
         .map(|(f, s)| json!({"funnel_id": f.id, "stage_id": s.id, "stage_name": s.name}))
@@ -81,7 +81,7 @@ pub(super) fn set_stage(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     id: u64,
-    stage: Option<(u64, Option<u64>)>,
+    stage: Option<(StageId, Option<FunnelId>)>,
 ) -> Result<Change<ContactView>, DomainError> {
     data.contacts.live(id)?;
     if let Some((stage_id, funnel_id)) = stage {
