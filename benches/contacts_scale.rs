@@ -112,7 +112,12 @@ async fn main() {
         let ws = ws.clone();
         pending.push(tokio::spawn(async move {
             reg.call(&ws, |r| {
-                ContactMsg::Create(Origin::system(), new.clone(), r).into()
+                ContactMsg::Create {
+                    origin: Origin::system(),
+                    new: new.clone(),
+                    reply: r,
+                }
+                .into()
             })
             .await
             .expect("create")
@@ -174,7 +179,14 @@ async fn main() {
         };
         let t = Instant::now();
         let found = reg
-            .call(&ws, |r| ContactMsg::List(filter.clone(), page, r).into())
+            .call(&ws, |r| {
+                ContactMsg::List {
+                    filter: filter.clone(),
+                    page,
+                    reply: r,
+                }
+                .into()
+            })
             .await
             .expect("search");
         search.push(t.elapsed());
@@ -210,9 +222,15 @@ async fn main() {
             },
         };
         let t = Instant::now();
-        reg.call(&ws, |r| ContactMsg::Lookup(q.clone(), r).into())
-            .await
-            .expect("lookup finds the contact");
+        reg.call(&ws, |r| {
+            ContactMsg::Lookup {
+                query: q.clone(),
+                reply: r,
+            }
+            .into()
+        })
+        .await
+        .expect("lookup finds the contact");
         lookup.push(t.elapsed());
     }
     println!("lookup phone/email/handle:     {}", percentiles(lookup));
@@ -221,7 +239,12 @@ async fn main() {
     for _ in 0..200 {
         let t = Instant::now();
         reg.call(&ws, |r| {
-            ContactMsg::List(ContactFilter::default(), page, r).into()
+            ContactMsg::List {
+                filter: ContactFilter::default(),
+                page,
+                reply: r,
+            }
+            .into()
         })
         .await
         .expect("list");

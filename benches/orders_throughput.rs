@@ -66,7 +66,12 @@ async fn main() {
         let new = NewContact::parse(input).expect("valid");
         let c = reg
             .call(&ws, |r| {
-                ContactMsg::Create(Origin::system(), new.clone(), r).into()
+                ContactMsg::Create {
+                    origin: Origin::system(),
+                    new: new.clone(),
+                    reply: r,
+                }
+                .into()
             })
             .await
             .expect("contact");
@@ -95,7 +100,12 @@ async fn main() {
             let _permit = gate.acquire_owned().await.expect("gate");
             let t = Instant::now();
             reg.call(&ws, |r| {
-                OrderMsg::Create(Origin::system(), new.clone(), r).into()
+                OrderMsg::Create {
+                    origin: Origin::system(),
+                    new: new.clone(),
+                    reply: r,
+                }
+                .into()
             })
             .await
             .expect("order");

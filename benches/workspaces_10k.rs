@@ -48,7 +48,12 @@ async fn touch(reg: &Registry, n: usize, new: &NewContact) -> Duration {
             let _permit = gate.acquire_owned().await.expect("gate");
             let ws = WorkspaceId::generate();
             reg.call(&ws, |r| {
-                ContactMsg::Create(Origin::system(), new.clone(), r).into()
+                ContactMsg::Create {
+                    origin: Origin::system(),
+                    new: new.clone(),
+                    reply: r,
+                }
+                .into()
             })
             .await
             .expect("create");

@@ -244,7 +244,11 @@ async fn create_funnel(
     let funnel = app
         .registry
         .call(&ws, |r| {
-            WorkspaceMsg::Funnel(FunnelMsg::Create(Origin::system(), new.clone(), r))
+            WorkspaceMsg::Funnel(FunnelMsg::Create {
+                origin: Origin::system(),
+                new: new.clone(),
+                reply: r,
+            })
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(funnel))))
@@ -305,7 +309,13 @@ async fn trigger_event(
     let event_id = app
         .registry
         .call(&ws, |r| {
-            WebhookMsg::Emit(Origin::system(), body.event_type.clone(), data.clone(), r).into()
+            WebhookMsg::Emit {
+                origin: Origin::system(),
+                event_type: body.event_type.clone(),
+                data: data.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((
@@ -323,7 +333,7 @@ async fn list_notifications(
     let ws = known_workspace(&app, &id)?;
     let found = app
         .registry
-        .call(&ws, |r| WebhookMsg::Notifications(page, r).into())
+        .call(&ws, |r| WebhookMsg::Notifications { page, reply: r }.into())
         .await?;
     Ok(Json(ListEnvelope::page(found, |n| n.id)))
 }

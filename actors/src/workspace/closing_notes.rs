@@ -11,14 +11,18 @@ use crate::store::{Batch, Store};
 
 pub enum ClosingNoteMsg {
     List(Reply<Vec<ClosingNote>>),
-    Create(Origin, NewClosingNote, Reply<ClosingNote>),
+    Create {
+        origin: Origin,
+        new: NewClosingNote,
+        reply: Reply<ClosingNote>,
+    },
 }
 
 impl ClosingNoteMsg {
     pub fn kind(&self) -> &'static str {
         match self {
             ClosingNoteMsg::List(_) => "closing_note.list",
-            ClosingNoteMsg::Create(..) => "closing_note.create",
+            ClosingNoteMsg::Create { .. } => "closing_note.create",
         }
     }
 }
@@ -51,7 +55,9 @@ pub(super) fn handle(msg: ClosingNoteMsg, data: &mut WorkspaceData, ctx: &Ctx) -
             reply,
             Ok(data.closing_notes.by_id.values().cloned().collect()),
         ),
-        ClosingNoteMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+        ClosingNoteMsg::Create { origin, new, reply } => {
+            finish(reply, origin, create(data, ctx, new))
+        }
     }
 }
 

@@ -212,7 +212,10 @@ struct GuardRecord {
 pub enum ConversationMsg {
     /// A customer message: goes to the contact's latest conversation on the channel,
     /// reopened or created as needed.
-    Inbound(Box<Inbound>, Reply<Accepted>),
+    Inbound {
+        inbound: Box<Inbound>,
+        reply: Reply<Accepted>,
+    },
     /// What the AI would be told to answer `message`; None when it does not answer.
     PrepareTurn {
         id: ConversationId,
@@ -226,8 +229,15 @@ pub enum ConversationMsg {
         outcome: TurnOutcome,
         reply: Reply<TurnApplied>,
     },
-    List(ConversationFilter, PageRequest, Reply<Page<Conversation>>),
-    Get(ConversationId, Reply<Conversation>),
+    List {
+        filter: ConversationFilter,
+        page: PageRequest,
+        reply: Reply<Page<Conversation>>,
+    },
+    Get {
+        id: ConversationId,
+        reply: Reply<Conversation>,
+    },
     /// A conversation started by the team, with an optional first message.
     Create {
         caller: Caller,
@@ -265,14 +275,22 @@ pub enum ConversationMsg {
         id: ConversationId,
         reply: Reply<Conversation>,
     },
-    ListMessages(ConversationId, PageRequest, Reply<Page<Message>>),
+    ListMessages {
+        id: ConversationId,
+        page: PageRequest,
+        reply: Reply<Page<Message>>,
+    },
     TeamReply {
         caller: Caller,
         id: ConversationId,
         body: Body,
         reply: Reply<Message>,
     },
-    ListComments(ConversationId, PageRequest, Reply<Page<Comment>>),
+    ListComments {
+        id: ConversationId,
+        page: PageRequest,
+        reply: Reply<Page<Comment>>,
+    },
     AddComment {
         caller: Caller,
         id: ConversationId,
@@ -287,7 +305,11 @@ pub enum ConversationMsg {
         comment: Option<String>,
         reply: Reply<Feedback>,
     },
-    ListHandovers(HandoverFilter, PageRequest, Reply<Page<Handover>>),
+    ListHandovers {
+        filter: HandoverFilter,
+        page: PageRequest,
+        reply: Reply<Page<Handover>>,
+    },
     ResolveHandover {
         caller: Caller,
         id: HandoverId,
@@ -298,23 +320,23 @@ pub enum ConversationMsg {
 impl ConversationMsg {
     pub fn kind(&self) -> &'static str {
         match self {
-            ConversationMsg::Inbound(..) => "conversation.inbound",
+            ConversationMsg::Inbound { .. } => "conversation.inbound",
             ConversationMsg::PrepareTurn { .. } => "conversation.prepare_turn",
             ConversationMsg::ApplyTurn { .. } => "conversation.apply_turn",
-            ConversationMsg::List(..) => "conversation.list",
-            ConversationMsg::Get(..) => "conversation.get",
+            ConversationMsg::List { .. } => "conversation.list",
+            ConversationMsg::Get { .. } => "conversation.get",
             ConversationMsg::Create { .. } => "conversation.create",
             ConversationMsg::Close { .. } => "conversation.close",
             ConversationMsg::Reopen { .. } => "conversation.reopen",
             ConversationMsg::Assign { .. } => "conversation.assign",
             ConversationMsg::PauseAi { .. } => "conversation.pause_ai",
             ConversationMsg::ResumeAi { .. } => "conversation.resume_ai",
-            ConversationMsg::ListMessages(..) => "conversation.list_messages",
+            ConversationMsg::ListMessages { .. } => "conversation.list_messages",
             ConversationMsg::TeamReply { .. } => "conversation.team_reply",
-            ConversationMsg::ListComments(..) => "conversation.list_comments",
+            ConversationMsg::ListComments { .. } => "conversation.list_comments",
             ConversationMsg::AddComment { .. } => "conversation.add_comment",
             ConversationMsg::Feedback { .. } => "conversation.feedback",
-            ConversationMsg::ListHandovers(..) => "handover.list",
+            ConversationMsg::ListHandovers { .. } => "handover.list",
             ConversationMsg::ResolveHandover { .. } => "handover.resolve",
         }
     }
@@ -465,7 +487,7 @@ fn feedback_key(ws: &WorkspaceId, message: MessageId, credential: &str) -> Vec<u
 pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     use ConversationMsg as M;
     match msg {
-        M::Inbound(inbound, reply) => {
+        M::Inbound { inbound, reply } => {
             let source = inbound.source.clone();
             let result = receive(data, ctx, *inbound);
             let contact = result.as_ref().ok().map(|c| c.value.contact_id);
@@ -484,11 +506,15 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             ai_origin(),
             apply_turn(data, ctx, id, message, outcome),
         ),
-        M::List(filter, page, reply) => answer(
+        M::List {
+            filter,
+            page,
+            reply,
+        } => answer(
             reply,
             Ok(page.select(&data.conversations.by_id, |c| filter.keeps(c))),
         ),
-        M::Get(id, reply) => answer(reply, found(data, id).cloned()),
+        M::Get { id, reply } => answer(reply, found(data, id).cloned()),
         M::Create {
             caller,
             contact_id,
@@ -530,7 +556,7 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
         M::ResumeAi { caller, id, reply } => {
             finish(reply, caller.origin.clone(), resume(data, ctx, id))
         }
-        M::ListMessages(id, page, reply) => answer(reply, list_messages(data, ctx, id, page)),
+        M::ListMessages { id, page, reply } => answer(reply, list_messages(data, ctx, id, page)),
         M::TeamReply {
             caller,
             id,
@@ -540,7 +566,7 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             let origin = caller.origin.clone();
             finish(reply, origin, team_reply(data, ctx, &caller, id, body))
         }
-        M::ListComments(id, page, reply) => answer(reply, list_comments(data, ctx, id, page)),
+        M::ListComments { id, page, reply } => answer(reply, list_comments(data, ctx, id, page)),
         M::AddComment {
             caller,
             id,
@@ -562,7 +588,11 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             let result = feedback(data, ctx, &caller, id, message, rating, comment);
             finish(reply, origin, result)
         }
-        M::ListHandovers(filter, page, reply) => answer(
+        M::ListHandovers {
+            filter,
+            page,
+            reply,
+        } => answer(
             reply,
             Ok(page.select(&data.conversations.handovers, |h| {
                 filter.status.is_none_or(|s| h.status == s)

@@ -12,14 +12,18 @@ use crate::store::{Batch, Store};
 
 pub enum FunnelMsg {
     List(Reply<Vec<Funnel>>),
-    Create(Origin, NewFunnel, Reply<Funnel>),
+    Create {
+        origin: Origin,
+        new: NewFunnel,
+        reply: Reply<Funnel>,
+    },
 }
 
 impl FunnelMsg {
     pub fn kind(&self) -> &'static str {
         match self {
             FunnelMsg::List(_) => "funnel.list",
-            FunnelMsg::Create(..) => "funnel.create",
+            FunnelMsg::Create { .. } => "funnel.create",
         }
     }
 }
@@ -56,7 +60,7 @@ impl Funnels {
 pub(super) fn handle(msg: FunnelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         FunnelMsg::List(reply) => answer(reply, Ok(data.funnels.by_id.values().cloned().collect())),
-        FunnelMsg::Create(origin, new, reply) => finish(reply, origin, create(data, ctx, new)),
+        FunnelMsg::Create { origin, new, reply } => finish(reply, origin, create(data, ctx, new)),
     }
 }
 

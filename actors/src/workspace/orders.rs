@@ -17,30 +17,72 @@ use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
 pub enum OrderMsg {
-    List(OrderFilter, PageRequest, Reply<Page<OrderView>>),
-    Get(u64, Reply<OrderView>),
-    Create(Origin, NewOrder, Reply<OrderView>),
-    Update(Origin, u64, OrderChange, Reply<OrderView>),
-    SetStatus(Origin, u64, FulfillmentStatus, Reply<OrderView>),
-    AddItem(Origin, u64, NewItem, Reply<OrderView>),
+    List {
+        filter: OrderFilter,
+        page: PageRequest,
+        reply: Reply<Page<OrderView>>,
+    },
+    Get {
+        id: u64,
+        reply: Reply<OrderView>,
+    },
+    Create {
+        origin: Origin,
+        new: NewOrder,
+        reply: Reply<OrderView>,
+    },
+    Update {
+        origin: Origin,
+        id: u64,
+        change: OrderChange,
+        reply: Reply<OrderView>,
+    },
+    SetStatus {
+        origin: Origin,
+        id: u64,
+        status: FulfillmentStatus,
+        reply: Reply<OrderView>,
+    },
+    AddItem {
+        origin: Origin,
+        id: u64,
+        item: NewItem,
+        reply: Reply<OrderView>,
+    },
     /// Order id, item id, quantity.
-    SetItemQuantity(Origin, u64, u64, u32, Reply<OrderView>),
-    RemoveItem(Origin, u64, u64, Reply<OrderView>),
-    AddTimeline(Origin, u64, String, Reply<OrderView>),
+    SetItemQuantity {
+        origin: Origin,
+        id: u64,
+        item: u64,
+        quantity: u32,
+        reply: Reply<OrderView>,
+    },
+    RemoveItem {
+        origin: Origin,
+        id: u64,
+        item: u64,
+        reply: Reply<OrderView>,
+    },
+    AddTimeline {
+        origin: Origin,
+        id: u64,
+        note: String,
+        reply: Reply<OrderView>,
+    },
 }
 
 impl OrderMsg {
     pub fn kind(&self) -> &'static str {
         match self {
-            OrderMsg::List(..) => "order.list",
-            OrderMsg::Get(..) => "order.get",
-            OrderMsg::Create(..) => "order.create",
-            OrderMsg::Update(..) => "order.update",
-            OrderMsg::SetStatus(..) => "order.set_status",
-            OrderMsg::AddItem(..) => "order.add_item",
-            OrderMsg::SetItemQuantity(..) => "order.set_item_quantity",
-            OrderMsg::RemoveItem(..) => "order.remove_item",
-            OrderMsg::AddTimeline(..) => "order.add_timeline",
+            OrderMsg::List { .. } => "order.list",
+            OrderMsg::Get { .. } => "order.get",
+            OrderMsg::Create { .. } => "order.create",
+            OrderMsg::Update { .. } => "order.update",
+            OrderMsg::SetStatus { .. } => "order.set_status",
+            OrderMsg::AddItem { .. } => "order.add_item",
+            OrderMsg::SetItemQuantity { .. } => "order.set_item_quantity",
+            OrderMsg::RemoveItem { .. } => "order.remove_item",
+            OrderMsg::AddTimeline { .. } => "order.add_timeline",
         }
     }
 }
@@ -95,7 +137,11 @@ impl Orders {
 
 pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        OrderMsg::List(filter, page, reply) => {
+        OrderMsg::List {
+            filter,
+            page,
+            reply,
+        } => {
             let contact = filter
                 .contact_id
                 .map(|c| data.contacts.resolve(c).unwrap_or(c));
@@ -113,10 +159,24 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
                 }),
             )
         }
-        OrderMsg::Get(id, reply) => answer(reply, get(data, id).map(Order::view)),
-        OrderMsg::Create(o, new, reply) => finish(reply, o, create(data, ctx, new)),
-        OrderMsg::Update(o, id, change, reply) => finish(reply, o, update(data, ctx, id, change)),
-        OrderMsg::SetStatus(o, id, status, reply) => finish(
+        OrderMsg::Get { id, reply } => answer(reply, get(data, id).map(Order::view)),
+        OrderMsg::Create {
+            origin: o,
+            new,
+            reply,
+        } => finish(reply, o, create(data, ctx, new)),
+        OrderMsg::Update {
+            origin: o,
+            id,
+            change,
+            reply,
+        } => finish(reply, o, update(data, ctx, id, change)),
+        OrderMsg::SetStatus {
+            origin: o,
+            id,
+            status,
+            reply,
+        } => finish(
             reply,
             o,
             change_order(data, ctx, id, |_, order| {
@@ -124,8 +184,19 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
                 Ok(())
             }),
         ),
-        OrderMsg::AddItem(o, id, item, reply) => finish(reply, o, add_item(data, ctx, id, item)),
-        OrderMsg::SetItemQuantity(o, id, item, quantity, reply) => finish(
+        OrderMsg::AddItem {
+            origin: o,
+            id,
+            item,
+            reply,
+        } => finish(reply, o, add_item(data, ctx, id, item)),
+        OrderMsg::SetItemQuantity {
+            origin: o,
+            id,
+            item,
+            quantity,
+            reply,
+        } => finish(
             reply,
             o,
             change_order(data, ctx, id, |_, order| {
@@ -139,7 +210,12 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
                 Ok(())
             }),
         ),
-        OrderMsg::RemoveItem(o, id, item, reply) => finish(
+        OrderMsg::RemoveItem {
+            origin: o,
+            id,
+            item,
+            reply,
+        } => finish(
             reply,
             o,
             change_order(data, ctx, id, |_, order| {
@@ -158,7 +234,12 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
                 Ok(())
             }),
         ),
-        OrderMsg::AddTimeline(o, id, note, reply) => {
+        OrderMsg::AddTimeline {
+            origin: o,
+            id,
+            note,
+            reply,
+        } => {
             let entry_id = ctx.next_id();
             finish(
                 reply,

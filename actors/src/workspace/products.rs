@@ -13,21 +13,41 @@ use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
 pub enum ProductMsg {
-    List(ProductFilter, PageRequest, Reply<Page<ProductView>>),
-    Get(u64, Reply<ProductView>),
-    Create(Origin, ProductChange, Reply<ProductView>),
-    Update(Origin, u64, ProductChange, Reply<ProductView>),
-    Delete(Origin, u64, Reply<u64>),
+    List {
+        filter: ProductFilter,
+        page: PageRequest,
+        reply: Reply<Page<ProductView>>,
+    },
+    Get {
+        id: u64,
+        reply: Reply<ProductView>,
+    },
+    Create {
+        origin: Origin,
+        change: ProductChange,
+        reply: Reply<ProductView>,
+    },
+    Update {
+        origin: Origin,
+        id: u64,
+        change: ProductChange,
+        reply: Reply<ProductView>,
+    },
+    Delete {
+        origin: Origin,
+        id: u64,
+        reply: Reply<u64>,
+    },
 }
 
 impl ProductMsg {
     pub fn kind(&self) -> &'static str {
         match self {
-            ProductMsg::List(..) => "product.list",
-            ProductMsg::Get(..) => "product.get",
-            ProductMsg::Create(..) => "product.create",
-            ProductMsg::Update(..) => "product.update",
-            ProductMsg::Delete(..) => "product.delete",
+            ProductMsg::List { .. } => "product.list",
+            ProductMsg::Get { .. } => "product.get",
+            ProductMsg::Create { .. } => "product.create",
+            ProductMsg::Update { .. } => "product.update",
+            ProductMsg::Delete { .. } => "product.delete",
         }
     }
 }
@@ -64,7 +84,11 @@ impl Products {
 
 pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        ProductMsg::List(filter, page, reply) => {
+        ProductMsg::List {
+            filter,
+            page,
+            reply,
+        } => {
             let found = page.select(&data.products.by_id, |p| passes(p, &filter));
             answer(
                 reply,
@@ -74,7 +98,7 @@ pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
                 }),
             )
         }
-        ProductMsg::Get(id, reply) => answer(
+        ProductMsg::Get { id, reply } => answer(
             reply,
             data.products
                 .by_id
@@ -82,9 +106,22 @@ pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
                 .map(Product::view)
                 .ok_or(DomainError::NotFound("product")),
         ),
-        ProductMsg::Create(o, change, reply) => finish(reply, o, create(data, ctx, change)),
-        ProductMsg::Update(o, id, change, reply) => finish(reply, o, update(data, ctx, id, change)),
-        ProductMsg::Delete(o, id, reply) => finish(reply, o, delete(data, ctx, id)),
+        ProductMsg::Create {
+            origin: o,
+            change,
+            reply,
+        } => finish(reply, o, create(data, ctx, change)),
+        ProductMsg::Update {
+            origin: o,
+            id,
+            change,
+            reply,
+        } => finish(reply, o, update(data, ctx, id, change)),
+        ProductMsg::Delete {
+            origin: o,
+            id,
+            reply,
+        } => finish(reply, o, delete(data, ctx, id)),
     }
 }
 

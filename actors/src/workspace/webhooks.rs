@@ -32,46 +32,66 @@ pub struct EndpointCaller {
 }
 
 pub enum WebhookMsg {
-    List(PageRequest, Reply<Page<EndpointView>>),
+    List {
+        page: PageRequest,
+        reply: Reply<Page<EndpointView>>,
+    },
     /// The endpoint's view and what its delivery actor needs.
-    Get(String, Reply<(EndpointView, EndpointConfig)>),
+    Get {
+        id: String,
+        reply: Reply<(EndpointView, EndpointConfig)>,
+    },
     /// Answers the view and the new secret (shown once).
-    Create(
-        Origin,
-        EndpointChange,
-        EndpointCaller,
-        Reply<(EndpointView, String)>,
-    ),
-    Update(
-        Origin,
-        String,
-        EndpointChange,
-        EndpointCaller,
-        Reply<EndpointView>,
-    ),
-    Delete(Origin, String, Reply<String>),
+    Create {
+        origin: Origin,
+        change: EndpointChange,
+        caller: EndpointCaller,
+        reply: Reply<(EndpointView, String)>,
+    },
+    Update {
+        origin: Origin,
+        id: String,
+        change: EndpointChange,
+        caller: EndpointCaller,
+        reply: Reply<EndpointView>,
+    },
+    Delete {
+        origin: Origin,
+        id: String,
+        reply: Reply<String>,
+    },
     /// Answers the new secret and until when the previous one still signs.
-    RotateSecret(String, Reply<(String, DateTime<Utc>)>),
-    /// An attempt's outcome, from the delivery actor.
+    RotateSecret {
+        id: String,
+        reply: Reply<(String, DateTime<Utc>)>,
+    },
     /// An attempt's outcome, from the delivery actors.
     Outcome(Report),
-    Notifications(PageRequest, Reply<Page<Notification>>),
+    Notifications {
+        page: PageRequest,
+        reply: Reply<Page<Notification>>,
+    },
     /// Emits an event of any catalog type through the normal pipeline (operator trigger).
-    Emit(Origin, String, Value, Reply<String>),
+    Emit {
+        origin: Origin,
+        event_type: String,
+        data: Value,
+        reply: Reply<String>,
+    },
 }
 
 impl WebhookMsg {
     pub fn kind(&self) -> &'static str {
         match self {
-            WebhookMsg::List(..) => "webhook.list",
-            WebhookMsg::Get(..) => "webhook.get",
-            WebhookMsg::Create(..) => "webhook.create",
-            WebhookMsg::Update(..) => "webhook.update",
-            WebhookMsg::Delete(..) => "webhook.delete",
-            WebhookMsg::RotateSecret(..) => "webhook.rotate_secret",
+            WebhookMsg::List { .. } => "webhook.list",
+            WebhookMsg::Get { .. } => "webhook.get",
+            WebhookMsg::Create { .. } => "webhook.create",
+            WebhookMsg::Update { .. } => "webhook.update",
+            WebhookMsg::Delete { .. } => "webhook.delete",
+            WebhookMsg::RotateSecret { .. } => "webhook.rotate_secret",
             WebhookMsg::Outcome(..) => "webhook.outcome",
-            WebhookMsg::Notifications(..) => "webhook.notifications",
-            WebhookMsg::Emit(..) => "webhook.emit",
+            WebhookMsg::Notifications { .. } => "webhook.notifications",
+            WebhookMsg::Emit { .. } => "webhook.emit",
         }
     }
 }
@@ -223,7 +243,7 @@ fn receives(e: &Endpoint, ev: &Envelope) -> bool {
 
 pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        WebhookMsg::List(page, reply) => {
+        WebhookMsg::List { page, reply } => {
             let found = page.select(&data.webhooks.by_seq, |_| true);
             answer(
                 reply,
@@ -233,20 +253,31 @@ pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
                 }),
             )
         }
-        WebhookMsg::Get(id, reply) => answer(
+        WebhookMsg::Get { id, reply } => answer(
             reply,
             data.webhooks
                 .get(&id)
                 .map(|e| (e.view(), Webhooks::config(ctx.workspace, e))),
         ),
-        WebhookMsg::Create(o, change, caller, reply) => {
-            finish(reply, o, create(data, ctx, change, caller))
-        }
-        WebhookMsg::Update(o, id, change, caller, reply) => {
-            finish(reply, o, update(data, ctx, &id, change, caller))
-        }
-        WebhookMsg::Delete(o, id, reply) => finish(reply, o, delete(data, ctx, &id)),
-        WebhookMsg::RotateSecret(id, reply) => {
+        WebhookMsg::Create {
+            origin: o,
+            change,
+            caller,
+            reply,
+        } => finish(reply, o, create(data, ctx, change, caller)),
+        WebhookMsg::Update {
+            origin: o,
+            id,
+            change,
+            caller,
+            reply,
+        } => finish(reply, o, update(data, ctx, &id, change, caller)),
+        WebhookMsg::Delete {
+            origin: o,
+            id,
+            reply,
+        } => finish(reply, o, delete(data, ctx, &id)),
+        WebhookMsg::RotateSecret { id, reply } => {
             finish(reply, Origin::system(), rotate(data, ctx, &id))
         }
         WebhookMsg::Outcome(report) => {
@@ -261,13 +292,16 @@ pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             }
             Handled::Done
         }
-        WebhookMsg::Notifications(page, reply) => answer(
+        WebhookMsg::Notifications { page, reply } => answer(
             reply,
             Ok(page.select(&data.webhooks.notifications, |_| true)),
         ),
-        WebhookMsg::Emit(o, event_type, data_in, reply) => {
-            finish(reply, o, emit(&event_type, data_in))
-        }
+        WebhookMsg::Emit {
+            origin: o,
+            event_type,
+            data: data_in,
+            reply,
+        } => finish(reply, o, emit(&event_type, data_in)),
     }
 }
 

@@ -47,7 +47,11 @@ async fn create_closing_note(
     let note = app
         .registry
         .call(&ws.id, |r| {
-            WorkspaceMsg::ClosingNote(ClosingNoteMsg::Create(origin.clone(), new.clone(), r))
+            WorkspaceMsg::ClosingNote(ClosingNoteMsg::Create {
+                origin: origin.clone(),
+                new: new.clone(),
+                reply: r,
+            })
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(note))))

@@ -125,7 +125,14 @@ async fn list_contacts(
     };
     let found = app
         .registry
-        .call(&ws.id, |r| ContactMsg::List(filter.clone(), page, r).into())
+        .call(&ws.id, |r| {
+            ContactMsg::List {
+                filter: filter.clone(),
+                page,
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id)))
 }
@@ -142,7 +149,12 @@ async fn create_contact(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::Create(origin.clone(), new.clone(), r).into()
+            ContactMsg::Create {
+                origin: origin.clone(),
+                new: new.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(c))))
@@ -190,7 +202,13 @@ async fn lookup_contact(
     }
     let c = app
         .registry
-        .call(&ws.id, |r| ContactMsg::Lookup(query.clone(), r).into())
+        .call(&ws.id, |r| {
+            ContactMsg::Lookup {
+                query: query.clone(),
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(Obj(c)))
 }
@@ -219,7 +237,12 @@ async fn upsert_contact(
     let (created, c) = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::Upsert(origin.clone(), new.clone(), r).into()
+            ContactMsg::Upsert {
+                origin: origin.clone(),
+                new: new.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     let status = if created {
@@ -257,7 +280,13 @@ async fn merge_contacts(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::Merge(origin.clone(), p, s, r).into()
+            ContactMsg::Merge {
+                origin: origin.clone(),
+                primary: p,
+                secondary: s,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -272,7 +301,7 @@ async fn get_contact(
 ) -> ApiResult<ContactJson> {
     let c = app
         .registry
-        .call(&ws.id, |r| ContactMsg::Get(id, r).into())
+        .call(&ws.id, |r| ContactMsg::Get { id, reply: r }.into())
         .await?;
     Ok(Json(Obj(c)))
 }
@@ -293,7 +322,13 @@ async fn update_contact(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::Update(origin.clone(), id, fields.clone(), r).into()
+            ContactMsg::Update {
+                origin: origin.clone(),
+                id,
+                fields: fields.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -318,7 +353,14 @@ async fn delete_contact(
     let origin = ws.origin();
     let id = app
         .registry
-        .call(&ws.id, |r| ContactMsg::Delete(origin.clone(), id, r).into())
+        .call(&ws.id, |r| {
+            ContactMsg::Delete {
+                origin: origin.clone(),
+                id,
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(ContactDeleted {
         object: "contact",
@@ -338,7 +380,7 @@ async fn contact_channels(
 ) -> ApiResult<Json<ListEnvelope<Obj<ChannelIdentity>>>> {
     let channels = app
         .registry
-        .call(&ws.id, |r| ContactMsg::Channels(id, r).into())
+        .call(&ws.id, |r| ContactMsg::Channels { id, reply: r }.into())
         .await?;
     Ok(Json(ListEnvelope::all(channels)))
 }
@@ -358,7 +400,13 @@ async fn add_contact_tags(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::AddTags(origin.clone(), id, tags.clone(), r).into()
+            ContactMsg::AddTags {
+                origin: origin.clone(),
+                id,
+                tags: tags.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -379,7 +427,13 @@ async fn remove_contact_tags(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::RemoveTags(origin.clone(), id, tags.clone(), r).into()
+            ContactMsg::RemoveTags {
+                origin: origin.clone(),
+                id,
+                tags: tags.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -399,7 +453,13 @@ async fn set_contact_stage(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::SetStage(origin.clone(), id, stage, r).into()
+            ContactMsg::SetStage {
+                origin: origin.clone(),
+                id,
+                stage,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -416,7 +476,13 @@ async fn remove_contact_stage(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::SetStage(origin.clone(), id, None, r).into()
+            ContactMsg::SetStage {
+                origin: origin.clone(),
+                id,
+                stage: None,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -440,7 +506,13 @@ async fn set_contact_assignee(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::Assign(origin.clone(), id, user.clone(), r).into()
+            ContactMsg::Assign {
+                origin: origin.clone(),
+                id,
+                user: user.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -458,7 +530,9 @@ async fn list_contact_notes(
 ) -> ApiResult<Json<ListEnvelope<Obj<Note>>>> {
     let notes = app
         .registry
-        .call(&ws.id, |r| ContactMsg::ListNotes(id, page, r).into())
+        .call(&ws.id, |r| {
+            ContactMsg::ListNotes { id, page, reply: r }.into()
+        })
         .await?;
     Ok(Json(ListEnvelope::page(notes, |n| n.id)))
 }
@@ -477,7 +551,13 @@ async fn add_contact_note(
     let note = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::AddNote(origin.clone(), id, body.clone(), r).into()
+            ContactMsg::AddNote {
+                origin: origin.clone(),
+                id,
+                body: body.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(note))))
@@ -498,7 +578,13 @@ async fn set_contact_dnc(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ContactMsg::SetDnc(origin.clone(), id, dnc.clone(), r).into()
+            ContactMsg::SetDnc {
+                origin: origin.clone(),
+                id,
+                dnc: dnc.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))

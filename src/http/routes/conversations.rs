@@ -133,7 +133,12 @@ async fn list_conversations(
     let found = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::List(filter.clone(), page, r).into()
+            ConversationMsg::List {
+                filter: filter.clone(),
+                page,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
@@ -179,7 +184,11 @@ async fn get_conversation(
     let c = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::Get(ConversationId(id), r).into()
+            ConversationMsg::Get {
+                id: ConversationId(id),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -313,7 +322,12 @@ async fn list_messages(
     let found = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::ListMessages(ConversationId(id), page, r).into()
+            ConversationMsg::ListMessages {
+                id: ConversationId(id),
+                page,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |m| m.id.get())))
@@ -355,7 +369,12 @@ async fn list_comments(
     let found = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::ListComments(ConversationId(id), page, r).into()
+            ConversationMsg::ListComments {
+                id: ConversationId(id),
+                page,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
@@ -432,7 +451,12 @@ async fn list_handovers(
     let found = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::ListHandovers(filter.clone(), page, r).into()
+            ConversationMsg::ListHandovers {
+                filter: filter.clone(),
+                page,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |h| h.id.get())))

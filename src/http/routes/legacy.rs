@@ -316,7 +316,11 @@ async fn post_message(
     let accepted = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::Inbound(Box::new(inbound.clone()), r).into()
+            ConversationMsg::Inbound {
+                inbound: Box::new(inbound.clone()),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((
@@ -410,7 +414,11 @@ async fn post_chat(
     let accepted = app
         .registry
         .call(&ws.id, |r| {
-            ConversationMsg::Inbound(Box::new(inbound.clone()), r).into()
+            ConversationMsg::Inbound {
+                inbound: Box::new(inbound.clone()),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     let (conversation, message) = (accepted.conversation_id, accepted.message_id);

@@ -63,7 +63,14 @@ async fn list_orders(
     };
     let found = app
         .registry
-        .call(&ws.id, |r| OrderMsg::List(filter.clone(), page, r).into())
+        .call(&ws.id, |r| {
+            OrderMsg::List {
+                filter: filter.clone(),
+                page,
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(ListEnvelope::page(found, |o| o.id)))
 }
@@ -77,7 +84,7 @@ async fn get_order(
 ) -> ApiResult<OrderJson> {
     let o = app
         .registry
-        .call(&ws.id, |r| OrderMsg::Get(id, r).into())
+        .call(&ws.id, |r| OrderMsg::Get { id, reply: r }.into())
         .await?;
     Ok(Json(Obj(o)))
 }
@@ -96,7 +103,12 @@ async fn create_order(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::Create(origin.clone(), new.clone(), r).into()
+            OrderMsg::Create {
+                origin: origin.clone(),
+                new: new.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(o))))
@@ -117,7 +129,13 @@ async fn update_order(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::Update(origin.clone(), id, change.clone(), r).into()
+            OrderMsg::Update {
+                origin: origin.clone(),
+                id,
+                change: change.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -138,7 +156,13 @@ async fn set_order_status(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::SetStatus(origin.clone(), id, status, r).into()
+            OrderMsg::SetStatus {
+                origin: origin.clone(),
+                id,
+                status,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -159,7 +183,13 @@ async fn add_order_item(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::AddItem(origin.clone(), id, item.clone(), r).into()
+            OrderMsg::AddItem {
+                origin: origin.clone(),
+                id,
+                item: item.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(o))))
@@ -185,7 +215,14 @@ async fn update_order_item(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::SetItemQuantity(origin.clone(), id, item, quantity, r).into()
+            OrderMsg::SetItemQuantity {
+                origin: origin.clone(),
+                id,
+                item,
+                quantity,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -205,7 +242,13 @@ async fn remove_order_item(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::RemoveItem(origin.clone(), id, item, r).into()
+            OrderMsg::RemoveItem {
+                origin: origin.clone(),
+                id,
+                item,
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -226,7 +269,13 @@ async fn add_order_timeline_note(
     let o = app
         .registry
         .call(&ws.id, |r| {
-            OrderMsg::AddTimeline(origin.clone(), id, note.clone(), r).into()
+            OrderMsg::AddTimeline {
+                origin: origin.clone(),
+                id,
+                note: note.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(o))))

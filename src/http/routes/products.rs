@@ -64,7 +64,14 @@ async fn list_products(
     };
     let found = app
         .registry
-        .call(&ws.id, |r| ProductMsg::List(filter.clone(), page, r).into())
+        .call(&ws.id, |r| {
+            ProductMsg::List {
+                filter: filter.clone(),
+                page,
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(ListEnvelope::page(found, |p| p.id)))
 }
@@ -78,7 +85,7 @@ async fn get_product(
 ) -> ApiResult<Json<Obj<ProductView>>> {
     let p = app
         .registry
-        .call(&ws.id, |r| ProductMsg::Get(id, r).into())
+        .call(&ws.id, |r| ProductMsg::Get { id, reply: r }.into())
         .await?;
     Ok(Json(Obj(p)))
 }
@@ -96,7 +103,12 @@ async fn create_product(
     let p = app
         .registry
         .call(&ws.id, |r| {
-            ProductMsg::Create(origin.clone(), change.clone(), r).into()
+            ProductMsg::Create {
+                origin: origin.clone(),
+                change: change.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(p))))
@@ -117,7 +129,13 @@ async fn update_product(
     let p = app
         .registry
         .call(&ws.id, |r| {
-            ProductMsg::Update(origin.clone(), id, change.clone(), r).into()
+            ProductMsg::Update {
+                origin: origin.clone(),
+                id,
+                change: change.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(p)))
@@ -142,7 +160,14 @@ async fn delete_product(
     let origin = ws.origin();
     let id = app
         .registry
-        .call(&ws.id, |r| ProductMsg::Delete(origin.clone(), id, r).into())
+        .call(&ws.id, |r| {
+            ProductMsg::Delete {
+                origin: origin.clone(),
+                id,
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(ProductDeleted {
         object: "product",

@@ -51,7 +51,13 @@ async fn endpoint(
     let id = id.to_string();
     Ok(app
         .registry
-        .call(&ws.id, |r| WebhookMsg::Get(id.clone(), r).into())
+        .call(&ws.id, |r| {
+            WebhookMsg::Get {
+                id: id.clone(),
+                reply: r,
+            }
+            .into()
+        })
         .await?)
 }
 
@@ -65,7 +71,7 @@ async fn list_webhooks(
 ) -> ApiResult<Json<ListEnvelope<Obj<EndpointView>>>> {
     let found = app
         .registry
-        .call(&ws.id, |r| WebhookMsg::List(page, r).into())
+        .call(&ws.id, |r| WebhookMsg::List { page, reply: r }.into())
         .await?;
     Ok(Json(ListEnvelope::page(found, |e| e.seq)))
 }
@@ -118,7 +124,13 @@ async fn create_webhook(
     let (view, secret) = app
         .registry
         .call(&ws.id, |r| {
-            WebhookMsg::Create(origin.clone(), change.clone(), who.clone(), r).into()
+            WebhookMsg::Create {
+                origin: origin.clone(),
+                change: change.clone(),
+                caller: who.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok((
@@ -157,7 +169,14 @@ async fn update_webhook(
     let view = app
         .registry
         .call(&ws.id, |r| {
-            WebhookMsg::Update(origin.clone(), id.clone(), change.clone(), who.clone(), r).into()
+            WebhookMsg::Update {
+                origin: origin.clone(),
+                id: id.clone(),
+                change: change.clone(),
+                caller: who.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(Obj(view)))
@@ -182,7 +201,12 @@ async fn delete_webhook(
     let id = app
         .registry
         .call(&ws.id, |r| {
-            WebhookMsg::Delete(origin.clone(), id.clone(), r).into()
+            WebhookMsg::Delete {
+                origin: origin.clone(),
+                id: id.clone(),
+                reply: r,
+            }
+            .into()
         })
         .await?;
     Ok(Json(EndpointDeleted {
@@ -212,7 +236,13 @@ async fn rotate_webhook_secret(
 ) -> ApiResult<Json<RotatedSecret>> {
     let (secret, until) = app
         .registry
-        .call(&ws.id, |r| WebhookMsg::RotateSecret(id.clone(), r).into())
+        .call(&ws.id, |r| {
+            WebhookMsg::RotateSecret {
+                id: id.clone(),
+                reply: r,
+            }
+            .into()
+        })
         .await?;
     Ok(Json(RotatedSecret {
         object: "webhook_endpoint",

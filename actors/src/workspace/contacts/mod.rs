@@ -34,50 +34,114 @@ use update::{add_note, add_tags, assign, remove_tags, set_dnc, set_stage, update
 pub(super) use update::{capture_lead, drop_tag, reachable};
 
 pub enum ContactMsg {
-    Create(Origin, NewContact, Reply<ContactView>),
-    Get(u64, Reply<ContactView>),
-    List(ContactFilter, PageRequest, Reply<Page<ContactView>>),
-    Lookup(LookupQuery, Reply<ContactView>),
+    Create {
+        origin: Origin,
+        new: NewContact,
+        reply: Reply<ContactView>,
+    },
+    Get {
+        id: u64,
+        reply: Reply<ContactView>,
+    },
+    List {
+        filter: ContactFilter,
+        page: PageRequest,
+        reply: Reply<Page<ContactView>>,
+    },
+    Lookup {
+        query: LookupQuery,
+        reply: Reply<ContactView>,
+    },
     /// Answers whether a contact was created, and the contact.
-    Upsert(Origin, NewContact, Reply<(bool, ContactView)>),
-    Merge(Origin, u64, u64, Reply<ContactView>),
-    Update(Origin, u64, ContactFields, Reply<ContactView>),
-    Delete(Origin, u64, Reply<u64>),
-    Channels(u64, Reply<Vec<ChannelIdentity>>),
-    AddTags(Origin, u64, Vec<TagName>, Reply<ContactView>),
-    RemoveTags(Origin, u64, Vec<TagName>, Reply<ContactView>),
+    Upsert {
+        origin: Origin,
+        new: NewContact,
+        reply: Reply<(bool, ContactView)>,
+    },
+    Merge {
+        origin: Origin,
+        primary: u64,
+        secondary: u64,
+        reply: Reply<ContactView>,
+    },
+    Update {
+        origin: Origin,
+        id: u64,
+        fields: ContactFields,
+        reply: Reply<ContactView>,
+    },
+    Delete {
+        origin: Origin,
+        id: u64,
+        reply: Reply<u64>,
+    },
+    Channels {
+        id: u64,
+        reply: Reply<Vec<ChannelIdentity>>,
+    },
+    AddTags {
+        origin: Origin,
+        id: u64,
+        tags: Vec<TagName>,
+        reply: Reply<ContactView>,
+    },
+    RemoveTags {
+        origin: Origin,
+        id: u64,
+        tags: Vec<TagName>,
+        reply: Reply<ContactView>,
+    },
     /// `Some((stage_id, funnel_id))` moves the contact; `None` removes the stage.
-    SetStage(
-        Origin,
-        u64,
-        Option<(StageId, Option<FunnelId>)>,
-        Reply<ContactView>,
-    ),
-    Assign(Origin, u64, Option<String>, Reply<ContactView>),
-    ListNotes(u64, PageRequest, Reply<Page<Note>>),
-    AddNote(Origin, u64, String, Reply<Note>),
-    SetDnc(Origin, u64, Dnc, Reply<ContactView>),
+    SetStage {
+        origin: Origin,
+        id: u64,
+        stage: Option<(StageId, Option<FunnelId>)>,
+        reply: Reply<ContactView>,
+    },
+    Assign {
+        origin: Origin,
+        id: u64,
+        user: Option<String>,
+        reply: Reply<ContactView>,
+    },
+    ListNotes {
+        id: u64,
+        page: PageRequest,
+        reply: Reply<Page<Note>>,
+    },
+    AddNote {
+        origin: Origin,
+        id: u64,
+        body: String,
+        reply: Reply<Note>,
+    },
+    SetDnc {
+        origin: Origin,
+        id: u64,
+        dnc: Dnc,
+        reply: Reply<ContactView>,
+    },
 }
 
 impl ContactMsg {
     pub fn kind(&self) -> &'static str {
         match self {
-            ContactMsg::Create(..) => "contact.create",
-            ContactMsg::Get(..) => "contact.get",
-            ContactMsg::List(..) => "contact.list",
-            ContactMsg::Lookup(..) => "contact.lookup",
-            ContactMsg::Upsert(..) => "contact.upsert",
-            ContactMsg::Merge(..) => "contact.merge",
-            ContactMsg::Update(..) => "contact.update",
-            ContactMsg::Delete(..) => "contact.delete",
-            ContactMsg::Channels(..) => "contact.channels",
-            ContactMsg::AddTags(..) => "contact.add_tags",
-            ContactMsg::RemoveTags(..) => "contact.remove_tags",
-            ContactMsg::SetStage(..) => "contact.set_stage",
-            ContactMsg::Assign(..) => "contact.assign",
-            ContactMsg::ListNotes(..) => "contact.list_notes",
-            ContactMsg::AddNote(..) => "contact.add_note",
-            ContactMsg::SetDnc(..) => "contact.set_dnc",
+            ContactMsg::Create { .. } => "contact.create",
+            ContactMsg::Get { .. } => "contact.get",
+            ContactMsg::List { .. } => "contact.list",
+            ContactMsg::Lookup { .. } => "contact.lookup",
+            ContactMsg::Upsert { .. } => "contact.upsert",
+            ContactMsg::Merge { .. } => "contact.merge",
+            ContactMsg::Update { .. } => "contact.update",
+            ContactMsg::Delete { .. } => "contact.delete",
+            ContactMsg::Channels { .. } => "contact.channels",
+            ContactMsg::AddTags { .. } => "contact.add_tags",
+            ContactMsg::RemoveTags { .. } => "contact.remove_tags",
+            ContactMsg::SetStage { .. } => "contact.set_stage",
+            ContactMsg::Assign { .. } => "contact.assign",
+            ContactMsg::ListNotes { .. } => "contact.list_notes",
+            ContactMsg::AddNote { .. } => "contact.add_note",
+            ContactMsg::SetDnc { .. } => "contact.set_dnc",
         }
     }
 }
@@ -300,32 +364,84 @@ impl Contacts {
 
 pub(super) fn handle(msg: ContactMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        ContactMsg::Create(o, new, reply) => finish(reply, o, create(data, ctx, new, Channel::Api)),
-        ContactMsg::Get(id, reply) => answer(reply, view_of(data, id)),
-        ContactMsg::List(filter, page, reply) => answer(reply, Ok(list(data, &filter, page))),
-        ContactMsg::Lookup(q, reply) => answer(reply, lookup(data, &q)),
-        ContactMsg::Upsert(o, new, reply) => finish(reply, o, upsert(data, ctx, new)),
-        ContactMsg::Merge(o, p, s, reply) => finish(reply, o, merge(data, ctx, p, s)),
-        ContactMsg::Update(o, id, fields, reply) => finish(reply, o, update(data, ctx, id, fields)),
-        ContactMsg::Delete(o, id, reply) => finish(reply, o, delete(data, ctx, id)),
-        ContactMsg::Channels(id, reply) => answer(
+        ContactMsg::Create {
+            origin: o,
+            new,
+            reply,
+        } => finish(reply, o, create(data, ctx, new, Channel::Api)),
+        ContactMsg::Get { id, reply } => answer(reply, view_of(data, id)),
+        ContactMsg::List {
+            filter,
+            page,
+            reply,
+        } => answer(reply, Ok(list(data, &filter, page))),
+        ContactMsg::Lookup { query: q, reply } => answer(reply, lookup(data, &q)),
+        ContactMsg::Upsert {
+            origin: o,
+            new,
+            reply,
+        } => finish(reply, o, upsert(data, ctx, new)),
+        ContactMsg::Merge {
+            origin: o,
+            primary: p,
+            secondary: s,
+            reply,
+        } => finish(reply, o, merge(data, ctx, p, s)),
+        ContactMsg::Update {
+            origin: o,
+            id,
+            fields,
+            reply,
+        } => finish(reply, o, update(data, ctx, id, fields)),
+        ContactMsg::Delete {
+            origin: o,
+            id,
+            reply,
+        } => finish(reply, o, delete(data, ctx, id)),
+        ContactMsg::Channels { id, reply } => answer(
             reply,
             data.contacts
                 .get(id)
                 .map(Contact::channels)
                 .ok_or(DomainError::NotFound("contact")),
         ),
-        ContactMsg::AddTags(o, id, tags, reply) => finish(reply, o, add_tags(data, ctx, id, tags)),
-        ContactMsg::RemoveTags(o, id, tags, reply) => {
-            finish(reply, o, remove_tags(data, ctx, id, tags))
-        }
-        ContactMsg::SetStage(o, id, stage, reply) => {
-            finish(reply, o, set_stage(data, ctx, id, stage))
-        }
-        ContactMsg::Assign(o, id, user, reply) => finish(reply, o, assign(data, ctx, id, user)),
-        ContactMsg::ListNotes(id, page, reply) => answer(reply, list_notes(data, id, page)),
-        ContactMsg::AddNote(o, id, body, reply) => finish(reply, o, add_note(data, ctx, id, body)),
-        ContactMsg::SetDnc(o, id, dnc, reply) => finish(reply, o, set_dnc(data, ctx, id, dnc)),
+        ContactMsg::AddTags {
+            origin: o,
+            id,
+            tags,
+            reply,
+        } => finish(reply, o, add_tags(data, ctx, id, tags)),
+        ContactMsg::RemoveTags {
+            origin: o,
+            id,
+            tags,
+            reply,
+        } => finish(reply, o, remove_tags(data, ctx, id, tags)),
+        ContactMsg::SetStage {
+            origin: o,
+            id,
+            stage,
+            reply,
+        } => finish(reply, o, set_stage(data, ctx, id, stage)),
+        ContactMsg::Assign {
+            origin: o,
+            id,
+            user,
+            reply,
+        } => finish(reply, o, assign(data, ctx, id, user)),
+        ContactMsg::ListNotes { id, page, reply } => answer(reply, list_notes(data, id, page)),
+        ContactMsg::AddNote {
+            origin: o,
+            id,
+            body,
+            reply,
+        } => finish(reply, o, add_note(data, ctx, id, body)),
+        ContactMsg::SetDnc {
+            origin: o,
+            id,
+            dnc,
+            reply,
+        } => finish(reply, o, set_dnc(data, ctx, id, dnc)),
     }
 }
 
