@@ -107,6 +107,8 @@ int_id! {
     CustomFieldId: "A custom field definition.",
     FunnelId: "A funnel of stages a contact moves through.",
     StageId: "A stage of a funnel.",
+    ProductId: "A product of the workspace's catalogue.",
+    OrderId: "An order of a contact.",
 }
 
 #[cfg(test)]

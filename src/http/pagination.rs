@@ -38,10 +38,10 @@ impl<T: ApiObject> ListEnvelope<Obj<T>> {
     }
 
     /// One page of a paginated list; `id` gives the cursor position of an item.
-    pub fn page(page: Page<T>, id: impl Fn(&T) -> u64) -> Self {
+    pub fn page<I: Into<u64>>(page: Page<T>, id: impl Fn(&T) -> I) -> Self {
         let next_cursor = page
             .has_more
-            .then(|| page.items.last().map(|last| encode_cursor(id(last))))
+            .then(|| page.items.last().map(|last| encode_cursor(id(last).into())))
             .flatten();
         Self {
             object: "list",

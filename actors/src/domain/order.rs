@@ -11,6 +11,7 @@ use super::error::Checks;
 use super::money::{Amount, Currency, MajorUnits};
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
+use crate::ids::{OrderId, ProductId};
 
 pub const MAX_ITEMS: usize = 200;
 pub const MAX_QUANTITY: i64 = 100_000;
@@ -60,7 +61,7 @@ pub struct OrderItem {
     pub quantity: u32,
     /// Minor units of the order currency.
     pub unit_price: i64,
-    pub product_id: Option<u64>,
+    pub product_id: Option<ProductId>,
     pub sku: Option<String>,
 }
 
@@ -75,7 +76,7 @@ pub struct TimelineEntry {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Order {
-    pub id: u64,
+    pub id: OrderId,
     pub contact_id: u64,
     pub status: FulfillmentStatus,
     pub payment_status: PaymentStatus,
@@ -156,7 +157,7 @@ pub struct OrderItemView {
     pub quantity: u32,
     #[schema(value_type = f64)]
     pub unit_price: MajorUnits,
-    pub product_id: Option<u64>,
+    pub product_id: Option<ProductId>,
     pub sku: Option<String>,
     /// quantity x unit_price, computed exactly.
     #[schema(value_type = f64)]
@@ -166,7 +167,7 @@ pub struct OrderItemView {
 /// An order as answered; amounts in major units of `currency`, computed exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct OrderView {
-    pub id: u64,
+    pub id: OrderId,
     pub contact_id: u64,
     pub status: FulfillmentStatus,
     pub payment_status: PaymentStatus,
@@ -201,7 +202,7 @@ pub struct ItemInput {
     #[schema(value_type = f64)]
     pub unit_price: Amount,
     #[serde(default)]
-    pub product_id: Option<u64>,
+    pub product_id: Option<ProductId>,
     #[serde(default)]
     pub sku: Option<String>,
 }
@@ -274,7 +275,7 @@ pub struct NewItem {
     pub name: String,
     pub quantity: u32,
     pub unit_price: Amount,
-    pub product_id: Option<u64>,
+    pub product_id: Option<ProductId>,
     pub sku: Option<String>,
 }
 
@@ -534,7 +535,7 @@ mod tests {
     fn totals_are_exact() {
         let usd = Currency::parse("USD").unwrap();
         let order = Order {
-            id: 1,
+            id: OrderId(1),
             contact_id: 1,
             status: FulfillmentStatus::Unfulfilled,
             payment_status: PaymentStatus::Pending,

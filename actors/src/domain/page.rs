@@ -17,13 +17,14 @@ pub struct Page<T> {
 }
 
 impl PageRequest {
-    /// A page of `items` (keyed by id), newest first, keeping those `keep` accepts.
-    pub fn select<'a, T: Clone + 'a>(
+    /// A page of `items` (keyed by id, bare or typed), newest first, keeping those
+    /// `keep` accepts.
+    pub fn select<'a, K: Ord + From<u64>, T: Clone + 'a>(
         &self,
-        items: &'a BTreeMap<u64, T>,
+        items: &'a BTreeMap<K, T>,
         mut keep: impl FnMut(&T) -> bool,
     ) -> Page<T> {
-        let upper = self.after.unwrap_or(u64::MAX);
+        let upper = K::from(self.after.unwrap_or(u64::MAX));
         let mut out: Vec<T> = items
             .range(..upper)
             .rev()

@@ -9,6 +9,7 @@ use super::error::Checks;
 use super::money::{plain_zero, Amount};
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
+use crate::ids::ProductId;
 
 pub const MAX_URL: usize = 2_048;
 pub const MAX_IMAGES: usize = 50;
@@ -73,7 +74,7 @@ impl Price {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Product {
-    pub id: u64,
+    pub id: ProductId,
     pub name: String,
     pub description: Option<String>,
     pub price: Option<Price>,
@@ -98,7 +99,7 @@ pub struct Product {
 /// A product as answered.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ProductView {
-    pub id: u64,
+    pub id: ProductId,
     pub name: String,
     pub description: Option<String>,
     /// A number, a price text, or null.

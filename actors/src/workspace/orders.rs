@@ -14,6 +14,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
+use crate::ids::{OrderId, ProductId};
 use crate::store::{Batch, Store};
 
 pub enum OrderMsg {
@@ -23,7 +24,7 @@ pub enum OrderMsg {
         reply: Reply<Page<OrderView>>,
     },
     Get {
-        id: u64,
+        id: OrderId,
         reply: Reply<OrderView>,
     },
     Create {
@@ -33,39 +34,39 @@ pub enum OrderMsg {
     },
     Update {
         origin: Origin,
-        id: u64,
+        id: OrderId,
         change: OrderChange,
         reply: Reply<OrderView>,
     },
     SetStatus {
         origin: Origin,
-        id: u64,
+        id: OrderId,
         status: FulfillmentStatus,
         reply: Reply<OrderView>,
     },
     AddItem {
         origin: Origin,
-        id: u64,
+        id: OrderId,
         item: NewItem,
         reply: Reply<OrderView>,
     },
     /// Order id, item id, quantity.
     SetItemQuantity {
         origin: Origin,
-        id: u64,
+        id: OrderId,
         item: u64,
         quantity: u32,
         reply: Reply<OrderView>,
     },
     RemoveItem {
         origin: Origin,
-        id: u64,
+        id: OrderId,
         item: u64,
         reply: Reply<OrderView>,
     },
     AddTimeline {
         origin: Origin,
-        id: u64,
+        id: OrderId,
         note: String,
         reply: Reply<OrderView>,
     },
@@ -91,8 +92,8 @@ const KIND: &str = "or";
 
 #[derive(Default)]
 pub struct Orders {
-    by_id: BTreeMap<u64, Order>,
-    by_contact: HashMap<u64, BTreeSet<u64>>,
+    by_id: BTreeMap<OrderId, Order>,
+    by_contact: HashMap<u64, BTreeSet<OrderId>>,
 }
 
 impl Orders {
@@ -257,7 +258,7 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
     }
 }
 
-fn get(data: &WorkspaceData, id: u64) -> Result<&Order, DomainError> {
+fn get(data: &WorkspaceData, id: OrderId) -> Result<&Order, DomainError> {
     data.orders
         .by_id
         .get(&id)
@@ -292,7 +293,11 @@ fn minor(currency: Currency, path: &str, major: &Amount) -> Result<i64, DomainEr
         .map_err(|m| DomainError::invalid(path, m))
 }
 
-fn check_product(data: &WorkspaceData, path: &str, id: Option<u64>) -> Result<(), DomainError> {
+fn check_product(
+    data: &WorkspaceData,
+    path: &str,
+    id: Option<ProductId>,
+) -> Result<(), DomainError> {
     match id {
         Some(p) if !data.products.contains(p) => Err(DomainError::missing(path, "product")),
         _ => Ok(()),
@@ -352,7 +357,7 @@ fn create(
 fn update(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: OrderId,
     change: OrderChange,
 ) -> Result<Change<OrderView>, DomainError> {
     change_order(data, ctx, id, |_, o| {
@@ -376,13 +381,13 @@ fn update(
 fn add_item(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: OrderId,
     item: NewItem,
 ) -> Result<Change<OrderView>, DomainError> {
     // The order in the path is looked up before the product in the body.
     get(data, id)?;
     check_product(data, "product_id", item.product_id)?;
-    let item_id = ctx.next_id()?;
+    let item_id: u64 = ctx.next_id()?;
     change_order(data, ctx, id, |_, o| {
         o.editable()?;
         if o.items.len() >= MAX_ITEMS {
@@ -408,7 +413,7 @@ fn add_item(
 fn change_order(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: OrderId,
     edit: impl FnOnce(&Ctx, &mut Order) -> Result<(), DomainError>,
 ) -> Result<Change<OrderView>, DomainError> {
     let before = get(data, id)?.clone();
@@ -453,7 +458,7 @@ pub(super) fn reassign(
     to: u64,
     writes: &mut Batch,
 ) -> Result<Vec<DomainEvent>, DomainError> {
-    let ids: Vec<u64> = data
+    let ids: Vec<OrderId> = data
         .orders
         .by_contact
         .remove(&from)

@@ -9,6 +9,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::product::{Product, ProductChange, ProductFilter, ProductSource, ProductView};
 use crate::domain::{text, DomainError};
 use crate::events::{field_changes, DomainEvent, Origin};
+use crate::ids::ProductId;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
@@ -19,7 +20,7 @@ pub enum ProductMsg {
         reply: Reply<Page<ProductView>>,
     },
     Get {
-        id: u64,
+        id: ProductId,
         reply: Reply<ProductView>,
     },
     Create {
@@ -29,14 +30,14 @@ pub enum ProductMsg {
     },
     Update {
         origin: Origin,
-        id: u64,
+        id: ProductId,
         change: ProductChange,
         reply: Reply<ProductView>,
     },
     Delete {
         origin: Origin,
-        id: u64,
-        reply: Reply<u64>,
+        id: ProductId,
+        reply: Reply<ProductId>,
     },
 }
 
@@ -56,7 +57,7 @@ const KIND: &str = "pr";
 
 #[derive(Default)]
 pub struct Products {
-    by_id: BTreeMap<u64, Product>,
+    by_id: BTreeMap<ProductId, Product>,
 }
 
 impl Products {
@@ -69,7 +70,7 @@ impl Products {
         Ok(Self { by_id })
     }
 
-    pub fn contains(&self, id: u64) -> bool {
+    pub fn contains(&self, id: ProductId) -> bool {
         self.by_id.contains_key(&id)
     }
 
@@ -174,7 +175,7 @@ fn create(
 fn update(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ProductId,
     change: ProductChange,
 ) -> Result<Change<ProductView>, DomainError> {
     let p = data
@@ -204,7 +205,11 @@ fn update(
     })
 }
 
-fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: u64) -> Result<Change<u64>, DomainError> {
+fn delete(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ProductId,
+) -> Result<Change<ProductId>, DomainError> {
     let p = data
         .products
         .by_id

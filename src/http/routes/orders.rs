@@ -9,6 +9,7 @@ use switchboard_actors::domain::order::{
     self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
     OrderPatchInput, OrderView, PaymentStatus, QuantityInput, StatusInput, TimelineInput,
 };
+use switchboard_actors::ids::OrderId;
 use switchboard_actors::workspace::OrderMsg;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -80,7 +81,7 @@ async fn list_orders(
 async fn get_order(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
-    PathId(id): PathId,
+    PathId(id): PathId<OrderId>,
 ) -> ApiResult<OrderJson> {
     let o = app
         .registry
@@ -121,7 +122,7 @@ async fn create_order(
 async fn update_order(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
-    PathId(id): PathId,
+    PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<OrderPatchInput>,
 ) -> ApiResult<OrderJson> {
     let change = OrderChange::parse(input)?;
@@ -147,7 +148,7 @@ async fn update_order(
 async fn set_order_status(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
-    PathId(id): PathId,
+    PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<StatusInput>,
 ) -> ApiResult<OrderJson> {
     let status =
@@ -175,7 +176,7 @@ async fn set_order_status(
 async fn add_order_item(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
-    PathId(id): PathId,
+    PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<ItemInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
     let item = order::parse_new_item(input)?;
@@ -195,8 +196,9 @@ async fn add_order_item(
     Ok((StatusCode::CREATED, Json(Obj(o))))
 }
 
-fn ids(raw: (String, String)) -> ApiResult<(u64, u64)> {
-    Ok((parse_id(&raw.0)?, parse_id(&raw.1)?))
+/// The order and item ids of an item's path.
+fn ids(raw: (String, String)) -> ApiResult<(OrderId, u64)> {
+    Ok((OrderId(parse_id(&raw.0)?), parse_id(&raw.1)?))
 }
 
 /// Changes an item's quantity, only while the order is unfulfilled and unpaid.
@@ -261,7 +263,7 @@ async fn remove_order_item(
 async fn add_order_timeline_note(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
-    PathId(id): PathId,
+    PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<TimelineInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
     let note = order::parse_timeline_note(input)?;

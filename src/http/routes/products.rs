@@ -8,6 +8,7 @@ use switchboard_actors::domain::product::{
     ProductChange, ProductFilter, ProductInput, ProductSource, ProductView,
 };
 use switchboard_actors::domain::text;
+use switchboard_actors::ids::ProductId;
 use switchboard_actors::workspace::ProductMsg;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -81,7 +82,7 @@ async fn list_products(
 async fn get_product(
     State(app): State<AppState>,
     ws: Ws,
-    PathId(id): PathId,
+    PathId(id): PathId<ProductId>,
 ) -> ApiResult<Json<Obj<ProductView>>> {
     let p = app
         .registry
@@ -121,7 +122,7 @@ async fn create_product(
 async fn update_product(
     State(app): State<AppState>,
     ws: Allowed<need::BusinessPages>,
-    PathId(id): PathId,
+    PathId(id): PathId<ProductId>,
     ApiJson(input): ApiJson<ProductInput>,
 ) -> ApiResult<Json<Obj<ProductView>>> {
     let change = ProductChange::parse(input, false)?;
@@ -146,7 +147,7 @@ async fn update_product(
 pub struct ProductDeleted {
     /// Always `product`.
     pub object: &'static str,
-    pub id: u64,
+    pub id: ProductId,
     pub deleted: bool,
 }
 
@@ -155,7 +156,7 @@ pub struct ProductDeleted {
 async fn delete_product(
     State(app): State<AppState>,
     ws: Allowed<need::BusinessPages>,
-    PathId(id): PathId,
+    PathId(id): PathId<ProductId>,
 ) -> ApiResult<Json<ProductDeleted>> {
     let origin = ws.origin();
     let id = app
