@@ -164,12 +164,14 @@ mod tests {
     }
 
     fn request() -> TurnRequest {
-        let mut settings = AiSettings::default();
-        settings.instructions = "You sell shoes.".into();
-        settings.faq = vec![FaqEntry {
-            keywords: vec!["returns".into()],
-            answer: "30 days".into(),
-        }];
+        let settings = AiSettings {
+            instructions: "You sell shoes.".into(),
+            faq: vec![FaqEntry {
+                keywords: vec!["returns".into()],
+                answer: "30 days".into(),
+            }],
+            ..AiSettings::default()
+        };
         TurnRequest {
             settings,
             history: vec![

@@ -34,21 +34,23 @@ mod tests {
     use crate::domain::ai_settings::{AiSettings, FaqEntry};
 
     fn ask(text: &str) -> String {
-        let mut settings = AiSettings::default();
-        settings.faq = vec![
-            FaqEntry {
-                keywords: vec!["opening hours".into()],
-                answer: "9 to 5".into(),
-            },
-            FaqEntry {
-                keywords: vec!["price".into(), "shipping".into()],
-                answer: "Shipping is free".into(),
-            },
-            FaqEntry {
-                keywords: vec!["shipping".into()],
-                answer: "We ship daily".into(),
-            },
-        ];
+        let settings = AiSettings {
+            faq: vec![
+                FaqEntry {
+                    keywords: vec!["opening hours".into()],
+                    answer: "9 to 5".into(),
+                },
+                FaqEntry {
+                    keywords: vec!["price".into(), "shipping".into()],
+                    answer: "Shipping is free".into(),
+                },
+                FaqEntry {
+                    keywords: vec!["shipping".into()],
+                    answer: "We ship daily".into(),
+                },
+            ],
+            ..AiSettings::default()
+        };
         RulesResponder::answer(&TurnRequest {
             settings,
             history: Vec::new(),
