@@ -109,6 +109,7 @@ int_id! {
     StageId: "A stage of a funnel.",
     ProductId: "A product of the workspace's catalogue.",
     OrderId: "An order of a contact.",
+    NoteId: "A note on a contact.",
 }
 
 #[cfg(test)]

@@ -8,12 +8,13 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::{text, DomainError};
 use crate::clock::rfc3339_millis;
+use crate::ids::ClosingNoteId;
 
 pub const MAX_CLOSING_NOTES: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ClosingNote {
-    pub id: u64,
+    pub id: ClosingNoteId,
     pub name: String,
     pub description: Option<String>,
     #[serde(with = "rfc3339_millis")]

@@ -15,7 +15,7 @@ use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::rfc3339_millis;
-use crate::ids::{FunnelId, StageId, TagId};
+use crate::ids::{FunnelId, NoteId, StageId, TagId};
 
 pub const MAX_TAGS_PER_REQUEST: usize = 100;
 pub const MAX_NOTE: usize = 10_000;
@@ -688,7 +688,7 @@ pub fn note_body(input: NewNoteInput) -> Result<String, DomainError> {
 /// An internal note on a contact; customers never see notes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Note {
-    pub id: u64,
+    pub id: NoteId,
     pub contact_id: u64,
     pub body: String,
     #[serde(with = "rfc3339_millis")]

@@ -6,6 +6,7 @@ use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, Workspac
 use crate::domain::closing_note::{ClosingNote, NewClosingNote, MAX_CLOSING_NOTES};
 use crate::domain::{text, DomainError};
 use crate::events::Origin;
+use crate::ids::ClosingNoteId;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
@@ -31,11 +32,11 @@ const KIND: &str = "cn";
 
 #[derive(Default)]
 pub struct ClosingNotes {
-    by_id: BTreeMap<u64, ClosingNote>,
+    by_id: BTreeMap<ClosingNoteId, ClosingNote>,
 }
 
 impl ClosingNotes {
-    pub fn get(&self, id: u64) -> Option<&ClosingNote> {
+    pub fn get(&self, id: ClosingNoteId) -> Option<&ClosingNote> {
         self.by_id.get(&id)
     }
 

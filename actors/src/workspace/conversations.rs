@@ -1212,7 +1212,7 @@ fn close(
 ) -> Result<Change<Conversation>, DomainError> {
     let mut c = found(data, id)?.clone();
     if let Some(note_id) = note.id {
-        if data.closing_notes.get(note_id.get()).is_none() {
+        if data.closing_notes.get(note_id).is_none() {
             return Err(DomainError::missing("closing_note_id", "closing note"));
         }
     }

@@ -18,7 +18,7 @@ use crate::domain::tag::TagName;
 use crate::domain::{DomainError, Patch};
 use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
-use crate::ids::{FunnelId, StageId, TagId};
+use crate::ids::{FunnelId, NoteId, StageId, TagId};
 use crate::store::{trailing_id, Batch, Store};
 
 mod create;
@@ -160,7 +160,7 @@ struct Redirect {
 pub struct Contacts {
     by_id: BTreeMap<u64, Contact>,
     redirects: HashMap<u64, u64>,
-    notes: HashMap<u64, BTreeMap<u64, Note>>,
+    notes: HashMap<u64, BTreeMap<NoteId, Note>>,
     /// Tag -> contacts; the tag handlers read it too.
     pub(in crate::workspace) tag_links: TagLinks,
     by_phone: HashMap<String, BTreeSet<u64>>,
