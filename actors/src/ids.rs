@@ -110,6 +110,7 @@ int_id! {
     ProductId: "A product of the workspace's catalogue.",
     OrderId: "An order of a contact.",
     NoteId: "A note on a contact.",
+    DeliveryId: "One event's delivery to one webhook endpoint.",
 }
 
 #[cfg(test)]

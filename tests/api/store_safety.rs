@@ -365,7 +365,7 @@ async fn check_reports_damage_and_exits_non_zero() {
         let store = Store::open(dir.path()).unwrap();
         let now = chrono::Utc::now();
         let stray = Delivery {
-            id: 1,
+            id: switchboard_actors::ids::DeliveryId(1),
             endpoint_id: "we_gone".into(),
             workspace_id: WorkspaceId::parse("ws_ghost").unwrap(),
             event_id: "evt_1".into(),
@@ -377,7 +377,12 @@ async fn check_reports_damage_and_exits_non_zero() {
             created_at: now,
         };
         let mut batch = Batch::default();
-        batch.put(record::key("we_gone", 1), &stray).unwrap();
+        batch
+            .put(
+                record::key("we_gone", switchboard_actors::ids::DeliveryId(1)),
+                &stray,
+            )
+            .unwrap();
         batch.put(b"w/ws_ghost/tag/1".to_vec(), &1u64).unwrap();
         store.commit(batch).await.unwrap();
         store.flush_now().unwrap();

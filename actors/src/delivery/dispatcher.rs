@@ -177,7 +177,7 @@ impl Dispatcher {
     pub async fn redeliver(
         &self,
         cfg: EndpointConfig,
-        delivery: u64,
+        delivery: crate::ids::DeliveryId,
     ) -> Result<super::record::Delivery, DomainError> {
         let id = cfg.id.clone();
         let actor = self.ensure(cfg).await?;

@@ -17,6 +17,7 @@ use super::sender::{self, Outcome, SendResult};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::{EndpointConfig, LastDelivery};
 use crate::domain::DomainError;
+use crate::ids::DeliveryId;
 use crate::store::Batch;
 use crate::telemetry::ActorStats;
 
@@ -30,9 +31,9 @@ pub enum EndpointMsg {
     /// New deliveries were committed for this endpoint.
     Wake,
     Tick,
-    Done(u64, SendResult),
+    Done(DeliveryId, SendResult),
     List(PageRequest, Reply<Page<Delivery>>),
-    Redeliver(u64, Reply<Delivery>),
+    Redeliver(DeliveryId, Reply<Delivery>),
     /// The endpoint was deleted: forget its deliveries and stop.
     Remove,
 }
@@ -57,8 +58,8 @@ pub struct EndpointState {
     cfg: EndpointConfig,
     stats: Arc<ActorStats>,
     ctx: Arc<DeliveryContext>,
-    pending: BTreeMap<u64, Delivery>,
-    in_flight: HashSet<u64>,
+    pending: BTreeMap<DeliveryId, Delivery>,
+    in_flight: HashSet<DeliveryId>,
     seen_up_to: u64,
     last_prune: DateTime<Utc>,
 }
@@ -154,7 +155,7 @@ impl EndpointState {
                 if let Some(last) = d.attempts.last_mut().filter(|a| a.in_flight()) {
                     last.error = Some(INTERRUPTED.into());
                 }
-                self.pending.insert(id, d);
+                self.pending.insert(DeliveryId(id), d);
             }
         }
         self.ctx.set_pending(&self.cfg.id, self.pending.len());
@@ -171,7 +172,7 @@ impl EndpointState {
             .settings()
             .max_in_flight
             .saturating_sub(self.in_flight.len());
-        let due: Vec<u64> = self
+        let due: Vec<DeliveryId> = self
             .pending
             .values()
             .filter(|d| {
@@ -247,7 +248,7 @@ impl EndpointState {
     }
 
     /// Records an attempt: delivered, failed for good, or back on the ladder.
-    fn record(&mut self, id: u64, result: SendResult) -> Result<(), DomainError> {
+    fn record(&mut self, id: DeliveryId, result: SendResult) -> Result<(), DomainError> {
         self.in_flight.remove(&id);
         let Some(mut d) = self.pending.remove(&id) else {
             return Ok(());
@@ -319,14 +320,14 @@ impl EndpointState {
     }
 
     /// Queues a delivery again as a new delivery of the same event and body.
-    fn redeliver(&mut self, id: u64) -> Result<Delivery, DomainError> {
+    fn redeliver(&mut self, id: DeliveryId) -> Result<Delivery, DomainError> {
         let original: Delivery = self
             .store()
             .get(&record::key(&self.cfg.id, id))?
             .ok_or(DomainError::NotFound("delivery"))?;
         let now = self.ctx.now();
         let again = Delivery {
-            id: self.store().next_id()?,
+            id: DeliveryId(self.store().next_id()?),
             status: DeliveryStatus::Pending,
             attempts: Vec::new(),
             next_attempt_at: Some(now),
@@ -336,7 +337,7 @@ impl EndpointState {
         let mut batch = Batch::default();
         batch.put(record::key(&self.cfg.id, again.id), &again)?;
         self.store().apply(batch)?;
-        self.seen_up_to = self.seen_up_to.max(again.id);
+        self.seen_up_to = self.seen_up_to.max(again.id.get());
         self.pending.insert(again.id, again.clone());
         Ok(again)
     }
@@ -349,11 +350,12 @@ impl EndpointState {
         }
         self.last_prune = now;
         let keep = chrono::Duration::from_std(self.ctx.settings().history).unwrap_or_default();
-        let old: Vec<(u64, Delivery)> = self
+        let old: Vec<(DeliveryId, Delivery)> = self
             .store()
             .scan_after::<Delivery>(&record::prefix(&self.cfg.id), 0)?
             .into_iter()
             .filter(|(_, d)| d.status != DeliveryStatus::Pending && d.created_at + keep < now)
+            .map(|(id, d)| (DeliveryId(id), d))
             .collect();
         let mut batch = Batch::default();
         for (id, _) in old {

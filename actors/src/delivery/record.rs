@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::rfc3339_millis;
-use crate::ids::WorkspaceId;
+use crate::ids::{DeliveryId, WorkspaceId};
 use crate::store::Key;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -41,7 +41,7 @@ impl Attempt {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Delivery {
-    pub id: u64,
+    pub id: DeliveryId,
     pub endpoint_id: String,
     pub workspace_id: WorkspaceId,
     pub event_id: String,
@@ -59,7 +59,7 @@ pub struct Delivery {
 /// A delivery as answered (without its body).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct DeliveryView {
-    pub id: u64,
+    pub id: DeliveryId,
     pub endpoint_id: String,
     pub event_id: String,
     pub event_type: String,
@@ -98,8 +98,8 @@ impl Delivery {
     }
 }
 
-pub fn key(endpoint_id: &str, id: u64) -> Vec<u8> {
-    Key::new("wd").str(endpoint_id).id(id).build()
+pub fn key(endpoint_id: &str, id: DeliveryId) -> Vec<u8> {
+    Key::new("wd").str(endpoint_id).id(id.get()).build()
 }
 
 pub fn prefix(endpoint_id: &str) -> Vec<u8> {

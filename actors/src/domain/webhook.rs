@@ -13,7 +13,7 @@ use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
 use crate::events::subscription;
 use crate::events::ActorKind;
-use crate::ids::WorkspaceId;
+use crate::ids::{DeliveryId, WorkspaceId};
 use crate::ssrf::{check_webhook_url, UrlProblem};
 
 pub const MAX_ENDPOINTS: usize = 100;
@@ -55,7 +55,7 @@ pub struct Filters {
 /// The outcome of the newest delivery attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct LastDelivery {
-    pub delivery_id: u64,
+    pub delivery_id: DeliveryId,
     pub event_id: String,
     pub event_type: String,
     pub delivered: bool,

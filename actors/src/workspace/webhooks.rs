@@ -195,7 +195,7 @@ impl Webhooks {
                 let body = serde_json::to_string(&rendered)
                     .map_err(|x| DomainError::Internal(x.to_string()))?;
                 let d = Delivery {
-                    id: store.next_id()?,
+                    id: crate::ids::DeliveryId(store.next_id()?),
                     endpoint_id: e.id.clone(),
                     workspace_id: ws.clone(),
                     event_id: rendered.id.clone(),

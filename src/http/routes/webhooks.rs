@@ -11,6 +11,7 @@ use switchboard_actors::domain::webhook::{EndpointChange, EndpointInput, Endpoin
 use switchboard_actors::events::privacy::{redact, Disclosure};
 use switchboard_actors::events::{catalog, subscription, Envelope};
 use switchboard_actors::events::{DomainEvent, API_VERSION};
+use switchboard_actors::ids::DeliveryId;
 use switchboard_actors::workspace::{EndpointCaller, WebhookMsg};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -368,7 +369,7 @@ async fn redeliver_webhook_delivery(
     ws: Allowed<need::Integrations>,
     Path((id, delivery)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<Obj<DeliveryView>>)> {
-    let delivery = parse_id(&delivery)?;
+    let delivery = DeliveryId(parse_id(&delivery)?);
     let (_, cfg) = endpoint(&app, &ws, &id).await?;
     let queued = app.dispatcher.redeliver(cfg, delivery).await?;
     Ok((StatusCode::ACCEPTED, Json(Obj(queued.view()))))
