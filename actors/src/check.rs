@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::clock::{SharedClock, SystemClock};
 use crate::delivery::record::{Delivery, DeliveryStatus};
 use crate::directory::Directory;
+use crate::ids::EndpointId;
 use crate::store::{decode, Store};
 use crate::workspace::WorkspaceData;
 
@@ -133,7 +134,7 @@ fn orphans(store: &Store, known: &HashSet<String>, report: &mut Report) {
 }
 
 /// Every delivery decodes; a pending one names an endpoint that still exists.
-fn deliveries(store: &Store, endpoints: &HashSet<String>, report: &mut Report) {
+fn deliveries(store: &Store, endpoints: &HashSet<EndpointId>, report: &mut Report) {
     let Ok(keys) = store.keys(b"wd/") else {
         return;
     };

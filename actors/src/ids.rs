@@ -18,16 +18,31 @@ pub fn random_id(prefix: &str, len: usize) -> String {
 
 macro_rules! string_id {
     ($name:ident, $prefix:literal, $doc:literal) => {
+        string_id!($name, $prefix, 20, $doc);
+    };
+    ($name:ident, $prefix:literal, $len:literal, $doc:literal) => {
         #[doc = $doc]
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(
+            Debug,
+            Clone,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            Serialize,
+            Deserialize,
+            utoipa::ToSchema,
+        )]
         #[serde(transparent)]
+        #[schema(value_type = String)]
         pub struct $name(String);
 
         impl $name {
             pub const PREFIX: &'static str = $prefix;
 
             pub fn generate() -> Self {
-                Self(random_id($prefix, 20))
+                Self(random_id($prefix, $len))
             }
 
             /// Accepts only well-formed ids of this kind.
@@ -49,11 +64,28 @@ macro_rules! string_id {
                 f.write_str(&self.0)
             }
         }
+
+        /// Reads as its text wherever text is wanted (store keys, logs, headers).
+        impl std::ops::Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
     };
 }
 
 string_id!(WorkspaceId, "ws", "A workspace: `ws_...`.");
 string_id!(UserId, "usr", "A person who can log in: `usr_...`.");
+string_id!(EndpointId, "we", 24, "A webhook endpoint: `we_...`.");
+string_id!(EventId, "evt", 24, "An event, as delivered: `evt_...`.");
 
 macro_rules! int_id {
     ($($name:ident: $doc:literal,)*) => {$(

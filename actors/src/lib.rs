@@ -15,7 +15,7 @@
 //! - [`check`]: the offline integrity check of a stopped store.
 //! - [`ssrf`]: which webhook destinations are safe, at save time and at connect time.
 //! - [`clock`]: the one source of time, replaceable in tests.
-//! - [`ids`]: prefixed string ids.
+//! - [`ids`]: typed ids: prefixed strings (`ws_`, `we_`, `evt_`, ...) and integers.
 //!
 //! Requests flow one way: edge -> workspace actor -> store. Events flow one way: workspace
 //! actor -> outbox (same atomic batch as the change) -> delivery.

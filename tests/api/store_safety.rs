@@ -366,9 +366,9 @@ async fn check_reports_damage_and_exits_non_zero() {
         let now = chrono::Utc::now();
         let stray = Delivery {
             id: switchboard_actors::ids::DeliveryId(1),
-            endpoint_id: "we_gone".into(),
+            endpoint_id: switchboard_actors::ids::EndpointId::parse("we_gone").unwrap(),
             workspace_id: WorkspaceId::parse("ws_ghost").unwrap(),
-            event_id: "evt_1".into(),
+            event_id: switchboard_actors::ids::EventId::parse("evt_1").unwrap(),
             event_type: "tag.created".into(),
             body: "{}".into(),
             status: DeliveryStatus::Pending,

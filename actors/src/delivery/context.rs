@@ -12,7 +12,7 @@ use super::sender::{Outcome, Sender};
 use super::DeliverySettings;
 use crate::clock::SharedClock;
 use crate::domain::webhook::LastDelivery;
-use crate::ids::WorkspaceId;
+use crate::ids::{EndpointId, WorkspaceId};
 use crate::store::Store;
 
 /// Delivery counters for operators.
@@ -29,7 +29,7 @@ pub struct DeliveryStats {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub workspace: WorkspaceId,
-    pub endpoint: String,
+    pub endpoint: EndpointId,
     pub last: LastDelivery,
     pub outcome: Outcome,
 }
@@ -127,13 +127,13 @@ impl DeliveryContext {
     pub(crate) fn report(
         &self,
         ws: &WorkspaceId,
-        endpoint: &str,
+        endpoint: &EndpointId,
         last: LastDelivery,
         outcome: Outcome,
     ) {
         let report = Report {
             workspace: ws.clone(),
-            endpoint: endpoint.to_string(),
+            endpoint: endpoint.clone(),
             last,
             outcome,
         };

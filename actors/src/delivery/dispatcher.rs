@@ -107,13 +107,13 @@ impl Dispatcher {
     /// The endpoint's actor, started (and its pending deliveries loaded) if needed, with
     /// `cfg` as its configuration.
     pub async fn ensure(&self, cfg: EndpointConfig) -> Result<ActorRef<EndpointMsg>, DomainError> {
-        if let Some(actor) = self.0.actors.get(&cfg.id).map(|a| a.clone()) {
+        if let Some(actor) = self.0.actors.get(cfg.id.as_str()).map(|a| a.clone()) {
             if self.tell(&cfg.id, &actor, EndpointMsg::Configure(cfg.clone())) {
                 return Ok(actor);
             }
         }
         let _guard = self.0.spawning.lock().await;
-        if let Some(actor) = self.0.actors.get(&cfg.id).map(|a| a.clone()) {
+        if let Some(actor) = self.0.actors.get(cfg.id.as_str()).map(|a| a.clone()) {
             if self.tell(&cfg.id, &actor, EndpointMsg::Configure(cfg.clone())) {
                 return Ok(actor);
             }
@@ -123,7 +123,7 @@ impl Dispatcher {
         let (actor, _) = Actor::spawn(None, EndpointActor, (cfg, self.0.ctx.clone(), stats))
             .await
             .map_err(|e| DomainError::Internal(format!("delivery actor start: {e}")))?;
-        self.0.actors.insert(id, actor.clone());
+        self.0.actors.insert(id.to_string(), actor.clone());
         Ok(actor)
     }
 
@@ -145,7 +145,7 @@ impl Dispatcher {
 
     /// An endpoint changed (url, secrets, status).
     pub fn configure(&self, cfg: EndpointConfig) {
-        if let Some(actor) = self.0.actors.get(&cfg.id).map(|a| a.clone()) {
+        if let Some(actor) = self.0.actors.get(cfg.id.as_str()).map(|a| a.clone()) {
             self.tell(&cfg.id.clone(), &actor, EndpointMsg::Configure(cfg));
         }
     }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::rfc3339_millis;
-use crate::ids::{DeliveryId, WorkspaceId};
+use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
 use crate::store::Key;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -42,9 +42,9 @@ impl Attempt {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Delivery {
     pub id: DeliveryId,
-    pub endpoint_id: String,
+    pub endpoint_id: EndpointId,
     pub workspace_id: WorkspaceId,
-    pub event_id: String,
+    pub event_id: EventId,
     pub event_type: String,
     /// The exact bytes sent, rendered for this endpoint (privacy applied).
     pub body: String,
@@ -60,8 +60,8 @@ pub struct Delivery {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct DeliveryView {
     pub id: DeliveryId,
-    pub endpoint_id: String,
-    pub event_id: String,
+    pub endpoint_id: EndpointId,
+    pub event_id: EventId,
     pub event_type: String,
     pub status: DeliveryStatus,
     pub attempt_count: usize,

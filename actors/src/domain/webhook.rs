@@ -13,7 +13,7 @@ use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
 use crate::events::subscription;
 use crate::events::ActorKind;
-use crate::ids::{DeliveryId, WorkspaceId};
+use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
 use crate::ssrf::{check_webhook_url, UrlProblem};
 
 pub const MAX_ENDPOINTS: usize = 100;
@@ -56,7 +56,7 @@ pub struct Filters {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct LastDelivery {
     pub delivery_id: DeliveryId,
-    pub event_id: String,
+    pub event_id: EventId,
     pub event_type: String,
     pub delivered: bool,
     pub status_code: Option<u16>,
@@ -71,7 +71,7 @@ pub struct LastDelivery {
 pub struct Endpoint {
     /// Orders endpoints newest first.
     pub seq: u64,
-    pub id: String,
+    pub id: EndpointId,
     pub url: String,
     pub events: Vec<String>,
     pub description: Option<String>,
@@ -132,7 +132,7 @@ pub struct EndpointView {
     /// The list cursor position; not sent.
     #[serde(skip)]
     pub seq: u64,
-    pub id: String,
+    pub id: EndpointId,
     pub url: String,
     pub events: Vec<String>,
     pub description: Option<String>,
@@ -412,7 +412,7 @@ impl FiltersInput2 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Notification {
     pub id: u64,
-    pub endpoint_id: String,
+    pub endpoint_id: EndpointId,
     pub reason: String,
     #[serde(with = "rfc3339_millis")]
     #[schema(value_type = String, format = DateTime)]
@@ -422,7 +422,7 @@ pub struct Notification {
 /// What a delivery actor needs to know about its endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EndpointConfig {
-    pub id: String,
+    pub id: EndpointId,
     pub workspace_id: WorkspaceId,
     pub url: String,
     /// The current signing secret.

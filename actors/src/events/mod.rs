@@ -70,7 +70,7 @@ pub struct DomainEvent {
     /// Update-style events: changed field names mapped to previous values.
     pub changes: Option<serde_json::Map<String, serde_json::Value>>,
     /// A pre-assigned `evt_` id (the operator trigger answers with it); generated if None.
-    pub event_id: Option<String>,
+    pub event_id: Option<crate::ids::EventId>,
 }
 
 impl DomainEvent {
@@ -131,7 +131,7 @@ pub struct ResourceRef {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Envelope {
     /// `evt_...`
-    pub id: String,
+    pub id: crate::ids::EventId,
     /// Always `event`.
     pub object: String,
     #[serde(rename = "type")]
@@ -162,7 +162,7 @@ impl Envelope {
             id: event
                 .event_id
                 .clone()
-                .unwrap_or_else(|| crate::ids::random_id("evt", 24)),
+                .unwrap_or_else(crate::ids::EventId::generate),
             object: "event".into(),
             event_type: event.event_type.to_string(),
             api_version: API_VERSION.into(),

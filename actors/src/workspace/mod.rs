@@ -337,7 +337,7 @@ impl Actor for WorkspaceActor {
                         .webhooks
                         .configs(&state.args.id)
                         .into_iter()
-                        .map(|c| c.id)
+                        .map(|c| c.id.to_string())
                         .collect(),
                 };
                 answer(reply, Ok(counts))

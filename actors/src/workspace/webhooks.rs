@@ -19,7 +19,7 @@ use crate::domain::webhook::{
 use crate::domain::DomainError;
 use crate::events::privacy::{redact, Disclosure};
 use crate::events::{catalog, subscription, DomainEvent, Envelope, Origin};
-use crate::ids::{random_id, WorkspaceId};
+use crate::ids::{EndpointId, EventId, WorkspaceId};
 use crate::store::{Batch, Store};
 
 /// Who is changing an endpoint, for the rules that depend on it.
@@ -38,7 +38,7 @@ pub enum WebhookMsg {
     },
     /// The endpoint's view and what its delivery actor needs.
     Get {
-        id: String,
+        id: EndpointId,
         reply: Reply<(EndpointView, EndpointConfig)>,
     },
     /// Answers the view and the new secret (shown once).
@@ -50,19 +50,19 @@ pub enum WebhookMsg {
     },
     Update {
         origin: Origin,
-        id: String,
+        id: EndpointId,
         change: EndpointChange,
         caller: EndpointCaller,
         reply: Reply<EndpointView>,
     },
     Delete {
         origin: Origin,
-        id: String,
-        reply: Reply<String>,
+        id: EndpointId,
+        reply: Reply<EndpointId>,
     },
     /// Answers the new secret and until when the previous one still signs.
     RotateSecret {
-        id: String,
+        id: EndpointId,
         reply: Reply<(String, DateTime<Utc>)>,
     },
     /// An attempt's outcome, from the delivery actors.
@@ -76,7 +76,7 @@ pub enum WebhookMsg {
         origin: Origin,
         event_type: String,
         data: Value,
-        reply: Reply<String>,
+        reply: Reply<EventId>,
     },
 }
 
@@ -102,7 +102,7 @@ const NOTIFICATION: &str = "ntf";
 #[derive(Default)]
 pub struct Webhooks {
     by_seq: BTreeMap<u64, Endpoint>,
-    seq_of: HashMap<String, u64>,
+    seq_of: HashMap<EndpointId, u64>,
     notifications: BTreeMap<u64, Notification>,
 }
 
@@ -363,7 +363,7 @@ fn create(
     let secret = crate::events::signature::new_secret();
     let e = Endpoint {
         seq: ctx.next_id()?,
-        id: random_id("we", 24),
+        id: EndpointId::generate(),
         url: change.url.unwrap_or_default(),
         events: change.events.unwrap_or_default(),
         description: change.description.apply_to(None),
@@ -445,7 +445,11 @@ fn update(
     })
 }
 
-fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: &str) -> Result<Change<String>, DomainError> {
+fn delete(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &EndpointId,
+) -> Result<Change<EndpointId>, DomainError> {
     let seq = data.webhooks.get(id)?.seq;
     data.webhooks.by_seq.remove(&seq);
     data.webhooks.seq_of.remove(id);
@@ -453,7 +457,7 @@ fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: &str) -> Result<Change<String
     writes.delete(ctx.key(KIND, seq));
     ctx.dispatcher.remove(id);
     Ok(Change {
-        value: id.to_string(),
+        value: id.clone(),
         writes,
         events: Vec::new(),
     })
@@ -554,7 +558,7 @@ fn humanize(d: std::time::Duration) -> String {
 }
 
 /// An event of any catalog type with the given (or sample) data, answered with its id.
-fn emit(event_type: &str, data_in: Value) -> Result<Change<String>, DomainError> {
+fn emit(event_type: &str, data_in: Value) -> Result<Change<EventId>, DomainError> {
     let kind = catalog::find(event_type)
         .ok_or_else(|| DomainError::invalid("type", "is not an event type of the catalog"))?;
     let data = if data_in.is_null() {
@@ -567,7 +571,7 @@ fn emit(event_type: &str, data_in: Value) -> Result<Change<String>, DomainError>
         .get("id")
         .map(|v| v.to_string().trim_matches('"').to_string())
         .unwrap_or_default();
-    let event_id = random_id("evt", 24);
+    let event_id = EventId::generate();
     let mut event = DomainEvent::new(kind.name, resource_type(resource), id, json!(null));
     event.data = data;
     event.event_id = Some(event_id.clone());

@@ -11,7 +11,7 @@ use switchboard_actors::domain::webhook::{EndpointChange, EndpointInput, Endpoin
 use switchboard_actors::events::privacy::{redact, Disclosure};
 use switchboard_actors::events::{catalog, subscription, Envelope};
 use switchboard_actors::events::{DomainEvent, API_VERSION};
-use switchboard_actors::ids::DeliveryId;
+use switchboard_actors::ids::{DeliveryId, EndpointId};
 use switchboard_actors::workspace::{EndpointCaller, WebhookMsg};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -44,12 +44,11 @@ fn caller(ws: &Ws) -> EndpointCaller {
 async fn endpoint(
     app: &AppState,
     ws: &Ws,
-    id: &str,
+    id: &EndpointId,
 ) -> ApiResult<(
     EndpointView,
     switchboard_actors::domain::webhook::EndpointConfig,
 )> {
-    let id = id.to_string();
     Ok(app
         .registry
         .call(&ws.id, |r| {
@@ -60,6 +59,27 @@ async fn endpoint(
             .into()
         })
         .await?)
+}
+
+/// The endpoint id of a path; one that is not `we_...` names no endpoint (404).
+struct EndpointPath(EndpointId);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for EndpointPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        endpoint_id(&raw).map(EndpointPath)
+    }
+}
+
+fn endpoint_id(raw: &str) -> ApiResult<EndpointId> {
+    EndpointId::parse(raw).ok_or_else(|| ApiError::not_found("webhook endpoint"))
 }
 
 #[utoipa::path(get, path = "/webhooks", tag = "webhooks",
@@ -149,7 +169,7 @@ async fn create_webhook(
 async fn get_webhook(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    EndpointPath(id): EndpointPath,
 ) -> ApiResult<Json<Obj<EndpointView>>> {
     Ok(Json(Obj(endpoint(&app, &ws, &id).await?.0)))
 }
@@ -161,7 +181,7 @@ async fn get_webhook(
 async fn update_webhook(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    EndpointPath(id): EndpointPath,
     ApiJson(input): ApiJson<EndpointInput>,
 ) -> ApiResult<Json<Obj<EndpointView>>> {
     let change = EndpointChange::parse(input, false, app.settings.webhooks.allow_private)?;
@@ -187,7 +207,7 @@ async fn update_webhook(
 pub struct EndpointDeleted {
     /// Always `webhook_endpoint`.
     pub object: &'static str,
-    pub id: String,
+    pub id: EndpointId,
     pub deleted: bool,
 }
 
@@ -196,7 +216,7 @@ pub struct EndpointDeleted {
 async fn delete_webhook(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    EndpointPath(id): EndpointPath,
 ) -> ApiResult<Json<EndpointDeleted>> {
     let origin = ws.origin();
     let id = app
@@ -221,7 +241,7 @@ async fn delete_webhook(
 pub struct RotatedSecret {
     /// Always `webhook_endpoint`.
     pub object: &'static str,
-    pub id: String,
+    pub id: EndpointId,
     pub secret: String,
     /// Until then deliveries carry a second v1 signed with the previous secret.
     pub previous_secret_expires_at: String,
@@ -233,7 +253,7 @@ pub struct RotatedSecret {
 async fn rotate_webhook_secret(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    EndpointPath(id): EndpointPath,
 ) -> ApiResult<Json<RotatedSecret>> {
     let (secret, until) = app
         .registry
@@ -278,7 +298,7 @@ pub struct TestResult {
 async fn test_webhook(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    EndpointPath(id): EndpointPath,
     ApiJson(input): ApiJson<TestInput>,
 ) -> ApiResult<Json<TestResult>> {
     let (view, cfg) = endpoint(&app, &ws, &id).await?;
@@ -348,7 +368,7 @@ fn app_now() -> chrono::DateTime<chrono::Utc> {
 async fn list_webhook_deliveries(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    EndpointPath(id): EndpointPath,
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<DeliveryView>>>> {
     let (_, cfg) = endpoint(&app, &ws, &id).await?;
@@ -370,7 +390,7 @@ async fn redeliver_webhook_delivery(
     Path((id, delivery)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<Obj<DeliveryView>>)> {
     let delivery = DeliveryId(parse_id(&delivery)?);
-    let (_, cfg) = endpoint(&app, &ws, &id).await?;
+    let (_, cfg) = endpoint(&app, &ws, &endpoint_id(&id)?).await?;
     let queued = app.dispatcher.redeliver(cfg, delivery).await?;
     Ok((StatusCode::ACCEPTED, Json(Obj(queued.view()))))
 }
