@@ -18,6 +18,7 @@ use switchboard_actors::events::field_changes;
 use switchboard_actors::events::privacy::{redact, Disclosure};
 use switchboard_actors::events::signature::{header, sign, verify};
 use switchboard_actors::events::subscription;
+use switchboard_actors::ids::ContactId;
 use switchboard_actors::store::{decode, encode};
 use switchboard_actors::workspace::search::{phone_tokens, tokenize, SearchIndex};
 
@@ -150,7 +151,7 @@ fn contact_view(first: &str, email: &str, phone: &str, tags: &[&str]) -> Contact
     custom_fields.insert("birthday".into(), json!("1988-07-14"));
     custom_fields.insert("interests".into(), json!(["lamps", "rugs"]));
     ContactView {
-        id: 48_213,
+        id: switchboard_actors::ids::ContactId(48_213),
         name: Some(format!("{first} Lee")),
         first_name: Some(first.into()),
         last_name: Some("Lee".into()),
@@ -247,7 +248,7 @@ fn full_contact() -> Contact {
         FieldValue::Choices(vec!["lamps".into(), "rugs".into()]),
     );
     Contact {
-        id: 48_213,
+        id: switchboard_actors::ids::ContactId(48_213),
         first_name: Some("Ann".into()),
         last_name: Some("Lee".into()),
         phone: Some("+1 555 010 0199".into()),
@@ -341,7 +342,7 @@ fn index() -> &'static SearchIndex {
         let started = Instant::now();
         let mut idx = SearchIndex::default();
         for i in 0..CONTACTS {
-            idx.set(i as u64 + 1, tokens(i));
+            idx.set(ContactId(i as u64 + 1), tokens(i));
         }
         eprintln!(
             "search index of {CONTACTS} contacts built in {:.2} s",
@@ -354,15 +355,15 @@ fn index() -> &'static SearchIndex {
 /// The actor's search: start from the most selective word; when it reaches fewer than a
 /// quarter of the contacts walk its candidates newest first, otherwise every contact newest
 /// first, checking all the words on each until a page and one more are found.
-fn search(idx: &SearchIndex, words: &[String]) -> Vec<u64> {
+fn search(idx: &SearchIndex, words: &[String]) -> Vec<ContactId> {
     let dense = CONTACTS / 4 + 1;
     let narrowed = match idx.most_selective(words, dense) {
         Some((word, n)) if n < dense => Some(idx.candidates(word)),
         _ => None,
     };
-    let walk: Box<dyn Iterator<Item = u64>> = match &narrowed {
+    let walk: Box<dyn Iterator<Item = ContactId>> = match &narrowed {
         Some(ids) => Box::new(ids.iter().rev().copied()),
-        None => Box::new((1..=CONTACTS as u64).rev()),
+        None => Box::new((1..=CONTACTS as u64).rev().map(ContactId)),
     };
     walk.filter(|id| idx.matches(*id, words))
         .take(PAGE_PLUS_ONE)

@@ -77,7 +77,7 @@ async fn main() {
             .expect("contact");
         targets.push((ws, c.id));
     }
-    let order = |contact: u64| {
+    let order = |contact: switchboard_actors::ids::ContactId| {
         let input: NewOrderInput = serde_json::from_value(json!({
             "contact_id": contact,
             "currency": "EUR",

@@ -15,7 +15,7 @@ use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::rfc3339_millis;
-use crate::ids::{FunnelId, NoteId, StageId, TagId};
+use crate::ids::{ContactId, FunnelId, NoteId, StageId, TagId};
 
 pub const MAX_TAGS_PER_REQUEST: usize = 100;
 pub const MAX_NOTE: usize = 10_000;
@@ -78,7 +78,7 @@ impl FieldValue {
 /// once; the workspace renders names when it answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contact {
-    pub id: u64,
+    pub id: ContactId,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub phone: Option<String>,
@@ -180,7 +180,7 @@ pub struct StageRef {
 /// A contact as answered: tags by name, the stage resolved, custom fields as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ContactView {
-    pub id: u64,
+    pub id: ContactId,
     pub name: Option<String>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
@@ -689,7 +689,7 @@ pub fn note_body(input: NewNoteInput) -> Result<String, DomainError> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Note {
     pub id: NoteId,
-    pub contact_id: u64,
+    pub contact_id: ContactId,
     pub body: String,
     #[serde(with = "rfc3339_millis")]
     #[schema(value_type = String, format = DateTime)]
@@ -876,7 +876,7 @@ mod tests {
 
     pub(crate) fn sample() -> Contact {
         Contact {
-            id: 1,
+            id: ContactId(1),
             first_name: None,
             last_name: None,
             phone: None,

@@ -11,7 +11,7 @@ use super::error::Checks;
 use super::money::{Amount, Currency, MajorUnits};
 use super::{text, DomainError, Patch};
 use crate::clock::rfc3339_millis;
-use crate::ids::{OrderId, ProductId};
+use crate::ids::{ContactId, OrderId, ProductId};
 
 pub const MAX_ITEMS: usize = 200;
 pub const MAX_QUANTITY: i64 = 100_000;
@@ -77,7 +77,7 @@ pub struct TimelineEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Order {
     pub id: OrderId,
-    pub contact_id: u64,
+    pub contact_id: ContactId,
     pub status: FulfillmentStatus,
     pub payment_status: PaymentStatus,
     pub currency: Currency,
@@ -168,7 +168,7 @@ pub struct OrderItemView {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct OrderView {
     pub id: OrderId,
-    pub contact_id: u64,
+    pub contact_id: ContactId,
     pub status: FulfillmentStatus,
     pub payment_status: PaymentStatus,
     pub currency: String,
@@ -211,7 +211,7 @@ pub struct ItemInput {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewOrderInput {
-    pub contact_id: u64,
+    pub contact_id: ContactId,
     pub items: Vec<ItemInput>,
     #[serde(default)]
     pub currency: Option<String>,
@@ -281,7 +281,7 @@ pub struct NewItem {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewOrder {
-    pub contact_id: u64,
+    pub contact_id: ContactId,
     pub items: Vec<NewItem>,
     pub currency: Currency,
     pub notes: Option<String>,
@@ -305,7 +305,7 @@ pub struct OrderChange {
 pub struct OrderFilter {
     pub status: Option<FulfillmentStatus>,
     pub payment_status: Option<PaymentStatus>,
-    pub contact_id: Option<u64>,
+    pub contact_id: Option<ContactId>,
     pub created_since: Option<DateTime<Utc>>,
 }
 
@@ -536,7 +536,7 @@ mod tests {
         let usd = Currency::parse("USD").unwrap();
         let order = Order {
             id: OrderId(1),
-            contact_id: 1,
+            contact_id: ContactId(1),
             status: FulfillmentStatus::Unfulfilled,
             payment_status: PaymentStatus::Pending,
             currency: usd,

@@ -902,14 +902,13 @@ fn receive(
         }
         InboundFrom::Contact(id) => data
             .contacts
-            .resolve(id.get())
-            .map(ContactId)
+            .resolve(id)
             .ok_or_else(|| DomainError::missing("contact_id", "contact"))?,
         InboundFrom::Details(new) => {
             let found = super::contacts::for_inbound(data, ctx, *new, inbound.channel)?;
             step.writes.extend(found.writes);
             step.events.extend(found.events);
-            ContactId(found.value)
+            found.value
         }
     };
     let target = into.or_else(|| data.conversations.latest_of(contact, channel).cloned());
@@ -1001,7 +1000,7 @@ fn turn_job(
     if !data.ai_settings.enabled || c.ai_paused || !c.is_open() {
         return Ok(None);
     }
-    let (email, phone) = super::contacts::reachable(data, c.contact_id.get());
+    let (email, phone) = super::contacts::reachable(data, c.contact_id);
     Ok(Some(TurnJob {
         conversation: c.id,
         message: m.id,
@@ -1046,7 +1045,7 @@ fn apply_turn(
         let captured = super::contacts::capture_lead(
             data,
             ctx,
-            c.contact_id.get(),
+            c.contact_id,
             lead.email,
             lead.phone,
             &lead.summary,
@@ -1072,7 +1071,7 @@ fn apply_turn(
         return Ok(step.done(applied));
     }
     if let Some(summary) = outcome.handover {
-        let contact = data.contacts.get(c.contact_id.get());
+        let contact = data.contacts.get(c.contact_id);
         let h = Handover {
             id: HandoverId(ctx.next_id()?),
             conversation_id: c.id,
@@ -1186,8 +1185,7 @@ fn create(
 ) -> Result<Change<Conversation>, DomainError> {
     let contact = data
         .contacts
-        .resolve(contact_id.get())
-        .map(ContactId)
+        .resolve(contact_id)
         .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
     let mut step = Step::new(ctx);
     let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
@@ -1492,11 +1490,10 @@ fn resolve_handover(
 pub(super) fn reassign(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    from: u64,
-    to: u64,
+    from: ContactId,
+    to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    let (from, to) = (ContactId(from), ContactId(to));
     let moved: Vec<Conversation> = data
         .conversations
         .by_id

@@ -219,8 +219,8 @@ impl WorkspaceData {
     fn move_contact_records(
         &mut self,
         ctx: &Ctx,
-        from: u64,
-        to: u64,
+        from: crate::ids::ContactId,
+        to: crate::ids::ContactId,
         writes: &mut Batch,
     ) -> Result<Vec<DomainEvent>, DomainError> {
         let events = orders::reassign(self, ctx, from, to, writes)?;

@@ -14,7 +14,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
-use crate::ids::{OrderId, ProductId};
+use crate::ids::{ContactId, OrderId, ProductId};
 use crate::store::{Batch, Store};
 
 pub enum OrderMsg {
@@ -93,7 +93,7 @@ const KIND: &str = "or";
 #[derive(Default)]
 pub struct Orders {
     by_id: BTreeMap<OrderId, Order>,
-    by_contact: HashMap<u64, BTreeSet<OrderId>>,
+    by_contact: HashMap<ContactId, BTreeSet<OrderId>>,
 }
 
 impl Orders {
@@ -454,8 +454,8 @@ fn change_order(
 pub(super) fn reassign(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    from: u64,
-    to: u64,
+    from: ContactId,
+    to: ContactId,
     writes: &mut Batch,
 ) -> Result<Vec<DomainEvent>, DomainError> {
     let ids: Vec<OrderId> = data

@@ -6,6 +6,7 @@
 //! Each contact's tokens are kept as well as the postings, so a query can start from its
 //! most selective word and check the other words on each candidate directly.
 
+use crate::ids::ContactId;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
@@ -30,13 +31,13 @@ pub fn phone_tokens(phone: &str) -> Vec<String> {
 /// parts) belong to one contact, and a one-element `Vec` costs a fraction of a tree node.
 #[derive(Default)]
 pub struct SearchIndex {
-    postings: BTreeMap<Box<str>, Vec<u64>>,
-    tokens: HashMap<u64, Box<[Box<str>]>>,
+    postings: BTreeMap<Box<str>, Vec<ContactId>>,
+    tokens: HashMap<ContactId, Box<[Box<str>]>>,
 }
 
 impl SearchIndex {
     /// Replaces the tokens of `id`.
-    pub fn set(&mut self, id: u64, tokens: Vec<String>) {
+    pub fn set(&mut self, id: ContactId, tokens: Vec<String>) {
         self.remove(id);
         let mut unique: Vec<Box<str>> = tokens.into_iter().map(String::into_boxed_str).collect();
         unique.sort_unstable();
@@ -56,7 +57,7 @@ impl SearchIndex {
         self.tokens.insert(id, unique.into_boxed_slice());
     }
 
-    pub fn remove(&mut self, id: u64) {
+    pub fn remove(&mut self, id: ContactId) {
         if let Some(old) = self.tokens.remove(&id) {
             for t in old.iter() {
                 if let Some(ids) = self.postings.get_mut(t) {
@@ -71,7 +72,7 @@ impl SearchIndex {
         }
     }
 
-    fn prefixed<'a>(&'a self, word: &'a str) -> impl Iterator<Item = &'a Vec<u64>> + 'a {
+    fn prefixed<'a>(&'a self, word: &'a str) -> impl Iterator<Item = &'a Vec<ContactId>> + 'a {
         self.postings
             .range::<str, _>((Bound::Included(word), Bound::Unbounded))
             .take_while(move |(t, _)| t.starts_with(word))
@@ -91,12 +92,12 @@ impl SearchIndex {
     }
 
     /// Every contact with a token starting with `word`, sorted by id.
-    pub fn candidates(&self, word: &str) -> Vec<u64> {
-        let lists: Vec<&Vec<u64>> = self.prefixed(word).collect();
+    pub fn candidates(&self, word: &str) -> Vec<ContactId> {
+        let lists: Vec<&Vec<ContactId>> = self.prefixed(word).collect();
         match lists.as_slice() {
             [one] => (*one).clone(),
             _ => {
-                let mut all: Vec<u64> = lists.into_iter().flatten().copied().collect();
+                let mut all: Vec<ContactId> = lists.into_iter().flatten().copied().collect();
                 all.sort_unstable();
                 all.dedup();
                 all
@@ -105,7 +106,7 @@ impl SearchIndex {
     }
 
     /// Whether every word is a prefix of one of `id`'s tokens.
-    pub fn matches(&self, id: u64, words: &[String]) -> bool {
+    pub fn matches(&self, id: ContactId, words: &[String]) -> bool {
         let Some(tokens) = self.tokens.get(&id) else {
             return words.is_empty();
         };
@@ -144,43 +145,43 @@ mod tests {
     #[test]
     fn every_word_must_prefix_match_some_token() {
         let mut idx = SearchIndex::default();
-        idx.set(1, words("Ann Lee ann.lee@example.com"));
-        idx.set(2, words("Bob Stone bob@example.org"));
-        assert!(idx.matches(1, &words("ann exam")));
-        assert!(idx.matches(1, &words("LEE")));
-        assert!(!idx.matches(1, &words("ann bob")));
-        assert_eq!(idx.candidates("exam"), [1, 2]);
+        idx.set(ContactId(1), words("Ann Lee ann.lee@example.com"));
+        idx.set(ContactId(2), words("Bob Stone bob@example.org"));
+        assert!(idx.matches(ContactId(1), &words("ann exam")));
+        assert!(idx.matches(ContactId(1), &words("LEE")));
+        assert!(!idx.matches(ContactId(1), &words("ann bob")));
+        assert_eq!(idx.candidates("exam"), [ContactId(1), ContactId(2)]);
         assert!(idx.candidates("ne").is_empty(), "prefix, not infix");
     }
 
     #[test]
     fn phone_suffixes_find_partial_numbers() {
         let mut idx = SearchIndex::default();
-        idx.set(1, phone_tokens("+1 (555) 010-0199"));
-        assert!(idx.matches(1, &words("5550100199")));
-        assert!(idx.matches(1, &words("0199")));
-        assert!(idx.matches(1, &words("555")));
+        idx.set(ContactId(1), phone_tokens("+1 (555) 010-0199"));
+        assert!(idx.matches(ContactId(1), &words("5550100199")));
+        assert!(idx.matches(ContactId(1), &words("0199")));
+        assert!(idx.matches(ContactId(1), &words("555")));
     }
 
     #[test]
     fn replacing_and_removing_leave_no_stale_postings() {
         let mut idx = SearchIndex::default();
-        idx.set(1, words("old name"));
-        idx.set(1, words("new name"));
+        idx.set(ContactId(1), words("old name"));
+        idx.set(ContactId(1), words("new name"));
         assert!(idx.candidates("old").is_empty());
-        assert_eq!(idx.candidates("new"), [1]);
-        idx.remove(1);
+        assert_eq!(idx.candidates("new"), [ContactId(1)]);
+        idx.remove(ContactId(1));
         assert!(idx.postings.is_empty());
-        assert!(!idx.matches(1, &words("new")));
+        assert!(!idx.matches(ContactId(1), &words("new")));
     }
 
     #[test]
     fn the_most_selective_word_is_chosen() {
         let mut idx = SearchIndex::default();
         for id in 0..100 {
-            idx.set(id, words("common"));
+            idx.set(ContactId(id), words("common"));
         }
-        idx.set(7, words("common rare"));
+        idx.set(ContactId(7), words("common rare"));
         let ws = words("common rare");
         assert_eq!(idx.most_selective(&ws, 1000), Some(("rare", 1)));
     }

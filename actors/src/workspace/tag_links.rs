@@ -3,21 +3,21 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::ids::TagId;
+use crate::ids::{ContactId, TagId};
 
 #[derive(Default)]
 pub struct TagLinks {
-    by_tag: HashMap<TagId, BTreeSet<u64>>,
+    by_tag: HashMap<TagId, BTreeSet<ContactId>>,
 }
 
 impl TagLinks {
-    pub fn link(&mut self, contact: u64, tags: &[TagId]) {
+    pub fn link(&mut self, contact: ContactId, tags: &[TagId]) {
         for t in tags {
             self.by_tag.entry(*t).or_default().insert(contact);
         }
     }
 
-    pub fn unlink(&mut self, contact: u64, tags: &[TagId]) {
+    pub fn unlink(&mut self, contact: ContactId, tags: &[TagId]) {
         for t in tags {
             if let Some(contacts) = self.by_tag.get_mut(t) {
                 contacts.remove(&contact);
@@ -29,7 +29,7 @@ impl TagLinks {
     }
 
     /// The contacts carrying `tag`, oldest first.
-    pub fn carriers(&self, tag: TagId) -> Vec<u64> {
+    pub fn carriers(&self, tag: TagId) -> Vec<ContactId> {
         self.by_tag
             .get(&tag)
             .map(|s| s.iter().copied().collect())
@@ -49,12 +49,12 @@ mod tests {
     #[test]
     fn links_follow_a_contacts_tags_and_empty_tags_disappear() {
         let mut links = TagLinks::default();
-        links.link(1, &[TagId(10), TagId(11)]);
-        links.link(2, &[TagId(10)]);
-        assert_eq!(links.carriers(TagId(10)), vec![1, 2]);
-        assert_eq!(links.carriers(TagId(11)), vec![1]);
-        links.unlink(1, &[TagId(10), TagId(11)]);
-        assert_eq!(links.carriers(TagId(10)), vec![2]);
+        links.link(ContactId(1), &[TagId(10), TagId(11)]);
+        links.link(ContactId(2), &[TagId(10)]);
+        assert_eq!(links.carriers(TagId(10)), vec![ContactId(1), ContactId(2)]);
+        assert_eq!(links.carriers(TagId(11)), vec![ContactId(1)]);
+        links.unlink(ContactId(1), &[TagId(10), TagId(11)]);
+        assert_eq!(links.carriers(TagId(10)), vec![ContactId(2)]);
         assert!(links.carriers(TagId(11)).is_empty());
         assert_eq!(links.counts().count(), 1);
     }

@@ -11,8 +11,8 @@ use switchboard_actors::domain::contact::{
     ContactTagsInput, ContactView, Dnc, DncInput, LookupQuery, MergeInput, NewContact,
     NewNoteInput, Note, StageInput, MAX_QUERY,
 };
-use switchboard_actors::ids::StageId;
 use switchboard_actors::ids::UserId;
+use switchboard_actors::ids::{ContactId, StageId};
 use switchboard_actors::workspace::search::tokenize;
 use switchboard_actors::workspace::ContactMsg;
 use utoipa::{IntoParams, ToSchema};
@@ -270,7 +270,10 @@ async fn merge_contacts(
     ApiJson(input): ApiJson<MergeInput>,
 ) -> ApiResult<ContactJson> {
     let origin = ws.origin();
-    let (p, s) = (input.primary_contact_id, input.secondary_contact_id);
+    let (p, s) = (
+        ContactId(input.primary_contact_id),
+        ContactId(input.secondary_contact_id),
+    );
     if p == s {
         return Err(ApiError::invalid(
             "secondary_contact_id",
@@ -297,7 +300,7 @@ async fn merge_contacts(
 async fn get_contact(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
 ) -> ApiResult<ContactJson> {
     let c = app
         .registry
@@ -314,7 +317,7 @@ async fn get_contact(
 async fn update_contact(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<ContactPatchInput>,
 ) -> ApiResult<ContactJson> {
     let fields = contact::parse_patch(input)?;
@@ -339,7 +342,7 @@ async fn update_contact(
 pub struct ContactDeleted {
     /// Always `contact`.
     pub object: &'static str,
-    pub id: u64,
+    pub id: ContactId,
     pub deleted: bool,
 }
 
@@ -348,7 +351,7 @@ pub struct ContactDeleted {
 async fn delete_contact(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
 ) -> ApiResult<Json<ContactDeleted>> {
     let origin = ws.origin();
     let id = app
@@ -376,7 +379,7 @@ async fn delete_contact(
 async fn contact_channels(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
 ) -> ApiResult<Json<ListEnvelope<Obj<ChannelIdentity>>>> {
     let channels = app
         .registry
@@ -392,7 +395,7 @@ async fn contact_channels(
 async fn add_contact_tags(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<ContactTagsInput>,
 ) -> ApiResult<ContactJson> {
     let tags = contact::parse_tags(input)?;
@@ -419,7 +422,7 @@ async fn add_contact_tags(
 async fn remove_contact_tags(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<ContactTagsInput>,
 ) -> ApiResult<ContactJson> {
     let tags = contact::parse_tags(input)?;
@@ -445,7 +448,7 @@ async fn remove_contact_tags(
 async fn set_contact_stage(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<StageInput>,
 ) -> ApiResult<ContactJson> {
     let origin = ws.origin();
@@ -470,7 +473,7 @@ async fn set_contact_stage(
 async fn remove_contact_stage(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
 ) -> ApiResult<ContactJson> {
     let origin = ws.origin();
     let c = app
@@ -495,7 +498,7 @@ async fn remove_contact_stage(
 async fn set_contact_assignee(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ContactJson> {
     let user = input
@@ -525,7 +528,7 @@ async fn set_contact_assignee(
 async fn list_contact_notes(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Note>>>> {
     let notes = app
@@ -543,7 +546,7 @@ async fn list_contact_notes(
 async fn add_contact_note(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<NewNoteInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Note>>)> {
     let body = contact::note_body(input)?;
@@ -570,7 +573,7 @@ async fn add_contact_note(
 async fn set_contact_dnc(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
-    PathId(id): PathId,
+    PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<DncInput>,
 ) -> ApiResult<ContactJson> {
     let dnc = Dnc::parse(input)?;

@@ -9,7 +9,7 @@ use switchboard_actors::domain::order::{
     self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
     OrderPatchInput, OrderView, PaymentStatus, QuantityInput, StatusInput, TimelineInput,
 };
-use switchboard_actors::ids::OrderId;
+use switchboard_actors::ids::{ContactId, OrderId};
 use switchboard_actors::workspace::OrderMsg;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -59,7 +59,7 @@ async fn list_orders(
     let filter = OrderFilter {
         status: q.status,
         payment_status: q.payment_status,
-        contact_id: q.contact_id,
+        contact_id: q.contact_id.map(ContactId),
         created_since: q.created_since,
     };
     let found = app

@@ -56,7 +56,7 @@ pub(in crate::workspace) fn for_inbound(
     ctx: &Ctx,
     new: NewContact,
     channel: Channel,
-) -> Result<Change<u64>, DomainError> {
+) -> Result<Change<ContactId>, DomainError> {
     if let Some(id) = match_for_upsert(data, &new.fields) {
         return Ok(Change {
             value: id,
@@ -124,7 +124,7 @@ pub(super) fn upsert(
 }
 
 /// Phone (or channel phone) first, then email, then usernames; the oldest match wins.
-fn match_for_upsert(data: &WorkspaceData, f: &ContactFields) -> Option<u64> {
+fn match_for_upsert(data: &WorkspaceData, f: &ContactFields) -> Option<ContactId> {
     let set = |p: &Patch<String>| match p {
         Patch::Set(v) => Some(v.clone()),
         _ => None,

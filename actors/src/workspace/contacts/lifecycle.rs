@@ -5,8 +5,8 @@ use super::*;
 pub(super) fn delete(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
-) -> Result<Change<u64>, DomainError> {
+    id: ContactId,
+) -> Result<Change<ContactId>, DomainError> {
     let id = data.contacts.live(id)?;
     let mut writes = Batch::default();
     let cs = &mut data.contacts;
@@ -16,7 +16,7 @@ pub(super) fn delete(
     for note in cs.notes.remove(&id).unwrap_or_default().into_keys() {
         writes.delete(ctx.key(NOTE, note));
     }
-    let pointing: Vec<u64> = cs
+    let pointing: Vec<ContactId> = cs
         .redirects
         .iter()
         .filter(|(_, t)| **t == id)
@@ -41,8 +41,8 @@ pub(super) fn delete(
 pub(super) fn merge(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    primary: u64,
-    secondary: u64,
+    primary: ContactId,
+    secondary: ContactId,
 ) -> Result<Change<ContactView>, DomainError> {
     let resolve = |id, field| {
         data.contacts
@@ -69,7 +69,7 @@ pub(super) fn merge(
         writes.put(ctx.key(NOTE, nid), &note)?;
         data.contacts.notes.entry(p).or_default().insert(nid, note);
     }
-    let repoint: Vec<u64> = data
+    let repoint: Vec<ContactId> = data
         .contacts
         .redirects
         .iter()

@@ -18,7 +18,7 @@ use crate::domain::tag::TagName;
 use crate::domain::{DomainError, Patch};
 use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::WorkspaceId;
-use crate::ids::{FunnelId, NoteId, StageId, TagId};
+use crate::ids::{ContactId, FunnelId, NoteId, StageId, TagId};
 use crate::store::{trailing_id, Batch, Store};
 
 mod create;
@@ -40,7 +40,7 @@ pub enum ContactMsg {
         reply: Reply<ContactView>,
     },
     Get {
-        id: u64,
+        id: ContactId,
         reply: Reply<ContactView>,
     },
     List {
@@ -60,64 +60,64 @@ pub enum ContactMsg {
     },
     Merge {
         origin: Origin,
-        primary: u64,
-        secondary: u64,
+        primary: ContactId,
+        secondary: ContactId,
         reply: Reply<ContactView>,
     },
     Update {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         fields: ContactFields,
         reply: Reply<ContactView>,
     },
     Delete {
         origin: Origin,
-        id: u64,
-        reply: Reply<u64>,
+        id: ContactId,
+        reply: Reply<ContactId>,
     },
     Channels {
-        id: u64,
+        id: ContactId,
         reply: Reply<Vec<ChannelIdentity>>,
     },
     AddTags {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         tags: Vec<TagName>,
         reply: Reply<ContactView>,
     },
     RemoveTags {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         tags: Vec<TagName>,
         reply: Reply<ContactView>,
     },
     /// `Some((stage_id, funnel_id))` moves the contact; `None` removes the stage.
     SetStage {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         stage: Option<(StageId, Option<FunnelId>)>,
         reply: Reply<ContactView>,
     },
     Assign {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         user: Option<String>,
         reply: Reply<ContactView>,
     },
     ListNotes {
-        id: u64,
+        id: ContactId,
         page: PageRequest,
         reply: Reply<Page<Note>>,
     },
     AddNote {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         body: String,
         reply: Reply<Note>,
     },
     SetDnc {
         origin: Origin,
-        id: u64,
+        id: ContactId,
         dnc: Dnc,
         reply: Reply<ContactView>,
     },
@@ -153,29 +153,33 @@ const REDIRECT: &str = "rd";
 /// A merged-away contact id and the contact it now answers as.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Redirect {
-    target: u64,
+    target: ContactId,
 }
 
 #[derive(Default)]
 pub struct Contacts {
-    by_id: BTreeMap<u64, Contact>,
-    redirects: HashMap<u64, u64>,
-    notes: HashMap<u64, BTreeMap<NoteId, Note>>,
+    by_id: BTreeMap<ContactId, Contact>,
+    redirects: HashMap<ContactId, ContactId>,
+    notes: HashMap<ContactId, BTreeMap<NoteId, Note>>,
     /// Tag -> contacts; the tag handlers read it too.
     pub(in crate::workspace) tag_links: TagLinks,
-    by_phone: HashMap<String, BTreeSet<u64>>,
-    by_email: HashMap<String, BTreeSet<u64>>,
-    by_handle: HashMap<(Channel, String), BTreeSet<u64>>,
+    by_phone: HashMap<String, BTreeSet<ContactId>>,
+    by_email: HashMap<String, BTreeSet<ContactId>>,
+    by_handle: HashMap<(Channel, String), BTreeSet<ContactId>>,
     search: SearchIndex,
 }
 
-fn add(map: &mut HashMap<String, BTreeSet<u64>>, key: String, id: u64) {
+fn add(map: &mut HashMap<String, BTreeSet<ContactId>>, key: String, id: ContactId) {
     if !key.is_empty() {
         map.entry(key).or_default().insert(id);
     }
 }
 
-fn drop_from<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BTreeSet<u64>>, key: &K, id: u64) {
+fn drop_from<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, BTreeSet<ContactId>>,
+    key: &K,
+    id: ContactId,
+) {
     if let Some(ids) = map.get_mut(key) {
         ids.remove(&id);
         if ids.is_empty() {
@@ -224,10 +228,10 @@ impl Contacts {
         }
         for (key, r) in store.scan::<Redirect>(&record_prefix(ws, REDIRECT))? {
             if let Some(from) = trailing_id(&key) {
-                contacts.redirects.insert(from, r.target);
+                contacts.redirects.insert(ContactId(from), r.target);
             }
         }
-        let ids: Vec<u64> = contacts.by_id.keys().copied().collect();
+        let ids: Vec<ContactId> = contacts.by_id.keys().copied().collect();
         for id in ids {
             contacts.index(id);
         }
@@ -243,7 +247,7 @@ impl Contacts {
     }
 
     /// The live contact an id names, following merge redirects.
-    pub fn resolve(&self, id: u64) -> Option<u64> {
+    pub fn resolve(&self, id: ContactId) -> Option<ContactId> {
         if self.by_id.contains_key(&id) {
             return Some(id);
         }
@@ -254,11 +258,11 @@ impl Contacts {
     }
 
     /// The live contact a path id names, or 404.
-    fn live(&self, id: u64) -> Result<u64, DomainError> {
+    fn live(&self, id: ContactId) -> Result<ContactId, DomainError> {
         self.resolve(id).ok_or(DomainError::NotFound("contact"))
     }
 
-    pub fn get(&self, id: u64) -> Option<&Contact> {
+    pub fn get(&self, id: ContactId) -> Option<&Contact> {
         self.resolve(id).and_then(|id| self.by_id.get(&id))
     }
 
@@ -279,7 +283,7 @@ impl Contacts {
         out
     }
 
-    fn index(&mut self, id: u64) {
+    fn index(&mut self, id: ContactId) {
         let Some(c) = self.by_id.get(&id) else { return };
         let phones: Vec<String> = phones(c).collect();
         let email = c.email.clone();
@@ -301,7 +305,7 @@ impl Contacts {
         self.search.set(id, tokens);
     }
 
-    fn unindex(&mut self, id: u64) {
+    fn unindex(&mut self, id: ContactId) {
         let Some(c) = self.by_id.get(&id) else { return };
         let phones: Vec<String> = phones(c).collect();
         let email = c.email.clone();
@@ -357,7 +361,7 @@ impl Contacts {
         Ok(())
     }
 
-    fn oldest(ids: Option<&BTreeSet<u64>>) -> Option<u64> {
+    fn oldest(ids: Option<&BTreeSet<ContactId>>) -> Option<ContactId> {
         ids.and_then(|s| s.iter().next().copied())
     }
 }
@@ -488,7 +492,7 @@ pub fn view(data: &WorkspaceData, c: &Contact) -> ContactView {
     }
 }
 
-fn view_of(data: &WorkspaceData, id: u64) -> Result<ContactView, DomainError> {
+fn view_of(data: &WorkspaceData, id: ContactId) -> Result<ContactView, DomainError> {
     data.contacts
         .get(id)
         .map(|c| view(data, c))
@@ -554,7 +558,7 @@ fn contact_event(kind: &'static str, c: &ContactView) -> DomainEvent {
 fn change_contact(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     announce_update: bool,
     edit: impl FnOnce(
         &mut WorkspaceData,

@@ -4,7 +4,7 @@ use super::*;
 
 pub(super) fn lookup(data: &WorkspaceData, q: &LookupQuery) -> Result<ContactView, DomainError> {
     let cs = &data.contacts;
-    let mut sets: Vec<BTreeSet<u64>> = Vec::new();
+    let mut sets: Vec<BTreeSet<ContactId>> = Vec::new();
     if let Some(p) = &q.phone {
         sets.push(cs.by_phone.get(&phone_key(p)).cloned().unwrap_or_default());
     }
@@ -41,7 +41,8 @@ pub(super) fn lookup(data: &WorkspaceData, q: &LookupQuery) -> Result<ContactVie
     }
     let mut iter = sets.into_iter();
     let first = iter.next().unwrap_or_default();
-    let all: BTreeSet<u64> = iter.fold(first, |acc, s| acc.intersection(&s).copied().collect());
+    let all: BTreeSet<ContactId> =
+        iter.fold(first, |acc, s| acc.intersection(&s).copied().collect());
     all.into_iter()
         .next()
         .and_then(|id| cs.by_id.get(&id))
@@ -84,12 +85,12 @@ pub(super) fn list(
             }
         },
     };
-    let upper = page.after.unwrap_or(u64::MAX);
+    let upper = ContactId(page.after.unwrap_or(u64::MAX));
     // Walk the narrowest candidate list newest first, checking the other conditions on each
     // candidate. A word reaching more than a quarter of the workspace is not worth
     // materialising: walking every contact fills a page about as fast.
     let dense = cs.len() / 4 + 1;
-    let narrowed: Option<Vec<u64>> = match (tag, cs.search.most_selective(&f.words, dense)) {
+    let narrowed: Option<Vec<ContactId>> = match (tag, cs.search.most_selective(&f.words, dense)) {
         (_, Some((word, n))) if n < dense => Some(cs.search.candidates(word)),
         (Some(t), _) => Some(cs.tag_links.carriers(t)),
         _ => None,
@@ -115,7 +116,7 @@ pub(super) fn list(
 
 pub(super) fn list_notes(
     data: &WorkspaceData,
-    id: u64,
+    id: ContactId,
     page: PageRequest,
 ) -> Result<Page<Note>, DomainError> {
     let id = data.contacts.live(id)?;

@@ -6,7 +6,7 @@ use super::*;
 pub(super) fn update(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     fields: ContactFields,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, true, |data, c, _, _| {
@@ -17,7 +17,7 @@ pub(super) fn update(
 pub(super) fn add_tags(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     names: Vec<TagName>,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, false, |data, c, writes, events| {
@@ -45,7 +45,7 @@ pub(super) fn add_tags(
 pub(super) fn remove_tags(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     names: Vec<TagName>,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, false, |data, c, _, events| {
@@ -80,7 +80,7 @@ fn stage_ref(data: &WorkspaceData, stage: Option<StageId>) -> Value {
 pub(super) fn set_stage(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     stage: Option<(StageId, Option<FunnelId>)>,
 ) -> Result<Change<ContactView>, DomainError> {
     data.contacts.live(id)?;
@@ -121,7 +121,7 @@ pub(super) fn set_stage(
 pub(super) fn assign(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     user: Option<String>,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, false, |_, c, _, events| {
@@ -144,7 +144,7 @@ pub(super) fn assign(
 pub(super) fn set_dnc(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     dnc: Dnc,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, false, |_, c, _, events| {
@@ -182,7 +182,7 @@ pub(super) fn set_dnc(
 pub(super) fn add_note(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     body: String,
 ) -> Result<Change<Note>, DomainError> {
     let cid = data.contacts.live(id)?;
@@ -231,7 +231,7 @@ pub(in crate::workspace) fn drop_tag(
 pub(in crate::workspace) fn capture_lead(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: u64,
+    id: ContactId,
     email: Option<String>,
     phone: Option<String>,
     summary: &str,
@@ -261,7 +261,7 @@ pub(in crate::workspace) fn capture_lead(
 /// The contact's email and phone, for the AI to know what a lead would add.
 pub(in crate::workspace) fn reachable(
     data: &WorkspaceData,
-    id: u64,
+    id: ContactId,
 ) -> (Option<String>, Option<String>) {
     data.contacts
         .get(id)
