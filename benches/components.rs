@@ -175,8 +175,8 @@ fn contact_view(first: &str, email: &str, phone: &str, tags: &[&str]) -> Contact
         custom_fields,
         do_not_contact: false,
         do_not_contact_reason: None,
-        created_at: at(2, 9),
-        updated_at: at(5, 16),
+        created_at: switchboard_actors::clock::Timestamp(at(2, 9)),
+        updated_at: switchboard_actors::clock::Timestamp(at(5, 16)),
     }
 }
 
@@ -269,8 +269,8 @@ fn full_contact() -> Contact {
         custom_fields,
         do_not_contact: true,
         do_not_contact_reason: Some("asked not to be contacted by phone".into()),
-        created_at: at(2, 9),
-        updated_at: at(5, 16),
+        created_at: switchboard_actors::clock::Timestamp(at(2, 9)),
+        updated_at: switchboard_actors::clock::Timestamp(at(5, 16)),
     }
 }
 

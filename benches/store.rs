@@ -18,8 +18,8 @@ fn sample_tag() -> Tag {
         id: switchboard_actors::ids::TagId(42),
         name: new.name,
         color: new.color,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
+        created_at: switchboard_actors::clock::Timestamp(Utc::now()),
+        updated_at: switchboard_actors::clock::Timestamp(Utc::now()),
     }
 }
 

@@ -47,6 +47,97 @@ impl Clock for ManualClock {
     }
 }
 
+/// A moment on the wire and in the store: ISO 8601 UTC with milliseconds
+/// (`2026-01-02T03:04:05.678Z`). It serialises and documents itself, so a record's time
+/// fields need no serde or schema attributes; it reads as a `DateTime<Utc>` for arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, utoipa::ToSchema)]
+#[schema(value_type = String, format = DateTime, example = "2026-01-02T03:04:05.678Z")]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl Timestamp {
+    pub fn at(t: DateTime<Utc>) -> Self {
+        Self(t)
+    }
+
+    pub fn get(self) -> DateTime<Utc> {
+        self.0
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        rfc3339_millis::serialize(&self.0, s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        rfc3339_millis::deserialize(d).map(Self)
+    }
+}
+
+impl From<DateTime<Utc>> for Timestamp {
+    fn from(t: DateTime<Utc>) -> Self {
+        Self(t)
+    }
+}
+
+impl From<Timestamp> for DateTime<Utc> {
+    fn from(t: Timestamp) -> Self {
+        t.0
+    }
+}
+
+impl std::ops::Deref for Timestamp {
+    type Target = DateTime<Utc>;
+
+    fn deref(&self) -> &DateTime<Utc> {
+        &self.0
+    }
+}
+
+impl std::ops::Add<Duration> for Timestamp {
+    type Output = Timestamp;
+
+    fn add(self, d: Duration) -> Timestamp {
+        Timestamp(self.0 + d)
+    }
+}
+
+impl std::ops::Sub<Duration> for Timestamp {
+    type Output = Timestamp;
+
+    fn sub(self, d: Duration) -> Timestamp {
+        Timestamp(self.0 - d)
+    }
+}
+
+impl std::ops::Sub for Timestamp {
+    type Output = Duration;
+
+    fn sub(self, other: Timestamp) -> Duration {
+        self.0 - other.0
+    }
+}
+
+impl PartialEq<DateTime<Utc>> for Timestamp {
+    fn eq(&self, other: &DateTime<Utc>) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialOrd<DateTime<Utc>> for Timestamp {
+    fn partial_cmp(&self, other: &DateTime<Utc>) -> Option<std::cmp::Ordering> {
+        self.0.partial_cmp(other)
+    }
+}
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&rfc3339_millis::format(&self.0))
+    }
+}
+
 /// Serde for timestamps as ISO 8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`),
 /// the one format used on the wire and in the store.
 pub mod rfc3339_millis {
@@ -118,5 +209,28 @@ mod tests {
             rfc3339_millis::format(&millis(t)),
             "2026-01-02T03:04:05.678Z"
         );
+    }
+
+    #[test]
+    fn a_timestamp_is_the_same_text_in_json_and_in_the_store() {
+        let t = Timestamp(
+            DateTime::parse_from_rfc3339("2026-01-02T03:04:05.678Z")
+                .unwrap()
+                .with_timezone(&Utc),
+        );
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            "\"2026-01-02T03:04:05.678Z\""
+        );
+        let back: Timestamp = serde_json::from_str("\"2026-01-02T04:04:05.678+01:00\"").unwrap();
+        assert_eq!(back, t);
+        let config = bincode::config::standard();
+        let stored = bincode::serde::encode_to_vec(t, config).unwrap();
+        let as_text = bincode::serde::encode_to_vec("2026-01-02T03:04:05.678Z", config).unwrap();
+        assert_eq!(
+            stored, as_text,
+            "stored as the same text as before the type existed"
+        );
+        assert_eq!(t + Duration::hours(1) - t, Duration::hours(1));
     }
 }

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Mutex;
 use utoipa::ToSchema;
 
-use crate::clock::{rfc3339_millis, SharedClock};
+use crate::clock::{SharedClock, Timestamp};
 use crate::domain::{text, DomainError};
 use crate::ids::{random_id, UserId, WorkspaceId};
 use crate::store::{Batch, Key, Store};
@@ -31,9 +31,7 @@ pub struct Workspace {
     pub hipaa: bool,
     #[schema(value_type = String)]
     pub owner_user_id: UserId,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -42,9 +40,7 @@ pub struct User {
     pub id: UserId,
     pub name: String,
     pub email: String,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -99,9 +95,7 @@ pub struct Membership {
     pub role: Role,
     /// Meaningful for members; owners and admins pass every check.
     pub permissions: BTreeSet<Permission>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 impl Membership {
@@ -123,18 +117,15 @@ impl Membership {
 struct ApiKeyRecord {
     id: String,
     workspace_id: WorkspaceId,
-    #[serde(with = "rfc3339_millis")]
-    created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis::option")]
-    revoked_at: Option<DateTime<Utc>>,
+    created_at: Timestamp,
+    revoked_at: Option<Timestamp>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct TokenRecord {
     id: String,
     user_id: UserId,
-    #[serde(with = "rfc3339_millis")]
-    expires_at: DateTime<Utc>,
+    expires_at: Timestamp,
 }
 
 /// An authenticated credential.
@@ -358,21 +349,21 @@ impl Directory {
             id: UserId::generate(),
             name: format!("{name} owner"),
             email: String::new(),
-            created_at: now,
+            created_at: Timestamp(now),
         };
         let ws = Workspace {
             id: WorkspaceId::generate(),
             name,
             hipaa,
             owner_user_id: owner.id.clone(),
-            created_at: now,
+            created_at: Timestamp(now),
         };
         let membership = Membership {
             workspace_id: ws.id.clone(),
             user_id: owner.id.clone(),
             role: Role::Owner,
             permissions: BTreeSet::new(),
-            created_at: now,
+            created_at: Timestamp(now),
         };
         let (key_hash, key_rec, issued) = new_api_key(&ws.id, now);
         let mut batch = Batch::default();
@@ -412,7 +403,7 @@ impl Directory {
             .map(|r| r.clone())
             .ok_or(DomainError::NotFound("api key"))?;
         if rec.revoked_at.is_none() {
-            rec.revoked_at = Some(self.0.clock.now());
+            rec.revoked_at = Some(Timestamp(self.0.clock.now()));
         }
         let mut batch = Batch::default();
         batch.put(key("key", &hash), &rec)?;
@@ -430,7 +421,7 @@ impl Directory {
             id: UserId::generate(),
             name: name.unwrap_or_default(),
             email: email.unwrap_or_default(),
-            created_at: self.0.clock.now(),
+            created_at: Timestamp(self.0.clock.now()),
         };
         let _guard = self.0.write.lock().await;
         let mut batch = Batch::default();
@@ -458,7 +449,7 @@ impl Directory {
         let created_at = self
             .membership(ws, user)
             .map(|m| m.created_at)
-            .unwrap_or_else(|| self.0.clock.now());
+            .unwrap_or_else(|| Timestamp(self.0.clock.now()));
         let m = Membership {
             workspace_id: ws.clone(),
             user_id: user.clone(),
@@ -488,7 +479,7 @@ impl Directory {
         let rec = TokenRecord {
             id: random_id("tok", 16),
             user_id: user.clone(),
-            expires_at: self.0.clock.now() + expires_in,
+            expires_at: Timestamp(self.0.clock.now() + expires_in),
         };
         let hash = hash_secret(&plain);
         let _guard = self.0.write.lock().await;
@@ -497,7 +488,10 @@ impl Directory {
         self.0.store.commit(batch).await?;
         let expires_at = rec.expires_at;
         self.0.tokens.insert(hash, rec);
-        Ok(IssuedToken { plain, expires_at })
+        Ok(IssuedToken {
+            plain,
+            expires_at: *expires_at,
+        })
     }
 
     /// A stored setting of the service itself (`admin_token_hash`, ...).
@@ -525,7 +519,7 @@ fn new_api_key(ws: &WorkspaceId, now: DateTime<Utc>) -> (String, ApiKeyRecord, I
     let rec = ApiKeyRecord {
         id: random_id("key", 16),
         workspace_id: ws.clone(),
-        created_at: now,
+        created_at: Timestamp(now),
         revoked_at: None,
     };
     let issued = IssuedApiKey {

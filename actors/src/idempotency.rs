@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::clock::{rfc3339_millis, SharedClock};
+use crate::clock::{SharedClock, Timestamp};
 use crate::store::{decode, encode, Store, StoreResult, Tree};
 
 pub const MAX_KEY_LEN: usize = 200;
@@ -27,8 +27,7 @@ pub struct StoredResponse {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Record {
     fingerprint: String,
-    #[serde(with = "rfc3339_millis")]
-    created_at: DateTime<Utc>,
+    created_at: Timestamp,
     response: Option<StoredResponse>,
 }
 
@@ -93,7 +92,7 @@ impl Idempotency {
             let now = self.clock.now();
             let fresh = encode(&Record {
                 fingerprint: fingerprint.to_string(),
-                created_at: now,
+                created_at: Timestamp(now),
                 response: None,
             })?;
             let current = self.tree.get_raw(&k)?;
@@ -129,7 +128,7 @@ impl Idempotency {
     ) -> StoreResult<()> {
         let rec = Record {
             fingerprint: fingerprint.to_string(),
-            created_at: self.clock.now(),
+            created_at: Timestamp(self.clock.now()),
             response: Some(response),
         };
         self.tree.insert(&record_key(scope, key), &rec)?;

@@ -374,7 +374,7 @@ async fn check_reports_damage_and_exits_non_zero() {
             status: DeliveryStatus::Pending,
             attempts: Vec::new(),
             next_attempt_at: None,
-            created_at: now,
+            created_at: switchboard_actors::clock::Timestamp(now),
         };
         let mut batch = Batch::default();
         batch

@@ -4,6 +4,7 @@
 //! failures back on the retry ladder, and reports outcomes to the workspace, which keeps
 //! the endpoint's health and decides when to disable it.
 
+use crate::clock::Timestamp;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -191,7 +192,7 @@ impl EndpointState {
             let number = d.attempts.len() as u32 + 1;
             d.attempts.push(Attempt {
                 number,
-                at: now,
+                at: Timestamp(now),
                 status_code: None,
                 error: Some(record::IN_FLIGHT.into()),
                 duration_ms: 0,
@@ -259,7 +260,7 @@ impl EndpointState {
         }
         d.attempts.push(Attempt {
             number: d.attempts.len() as u32 + 1,
-            at: now,
+            at: Timestamp(now),
             status_code: result.status_code,
             error: result.error.clone(),
             duration_ms: result.duration_ms,
@@ -280,8 +281,9 @@ impl EndpointState {
             }
             Outcome::Failed => {
                 let wait = settings.retry_delays[d.attempts.len() - 1];
-                d.next_attempt_at =
-                    Some(now + chrono::Duration::from_std(wait).unwrap_or_default());
+                d.next_attempt_at = Some(Timestamp(
+                    now + chrono::Duration::from_std(wait).unwrap_or_default(),
+                ));
                 self.ctx.count_retry();
             }
         }
@@ -296,7 +298,7 @@ impl EndpointState {
             delivered: result.outcome == Outcome::Delivered,
             status_code: result.status_code,
             error: result.error,
-            attempted_at: now,
+            attempted_at: Timestamp(now),
         };
         if d.status == DeliveryStatus::Pending {
             self.pending.insert(id, d);
@@ -330,8 +332,8 @@ impl EndpointState {
             id: DeliveryId(self.store().next_id()?),
             status: DeliveryStatus::Pending,
             attempts: Vec::new(),
-            next_attempt_at: Some(now),
-            created_at: now,
+            next_attempt_at: Some(Timestamp(now)),
+            created_at: Timestamp(now),
             ..original
         };
         let mut batch = Batch::default();

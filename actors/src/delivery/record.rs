@@ -1,11 +1,10 @@
 //! Delivery records: one per (event, endpoint), with every attempt. Kept under
 //! `wd/<endpoint id>/<delivery id>` so that an endpoint actor loads just its own.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
 use crate::store::Key;
 
@@ -21,9 +20,7 @@ pub enum DeliveryStatus {
 pub struct Attempt {
     /// 1 for the first try.
     pub number: u32,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub at: DateTime<Utc>,
+    pub at: Timestamp,
     pub status_code: Option<u16>,
     pub error: Option<String>,
     pub duration_ms: u64,
@@ -50,10 +47,8 @@ pub struct Delivery {
     pub body: String,
     pub status: DeliveryStatus,
     pub attempts: Vec<Attempt>,
-    #[serde(with = "rfc3339_millis::option")]
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    #[serde(with = "rfc3339_millis")]
-    pub created_at: DateTime<Utc>,
+    pub next_attempt_at: Option<Timestamp>,
+    pub created_at: Timestamp,
 }
 
 /// A delivery as answered (without its body).
@@ -66,12 +61,8 @@ pub struct DeliveryView {
     pub status: DeliveryStatus,
     pub attempt_count: usize,
     pub attempts: Vec<Attempt>,
-    #[serde(with = "rfc3339_millis::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub next_attempt_at: Option<Timestamp>,
+    pub created_at: Timestamp,
 }
 
 impl Delivery {

@@ -1,13 +1,12 @@
 //! Closing notes: reasons a conversation was closed; names unique case-insensitively,
 //! at most 100 per workspace.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::error::Checks;
 use super::{text, DomainError};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::ClosingNoteId;
 
 pub const MAX_CLOSING_NOTES: usize = 100;
@@ -17,9 +16,7 @@ pub struct ClosingNote {
     pub id: ClosingNoteId,
     pub name: String,
     pub description: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Body of POST /closing-notes.

@@ -14,7 +14,7 @@ use super::error::Checks;
 use super::money::plain_zero;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{ContactId, FunnelId, NoteId, StageId, TagId};
 
 pub const MAX_TAGS_PER_REQUEST: usize = 100;
@@ -97,10 +97,8 @@ pub struct Contact {
     pub custom_fields: BTreeMap<String, FieldValue>,
     pub do_not_contact: bool,
     pub do_not_contact_reason: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Contact {
@@ -201,12 +199,8 @@ pub struct ContactView {
     pub custom_fields: Map<String, Value>,
     pub do_not_contact: bool,
     pub do_not_contact_reason: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// Body of POST /contacts and POST /contacts/upsert.
@@ -691,9 +685,7 @@ pub struct Note {
     pub id: NoteId,
     pub contact_id: ContactId,
     pub body: String,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Body of PUT /contacts/{id}/dnc.
@@ -895,8 +887,8 @@ mod tests {
             custom_fields: BTreeMap::new(),
             do_not_contact: false,
             do_not_contact_reason: None,
-            created_at: Utc::now(),
-            updated_at: Utc::now(),
+            created_at: Timestamp(Utc::now()),
+            updated_at: Timestamp(Utc::now()),
         }
     }
 }

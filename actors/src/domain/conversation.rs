@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::contact::Channel;
 use super::error::Checks;
 use super::{text, DomainError};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{ClosingNoteId, CommentId, ContactId, ConversationId, UserId};
 
 /// The longest closing note text, comment and message text.
@@ -68,18 +68,10 @@ pub struct Conversation {
     pub closing_note_text: Option<String>,
     pub closed_by: Option<ClosedBy>,
     pub message_count: u64,
-    #[serde(with = "rfc3339_millis::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub last_message_at: Option<DateTime<Utc>>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub closed_at: Option<DateTime<Utc>>,
+    pub last_message_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub closed_at: Option<Timestamp>,
 }
 
 impl Conversation {
@@ -102,8 +94,8 @@ impl Conversation {
             closed_by: None,
             message_count: 0,
             last_message_at: None,
-            created_at: now,
-            updated_at: now,
+            created_at: Timestamp(now),
+            updated_at: Timestamp(now),
             closed_at: None,
         }
     }
@@ -119,7 +111,7 @@ impl Conversation {
         }
         self.ai_paused = true;
         self.ai_paused_reason = Some(reason);
-        self.updated_at = now;
+        self.updated_at = Timestamp(now);
         true
     }
 
@@ -130,7 +122,7 @@ impl Conversation {
         }
         self.ai_paused = false;
         self.ai_paused_reason = None;
-        self.updated_at = now;
+        self.updated_at = Timestamp(now);
         true
     }
 
@@ -140,8 +132,8 @@ impl Conversation {
         self.closed_by = Some(by);
         self.closing_note_id = note.id;
         self.closing_note_text = note.text;
-        self.closed_at = Some(now);
-        self.updated_at = now;
+        self.closed_at = Some(Timestamp(now));
+        self.updated_at = Timestamp(now);
     }
 
     /// Opens it again; the caller has checked it is closed.
@@ -151,14 +143,14 @@ impl Conversation {
         self.closed_at = None;
         self.closing_note_id = None;
         self.closing_note_text = None;
-        self.updated_at = now;
+        self.updated_at = Timestamp(now);
     }
 
     /// Counts a new message.
     pub fn saw_message(&mut self, at: DateTime<Utc>) {
         self.message_count += 1;
-        self.last_message_at = Some(at);
-        self.updated_at = at;
+        self.last_message_at = Some(Timestamp(at));
+        self.updated_at = Timestamp(at);
     }
 }
 
@@ -260,9 +252,7 @@ pub struct Comment {
     pub author_user_id: Option<UserId>,
     /// Content.
     pub body: String,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Body of POST /conversations/:id/comments.

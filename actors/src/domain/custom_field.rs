@@ -3,13 +3,12 @@
 
 use std::collections::HashSet;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::error::Checks;
 use super::{text, DomainError};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::CustomFieldId;
 
 pub const MAX_KEY: usize = 64;
@@ -139,9 +138,7 @@ pub struct CustomField {
     pub show_in_table: bool,
     /// Archived fields stay readable but refuse new values on contacts.
     pub archived: bool,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Body of POST /custom-fields.

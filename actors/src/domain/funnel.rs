@@ -1,12 +1,11 @@
 //! Funnels and their stages. The API only reads them; operators create them.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::error::Checks;
 use super::{text, DomainError};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{FunnelId, StageId};
 
 pub const MAX_STAGES: usize = 50;
@@ -24,9 +23,7 @@ pub struct Funnel {
     pub id: FunnelId,
     pub name: String,
     pub stages: Vec<Stage>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Body of the operator's POST /admin/workspaces/{id}/funnels.

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{ContactId, ConversationId, HandoverId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -25,12 +25,8 @@ pub struct Handover {
     /// Contact details, as they were when the handover was requested.
     pub customer_name: Option<String>,
     pub customer_phone: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub requested_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub resolved_at: Option<DateTime<Utc>>,
+    pub requested_at: Timestamp,
+    pub resolved_at: Option<Timestamp>,
     /// Who resolved it: a user id, `api` for an API key, `system` for a rule of the
     /// service.
     pub resolved_by: Option<String>,
@@ -47,7 +43,7 @@ impl Handover {
             return false;
         }
         self.status = HandoverStatus::Resolved;
-        self.resolved_at = Some(now);
+        self.resolved_at = Some(Timestamp(now));
         self.resolved_by = Some(by.into());
         true
     }

@@ -1,13 +1,12 @@
 //! Messages of a conversation, their attachments, and the team's feedback on AI messages.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::conversation::message_text;
 use super::error::Checks;
 use super::{text, DomainError};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{ContactId, ConversationId, FeedbackId, MessageId, UserId};
 
 pub const MAX_ATTACHMENTS: usize = 10;
@@ -107,9 +106,7 @@ pub struct Message {
     pub external_id: Option<String>,
     /// Why sending failed.
     pub error: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Text and attachments of a message; at least one of them.
@@ -175,9 +172,7 @@ pub struct Feedback {
     pub rating: Rating,
     /// Content.
     pub comment: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// Body of POST /conversations/:id/messages/:message_id/feedback.

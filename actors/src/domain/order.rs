@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::money::{Amount, Currency, MajorUnits};
 use super::{text, DomainError, Patch};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::{ContactId, OrderId, ProductId};
 
 pub const MAX_ITEMS: usize = 200;
@@ -69,9 +69,7 @@ pub struct OrderItem {
 pub struct TimelineEntry {
     pub id: u64,
     pub note: String,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,10 +84,8 @@ pub struct Order {
     pub shipping_fee: i64,
     pub notes: Option<String>,
     pub timeline: Vec<TimelineEntry>,
-    #[serde(with = "rfc3339_millis")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Order {
@@ -185,12 +181,8 @@ pub struct OrderView {
     pub paid_amount: MajorUnits,
     pub notes: Option<String>,
     pub timeline: Vec<TimelineEntry>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// An order item as sent.
@@ -554,8 +546,8 @@ mod tests {
             shipping_fee: 20,
             notes: None,
             timeline: vec![],
-            created_at: Utc::now(),
-            updated_at: Utc::now(),
+            created_at: Timestamp(Utc::now()),
+            updated_at: Timestamp(Utc::now()),
         };
         let v = order.view();
         assert_eq!(v.items_total.to_string(), "1.0");

@@ -1,6 +1,5 @@
 //! Products of the catalog. Prices are a number >= 0 or a short price text ("from 9.99").
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -8,7 +7,7 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::money::{plain_zero, Amount};
 use super::{text, DomainError, Patch};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::ProductId;
 
 pub const MAX_URL: usize = 2_048;
@@ -90,10 +89,8 @@ pub struct Product {
     pub tags: Vec<String>,
     pub categories: Vec<String>,
     pub source: ProductSource,
-    #[serde(with = "rfc3339_millis")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// A product as answered.
@@ -118,12 +115,8 @@ pub struct ProductView {
     pub tags: Vec<String>,
     pub categories: Vec<String>,
     pub source: ProductSource,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Product {

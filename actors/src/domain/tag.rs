@@ -1,12 +1,11 @@
 //! Workspace tags: names unique case-insensitively, an optional chart colour.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::error::Checks;
 use super::{text, DomainError, Patch};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::ids::TagId;
 
 pub const MAX_TAG_NAME: usize = 80;
@@ -80,12 +79,8 @@ pub struct Tag {
     pub id: TagId,
     pub name: TagName,
     pub color: Option<TagColor>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// Body of POST /tags.

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::contact::Channel;
 use super::error::Checks;
 use super::{text, DomainError, Patch};
-use crate::clock::rfc3339_millis;
+use crate::clock::Timestamp;
 use crate::events::subscription;
 use crate::events::ActorKind;
 use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
@@ -61,9 +61,7 @@ pub struct LastDelivery {
     pub delivered: bool,
     pub status_code: Option<u16>,
     pub error: Option<String>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub attempted_at: DateTime<Utc>,
+    pub attempted_at: Timestamp,
 }
 
 /// A stored endpoint. `secret` and `previous_secret` never leave in a view.
@@ -86,16 +84,12 @@ pub struct Endpoint {
     pub disabled_reason: Option<String>,
     pub secret: String,
     pub previous_secret: Option<String>,
-    #[serde(with = "rfc3339_millis::option")]
-    pub previous_secret_expires_at: Option<DateTime<Utc>>,
+    pub previous_secret_expires_at: Option<Timestamp>,
     pub failure_count: u32,
-    #[serde(with = "rfc3339_millis::option")]
-    pub failing_since: Option<DateTime<Utc>>,
+    pub failing_since: Option<Timestamp>,
     pub last_delivery: Option<LastDelivery>,
-    #[serde(with = "rfc3339_millis")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Endpoint {
@@ -144,16 +138,10 @@ pub struct EndpointView {
     pub disabled_reason: Option<String>,
     /// Failed attempts since the last success.
     pub failure_count: u32,
-    #[serde(with = "rfc3339_millis::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub failing_since: Option<DateTime<Utc>>,
+    pub failing_since: Option<Timestamp>,
     pub last_delivery: Option<LastDelivery>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// `filters` as sent.
@@ -414,9 +402,7 @@ pub struct Notification {
     pub id: u64,
     pub endpoint_id: EndpointId,
     pub reason: String,
-    #[serde(with = "rfc3339_millis")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 /// What a delivery actor needs to know about its endpoint.

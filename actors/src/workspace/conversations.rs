@@ -5,6 +5,7 @@
 //! so a conversation's page is one newest-first range read and memory does not grow with
 //! message volume. A conversation keeps its message count and the time of its last one.
 
+use crate::clock::Timestamp;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
@@ -205,8 +206,7 @@ pub struct Accepted {
 struct GuardRecord {
     fingerprint: String,
     accepted: Accepted,
-    #[serde(with = "crate::clock::rfc3339_millis")]
-    created_at: DateTime<Utc>,
+    created_at: Timestamp,
 }
 
 pub enum ConversationMsg {
@@ -359,10 +359,8 @@ pub struct Conversations {
 /// named `conversation/<id>/followup` or `conversation/<id>/autoclose`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConversationTimers {
-    #[serde(with = "crate::clock::rfc3339_millis::option")]
-    pub followup_at: Option<DateTime<Utc>>,
-    #[serde(with = "crate::clock::rfc3339_millis::option")]
-    pub auto_close_at: Option<DateTime<Utc>>,
+    pub followup_at: Option<Timestamp>,
+    pub auto_close_at: Option<Timestamp>,
 }
 
 /// The two timers of a conversation.
@@ -709,10 +707,10 @@ impl<'a> Step<'a> {
             }
             let name = kind.name(c.id);
             if let Some(due) = before {
-                Timer::new(self.ctx.workspace, name.clone(), due).disarm(&mut self.writes);
+                Timer::new(self.ctx.workspace, name.clone(), *due).disarm(&mut self.writes);
             }
             if let Some(due) = after {
-                Timer::new(self.ctx.workspace, name, due).arm(&mut self.writes)?;
+                Timer::new(self.ctx.workspace, name, *due).arm(&mut self.writes)?;
             }
         }
         let key = self.ctx.key(TIMERS, c.id.get());
@@ -742,7 +740,7 @@ impl<'a> Step<'a> {
             error: None,
             created_at: self.ctx.now,
         };
-        c.saw_message(self.ctx.now);
+        c.saw_message(*self.ctx.now);
         self.activity = true;
         self.writes
             .put(message_key(self.ctx.workspace, c.id, m.id), &m)?;
@@ -772,7 +770,7 @@ impl<'a> Step<'a> {
         let Some(mut h) = data.conversations.handovers.get(&hid.get()).cloned() else {
             return Ok(());
         };
-        if h.resolve(by, self.ctx.now) {
+        if h.resolve(by, *self.ctx.now) {
             self.writes.put(self.ctx.key(HANDOVER, hid.get()), &h)?;
             self.events
                 .push(DomainEvent::new("handover.resolved", "handover", hid, &h));
@@ -915,12 +913,12 @@ fn receive(
     let mut c = match target {
         Some(c) if c.is_open() => c,
         Some(mut c) => {
-            c.reopen(ctx.now);
+            c.reopen(*ctx.now);
             step.announce("conversation.reopened", &c);
             c
         }
         None => {
-            let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
+            let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
             step.announce("conversation.created", &c);
             c
         }
@@ -954,7 +952,7 @@ fn receive(
             created_at: ctx.now,
         };
         step.writes.put(guard_key(ctx, &guard.key), &record)?;
-        guard_timer(ctx, &guard.key, ctx.now).arm(&mut step.writes)?;
+        guard_timer(ctx, &guard.key, *ctx.now).arm(&mut step.writes)?;
     }
     step.save(data, c, None)?;
     Ok(step.done(accepted))
@@ -1088,7 +1086,7 @@ fn apply_turn(
         step.events
             .push(DomainEvent::new("handover.requested", "handover", h.id, &h));
         data.conversations.remember_handover(h);
-        if c.pause_ai(AiPauseReason::Handover, ctx.now) {
+        if c.pause_ai(AiPauseReason::Handover, *ctx.now) {
             step.announce("conversation.ai_paused", &c);
         }
         applied.handover = true;
@@ -1136,7 +1134,7 @@ fn fire(
     let Some(mut c) = data.conversations.get(id).cloned() else {
         return Ok(step.done(()));
     };
-    if expected != Some(timer.due_at) || !c.is_open() {
+    if expected != Some(Timestamp(timer.due_at)) || !c.is_open() {
         return Ok(step.done(()));
     }
     match kind {
@@ -1188,7 +1186,7 @@ fn create(
         .resolve(contact_id)
         .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
     let mut step = Step::new(ctx);
-    let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, ctx.now);
+    let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
     step.announce("conversation.created", &c);
     if let Some(text) = text {
         let body = Body {
@@ -1238,14 +1236,14 @@ fn close_as(
         return Err(DomainError::conflict("the conversation is already closed"));
     }
     let mut step = Step::new(ctx);
-    c.close(by, note, ctx.now);
+    c.close(by, note, *ctx.now);
     step.resolve_open_handover(data, c.id, resolver)?;
     let lifted = c
         .ai_paused_reason
         .is_some_and(AiPauseReason::lifted_by_close);
     let closed = step.save(data, c.clone(), Some("conversation.closed"))?;
     if lifted {
-        c.resume_ai(ctx.now);
+        c.resume_ai(*ctx.now);
         let resumed = step.save(data, c.clone(), Some("conversation.ai_resumed"))?;
         return Ok(step.done(resumed));
     }
@@ -1262,7 +1260,7 @@ fn reopen(
         return Err(DomainError::conflict("the conversation is already open"));
     }
     let mut step = Step::new(ctx);
-    c.reopen(ctx.now);
+    c.reopen(*ctx.now);
     let c = step.save(data, c, Some("conversation.reopened"))?;
     Ok(step.done(c))
 }
@@ -1297,7 +1295,7 @@ fn pause(
     reason: AiPauseReason,
 ) -> Result<Change<Conversation>, DomainError> {
     let mut c = found(data, id)?.clone();
-    if !c.pause_ai(reason, ctx.now) {
+    if !c.pause_ai(reason, *ctx.now) {
         return Err(DomainError::conflict("the AI is already paused"));
     }
     let mut step = Step::new(ctx);
@@ -1311,7 +1309,7 @@ fn resume(
     id: ConversationId,
 ) -> Result<Change<Conversation>, DomainError> {
     let mut c = found(data, id)?.clone();
-    if !c.resume_ai(ctx.now) {
+    if !c.resume_ai(*ctx.now) {
         return Err(DomainError::conflict("the AI is not paused"));
     }
     let mut step = Step::new(ctx);
@@ -1363,10 +1361,10 @@ fn team_reply(
     let mut c = found(data, id)?.clone();
     let mut step = Step::new(ctx);
     if !c.is_open() {
-        c.reopen(ctx.now);
+        c.reopen(*ctx.now);
         step.announce("conversation.reopened", &c);
     }
-    if c.pause_ai(AiPauseReason::Takeover, ctx.now) {
+    if c.pause_ai(AiPauseReason::Takeover, *ctx.now) {
         step.announce("conversation.ai_paused", &c);
     }
     step.resolve_open_handover(data, c.id, caller.resolver())?;
@@ -1474,7 +1472,7 @@ fn resolve_handover(
         .get(&id.get())
         .cloned()
         .ok_or(DomainError::NotFound("handover"))?;
-    if !h.resolve(caller.resolver(), ctx.now) {
+    if !h.resolve(caller.resolver(), *ctx.now) {
         return Err(DomainError::conflict("the handover is already resolved"));
     }
     let mut step = Step::new(ctx);

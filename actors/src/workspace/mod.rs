@@ -21,9 +21,9 @@ mod tags;
 mod timers;
 mod webhooks;
 
+use crate::clock::Timestamp;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use ai_settings::AiSettingsMsg;
@@ -155,7 +155,7 @@ pub struct Ctx<'a> {
     pub workspace: &'a WorkspaceId,
     pub store: &'a Store,
     pub dispatcher: &'a Dispatcher,
-    pub now: DateTime<Utc>,
+    pub now: crate::clock::Timestamp,
     /// AI turns to run beside the actor once the handler's change is durable.
     pub later: std::cell::RefCell<Vec<conversations::TurnJob>>,
 }
@@ -311,7 +311,7 @@ impl Actor for WorkspaceActor {
             workspace: &state.args.id,
             store: &state.args.store,
             dispatcher: &state.args.dispatcher,
-            now: state.args.clock.now(),
+            now: Timestamp(state.args.clock.now()),
             later: Default::default(),
         };
         let done = match msg {

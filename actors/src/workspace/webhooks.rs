@@ -1,6 +1,7 @@
 //! Webhook endpoints of the workspace, the staging of deliveries, the endpoint health that
 //! delivery outcomes update, and owner notifications.
 
+use crate::clock::Timestamp;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
@@ -148,7 +149,10 @@ impl Webhooks {
             workspace_id: ws.clone(),
             url: e.url.clone(),
             secret: e.secret.clone(),
-            previous_secret: e.previous_secret.clone().zip(e.previous_secret_expires_at),
+            previous_secret: e
+                .previous_secret
+                .clone()
+                .zip(e.previous_secret_expires_at.map(Timestamp::get)),
             active: e.status == EndpointStatus::Active,
         }
     }
@@ -203,8 +207,8 @@ impl Webhooks {
                     body,
                     status: DeliveryStatus::Pending,
                     attempts: Vec::new(),
-                    next_attempt_at: Some(now),
-                    created_at: now,
+                    next_attempt_at: Some(Timestamp(now)),
+                    created_at: Timestamp(now),
                 };
                 batch.put(record::key(&e.id, d.id), &d)?;
                 if !woken.iter().any(|c| c.id == e.id) {
@@ -481,7 +485,7 @@ fn rotate(
     ctx.dispatcher
         .configure(Webhooks::config(ctx.workspace, &e));
     Ok(Change {
-        value: (secret, until),
+        value: (secret, *until),
         writes,
         events: Vec::new(),
     })

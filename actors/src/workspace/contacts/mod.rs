@@ -638,7 +638,7 @@ mod tests {
                 workspace: &self.ws,
                 store: &self.store,
                 dispatcher: &self.dispatcher,
-                now: chrono::Utc::now(),
+                now: crate::clock::Timestamp(chrono::Utc::now()),
                 later: Default::default(),
             };
             let change = f(&mut self.data, &ctx).unwrap();
