@@ -2,7 +2,7 @@
 //! served, and every route mounted outside the document is a named exception.
 
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::helpers::*;
 
@@ -132,4 +132,126 @@ async fn the_served_document_lists_shared_errors_headers_and_the_58_webhook_even
         "message.sent"
     );
     assert!(doc["components"]["schemas"].get("Envelope").is_some());
+}
+
+/// Checks `body` against the schema the document gives `method path` for `status`.
+fn conforms(doc: &Value, path: &str, method: &str, status: u16, body: &Value) -> Vec<String> {
+    let schema = &doc["paths"][path][method]["responses"][status.to_string()]["content"]
+        ["application/json"]["schema"];
+    assert!(
+        schema.is_object(),
+        "{method} {path} documents no {status} body"
+    );
+    let mut root = schema.clone();
+    root["components"] = doc["components"].clone();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&root)
+        .unwrap_or_else(|e| panic!("{method} {path} {status}: bad schema: {e}"));
+    validator
+        .iter_errors(body)
+        .map(|e| format!("{method} {path} {status}: {e} at {}", e.instance_path()))
+        .collect()
+}
+
+#[tokio::test]
+async fn real_responses_conform_to_their_documented_schemas() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let key = app.key.clone();
+    let mut problems = Vec::new();
+    let mut check = |path: &str, method: &str, r: &Resp| {
+        problems.extend(conforms(&doc, path, method, r.status, &r.body));
+    };
+
+    let contact = app
+        .post(
+            "/contacts",
+            &key,
+            json!({"first_name": "Ann", "email": "ann@example.com", "tags": ["vip"]}),
+        )
+        .await
+        .expect(201);
+    check("/contacts", "post", &contact);
+    let id = contact.body["id"].as_u64().unwrap();
+    check(
+        "/contacts/{id}",
+        "get",
+        &app.get(&format!("/contacts/{id}"), &key).await.expect(200),
+    );
+    check(
+        "/contacts",
+        "get",
+        &app.get("/contacts", &key).await.expect(200),
+    );
+    check(
+        "/contacts/{id}",
+        "get",
+        &app.get("/contacts/999999", &key).await.expect(404),
+    );
+    check(
+        "/contacts",
+        "post",
+        &app.post("/contacts", &key, json!({"email": "nope"}))
+            .await
+            .expect(422),
+    );
+    check("/tags", "get", &app.get("/tags", &key).await.expect(200));
+
+    let order = app
+        .post(
+            "/orders",
+            &key,
+            json!({"contact_id": id, "currency": "EUR",
+                   "items": [{"name": "Tea", "quantity": 2, "unit_price": 4.5}]}),
+        )
+        .await
+        .expect(201);
+    check("/orders", "post", &order);
+    check(
+        "/orders",
+        "get",
+        &app.get("/orders", &key).await.expect(200),
+    );
+
+    let conversation = app
+        .post(
+            "/conversations",
+            &key,
+            json!({"contact_id": id, "channel": "chan_a", "text": "Hello"}),
+        )
+        .await
+        .expect(201);
+    check("/conversations", "post", &conversation);
+    let cid = conversation.body["id"].as_u64().unwrap();
+    check(
+        "/conversations/{id}/messages",
+        "get",
+        &app.get(&format!("/conversations/{cid}/messages"), &key)
+            .await
+            .expect(200),
+    );
+
+    let endpoint = app
+        .post(
+            "/webhooks",
+            &key,
+            json!({"url": "https://hooks.example.com/in", "events": ["contact.created"]}),
+        )
+        .await
+        .expect(201);
+    check("/webhooks", "post", &endpoint);
+    check(
+        "/webhooks",
+        "get",
+        &app.get("/webhooks", &key).await.expect(200),
+    );
+    check("/me", "get", &app.get("/me", &key).await.expect(200));
+
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check bites: a contact without its fields, or with a wrong `object`, fails.
+    let mut wrong = contact.body.clone();
+    wrong["object"] = json!("order");
+    assert!(!conforms(&doc, "/contacts", "post", 201, &wrong).is_empty());
+    assert!(!conforms(&doc, "/contacts", "post", 201, &json!({"id": "x"})).is_empty());
 }
