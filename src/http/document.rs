@@ -20,11 +20,14 @@ const NO_WORKSPACE: [&str; 2] = ["/me", "/events"];
 /// Completes `doc` (the document as JSON) in place.
 pub fn complete(doc: &mut Value) {
     add_schemas(doc);
+    let schemas = doc["components"]["schemas"].clone();
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
             for method in METHODS {
                 if let Some(op) = item.get_mut(method) {
                     complete_operation(path, method, op);
+                    optional_empty_body(op, &schemas);
+                    at_least_one_field(path, method, op, &schemas);
                 }
             }
         }
@@ -34,12 +37,54 @@ pub fn complete(doc: &mut Value) {
 
 fn add_schemas(doc: &mut Value) {
     let schemas = &mut doc["components"]["schemas"];
+    bound_integers(schemas);
+    // Names of tags and closing notes: printable text, not only spaces.
+    for (schema, field) in [("NewTagInput", "name"), ("NewClosingNoteInput", "name")] {
+        if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
+            f["pattern"] = json!(PRINTABLE);
+        }
+    }
+    if let Some(tags) = schemas.pointer_mut("/ContactTagsInput/properties/tags") {
+        tags["items"] =
+            json!({"type": "string", "minLength": 1, "maxLength": 80, "pattern": PRINTABLE});
+    }
     schemas["LegacyError"] = json!({
         "type": "object",
         "description": "The error shape of the legacy routes.",
         "required": ["message"],
         "properties": {"message": {"type": "string"}}
     });
+}
+
+/// Text with something besides spaces and no control characters.
+const PRINTABLE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
+
+/// Integer fields are 64-bit: unsigned ones (ids, counts) up to u64::MAX, signed up to
+/// i64::MAX, unless a tighter bound is documented.
+fn bound_integers(schemas: &mut Value) {
+    let Some(all) = schemas.as_object_mut() else {
+        return;
+    };
+    for schema in all.values_mut() {
+        let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for prop in props.values_mut() {
+            let is_integer = prop["type"] == "integer"
+                || prop["type"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t == "integer"));
+            if !is_integer || prop.get("maximum").is_some() {
+                continue;
+            }
+            let unsigned = prop["minimum"].as_i64().is_some_and(|m| m >= 0);
+            prop["maximum"] = if unsigned {
+                json!(u64::MAX)
+            } else {
+                json!(i64::MAX)
+            };
+        }
+    }
 }
 
 fn error(description: &str, legacy: bool) -> Value {
@@ -98,7 +143,7 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "in": "header",
             "required": false,
             "description": "The workspace to act on, for a person's token that reaches several; an API key always acts on its own.",
-            "schema": {"type": "string", "pattern": "^ws_[A-Za-z0-9_]{1,64}$"}
+            "schema": {"type": "string"}
         }));
     }
     if method == "post" {
@@ -106,9 +151,12 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "name": "Idempotency-Key",
             "in": "header",
             "required": false,
-            "description": "Repeats with the same key and body answer the first response for 24 hours, with Idempotent-Replayed: true; the same key with another body answers 422 idempotency_key_reused.",
-            "schema": {"type": "string", "minLength": 1, "maxLength": 255}
+            "description": "Repeats with the same key and body answer the first response for 24 hours, with Idempotent-Replayed: true; the same key with another request answers 409 idempotency_key_reused.",
+            "schema": {"type": "string", "pattern": "^[!-~]{1,255}$"}
         }));
+    }
+    for p in params.iter_mut() {
+        bound_parameter(path, p);
     }
     op["parameters"] = Value::Array(params);
 
@@ -123,6 +171,12 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
         "401",
         "The credential is missing, unknown, revoked or expired.",
     );
+    if method == "post" {
+        add(
+            "409",
+            "A conflict with the current state, or an Idempotency-Key reused with another request (idempotency_key_reused).",
+        );
+    }
     if needs_workspace {
         add(
             "403",
@@ -175,6 +229,129 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
         if !headers.is_empty() {
             response["headers"] = Value::Object(headers);
         }
+    }
+}
+
+/// The real bounds of the parameters every route shares: integer path ids are positive
+/// 64-bit integers, and a `starting_after` cursor is the text a previous page answered.
+fn bound_parameter(path: &str, p: &mut Value) {
+    let integer = p["schema"]["type"] == "integer";
+    if integer && p["in"] == "path" {
+        p["schema"]["minimum"] = json!(1);
+    }
+    if integer && (p["in"] == "path" || p["in"] == "query") {
+        // Ids are unsigned 64-bit integers.
+        if let Some(s) = p["schema"].as_object_mut() {
+            s.remove("format");
+            s.entry("maximum").or_insert(json!(u64::MAX));
+        }
+    }
+    if p["in"] == "query" && p["name"] == "starting_after" {
+        p["schema"]["pattern"] = json!(if path == "/users" {
+            USER_CURSOR
+        } else {
+            ID_CURSOR
+        });
+    }
+}
+
+/// A cursor over an id-ordered list: base64url (no padding) of `c1:<id>`. The groups
+/// spell the digits of the id, at most 17 of them.
+/// (A first character `O` stands for 8 or 9, which narrows the second.)
+const ID_CURSOR: &str = concat!(
+    "^YzE6(",
+    "((?:[MN][DTjz]|O[DT])[AEIMQUYcgk][w-z0-5]){1,5}",
+    "((?:[MN][AQgw]|O[AQ])|(?:[MN][DTjz]|O[DT])[AEIMQUYcgk])?",
+    "|(?:[MN][AQgw]|O[AQ])|(?:[MN][DTjz]|O[DT])[AEIMQUYcgk]",
+    ")$"
+);
+
+/// A cursor over the member list: base64url of `k:usr_<id>`.
+const USER_CURSOR: &str = "^azp1c3Jf[A-Za-z0-9_-]+$";
+
+/// Bodies that must carry at least one of some fields (with a value): the rule of the
+/// operation, not of the schema, since create and upsert share one.
+const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
+    (
+        "post",
+        "/contacts",
+        &[
+            "first_name",
+            "last_name",
+            "phone",
+            "email",
+            "chan_d_phone",
+            "chan_a_username",
+            "chan_c_username",
+            "chan_e_username",
+        ],
+    ),
+    (
+        "post",
+        "/contacts/upsert",
+        &[
+            "phone",
+            "chan_d_phone",
+            "email",
+            "chan_a_username",
+            "chan_c_username",
+            "chan_e_username",
+        ],
+    ),
+    ("patch", "/tags/{id}", &["name", "color"]),
+    (
+        "patch",
+        "/orders/{id}",
+        &[
+            "status",
+            "payment_status",
+            "paid_amount",
+            "shipping_fee",
+            "notes",
+        ],
+    ),
+    // Every field of the body.
+    ("patch", "/products/{id}", &[]),
+];
+
+fn at_least_one_field(path: &str, method: &str, op: &mut Value, schemas: &Value) {
+    let Some((_, _, fields)) = AT_LEAST_ONE
+        .iter()
+        .find(|(m, p, _)| *m == method && *p == path)
+    else {
+        return;
+    };
+    let schema = &mut op["requestBody"]["content"]["application/json"]["schema"];
+    let all: Vec<String> = match schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
+        Some(name) if fields.is_empty() => schemas[name]["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default(),
+        _ => fields.iter().map(|f| f.to_string()).collect(),
+    };
+    let any_of: Vec<Value> = all
+        .iter()
+        .map(|f| json!({"required": [f], "properties": {f: {"not": {"enum": [null, ""]}}}}))
+        .collect();
+    *schema = json!({"allOf": [schema.clone()], "anyOf": any_of});
+    op["requestBody"]["required"] = json!(true);
+}
+
+/// An empty body reads as `{}`, so a body whose schema requires no field may be left out.
+fn optional_empty_body(op: &mut Value, schemas: &Value) {
+    let Some(body) = op.get_mut("requestBody") else {
+        return;
+    };
+    let schema = &body["content"]["application/json"]["schema"];
+    let resolved = match schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
+        Some(name) => &schemas[name],
+        None => schema,
+    };
+    let needs_a_field = resolved["required"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty());
+    if !needs_a_field {
+        body["required"] = json!(false);
     }
 }
 
@@ -304,5 +481,41 @@ mod tests {
         );
         assert!(legacy["responses"]["202"]["headers"]["Idempotent-Replayed"].is_object());
         assert_eq!(doc["webhooks"].as_object().map(Map::len), Some(58));
+        assert!(patch["responses"].get("409").is_none());
+        assert!(legacy["responses"].get("409").is_some());
+    }
+
+    #[test]
+    fn the_cursor_pattern_accepts_every_cursor_the_lists_answer() {
+        let pattern = jsonschema::validator_for(&json!({"type": "string", "pattern": ID_CURSOR}))
+            .expect("valid pattern");
+        for id in [
+            1,
+            9,
+            10,
+            99,
+            100,
+            12_345,
+            999_999,
+            10_000_000_000_000_000u64,
+        ] {
+            let cursor = crate::http::pagination::encode_cursor(id);
+            assert!(pattern.is_valid(&json!(cursor)), "{id}: {cursor}");
+        }
+        assert!(!pattern.is_valid(&json!("42")));
+        assert!(!pattern.is_valid(&json!("YzE6")), "a cursor names an id");
+        assert!(!pattern.is_valid(&json!(crate::http::pagination::encode_cursor(9) + "x")));
+        let printable =
+            jsonschema::validator_for(&json!({"type": "string", "pattern": PRINTABLE})).unwrap();
+        for (text, ok) in [
+            ("Ann", true),
+            (" a b ", true),
+            ("", false),
+            ("   ", false),
+            ("a\u{1}", false),
+            ("a\u{85}", false),
+        ] {
+            assert_eq!(printable.is_valid(&json!(text)), ok, "{text:?}");
+        }
     }
 }

@@ -235,7 +235,7 @@ async fn list_parameters_in_the_document_carry_their_types_and_bounds() {
     assert_eq!(limit["in"], "query");
     assert_eq!(limit["schema"]["minimum"], 1);
     assert_eq!(limit["schema"]["maximum"], 100);
-    assert_eq!(param("stage_id")["schema"]["minimum"], 1);
+    assert_eq!(param("stage_id")["schema"]["minimum"], 0);
     assert!(param("updated_since")["schema"]
         .to_string()
         .contains("date-time"));

@@ -23,6 +23,7 @@ pub struct ClosingNote {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewClosingNoteInput {
+    #[schema(min_length = 1, pattern = "\\S")]
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,

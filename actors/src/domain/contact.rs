@@ -668,6 +668,7 @@ fn string(value: &Value, max: usize) -> Result<String, String> {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewNoteInput {
+    #[schema(min_length = 1, max_length = 10_000, pattern = "\\S")]
     pub body: String,
 }
 
@@ -718,6 +719,8 @@ impl Dnc {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContactTagsInput {
+    /// Tag names, 1 to 80 characters each; new names join the workspace's list.
+    #[schema(min_items = 1, max_items = 100)]
     pub tags: Vec<String>,
 }
 

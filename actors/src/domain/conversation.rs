@@ -159,6 +159,7 @@ impl Conversation {
 #[serde(deny_unknown_fields)]
 pub struct NewConversationInput {
     pub contact_id: u64,
+    #[schema(value_type = Channel)]
     pub channel: String,
     #[serde(default)]
     pub text: Option<String>,
@@ -259,6 +260,7 @@ pub struct Comment {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewCommentInput {
+    #[schema(min_length = 1, max_length = 10_000, pattern = "\\S")]
     pub body: String,
 }
 

@@ -189,9 +189,12 @@ pub struct OrderView {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemInput {
+    #[schema(min_length = 1, pattern = "\\S")]
     pub name: String,
+    #[schema(minimum = 1, maximum = 100_000)]
     pub quantity: i64,
-    #[schema(value_type = f64)]
+    /// In major units of the order's currency, at most as many decimals as it has.
+    #[schema(value_type = f64, minimum = 0, maximum = 100_000_000)]
     pub unit_price: Amount,
     #[serde(default)]
     pub product_id: Option<ProductId>,
@@ -204,14 +207,19 @@ pub struct ItemInput {
 #[serde(deny_unknown_fields)]
 pub struct NewOrderInput {
     pub contact_id: ContactId,
+    #[schema(min_items = 1, max_items = 200)]
     pub items: Vec<ItemInput>,
+    /// An ISO 4217 code, in any case.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z]{3}$")]
     pub currency: Option<String>,
     #[serde(default)]
     pub notes: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<FulfillmentStatus>)]
     pub status: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<PaymentStatus>)]
     pub payment_status: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<f64>)]
@@ -226,8 +234,10 @@ pub struct NewOrderInput {
 #[serde(deny_unknown_fields)]
 pub struct OrderPatchInput {
     #[serde(default)]
+    #[schema(value_type = Option<FulfillmentStatus>)]
     pub status: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<PaymentStatus>)]
     pub payment_status: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<f64>)]
@@ -244,6 +254,7 @@ pub struct OrderPatchInput {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusInput {
+    #[schema(value_type = FulfillmentStatus)]
     pub status: String,
 }
 
@@ -251,6 +262,7 @@ pub struct StatusInput {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuantityInput {
+    #[schema(minimum = 1, maximum = 100_000)]
     pub quantity: i64,
 }
 
@@ -258,6 +270,7 @@ pub struct QuantityInput {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineInput {
+    #[schema(min_length = 1, max_length = 2_000, pattern = "\\S")]
     pub note: String,
 }
 

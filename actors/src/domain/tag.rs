@@ -87,6 +87,7 @@ pub struct Tag {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTagInput {
+    #[schema(min_length = 1, max_length = 80, pattern = "\\S")]
     pub name: String,
     #[serde(default)]
     pub color: Option<String>,
@@ -100,7 +101,7 @@ pub struct TagPatchInput {
     #[schema(value_type = Option<String>)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<TagColor>)]
     pub color: Patch<String>,
 }
 

@@ -71,7 +71,7 @@ struct ContactListQuery {
     email: Option<String>,
     /// A tag name.
     tag: Option<String>,
-    #[param(value_type = Option<u64>, minimum = 1)]
+    #[param(value_type = Option<u64>, minimum = 0)]
     stage_id: Option<StageId>,
     assigned_to_user_id: Option<String>,
     /// Contacts reachable on this channel.

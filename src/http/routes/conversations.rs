@@ -85,10 +85,11 @@ fn inbox(ws: &Ws) -> ApiResult<Caller> {
 #[into_params(parameter_in = Query)]
 struct ConversationListQuery {
     status: Option<ConversationStatus>,
-    #[param(minimum = 1)]
+    #[param(minimum = 0)]
     contact_id: Option<u64>,
     channel: Option<Channel>,
     /// A user id (`usr_...`).
+    #[param(pattern = "^usr_[A-Za-z0-9_]{1,64}$")]
     assigned_to_user_id: Option<String>,
     ai_paused: Option<bool>,
     /// Conversations changed at or after this time (ISO 8601 with an offset).
@@ -100,7 +101,7 @@ struct ConversationListQuery {
 #[into_params(parameter_in = Query)]
 struct HandoverListQuery {
     status: Option<HandoverStatus>,
-    #[param(minimum = 1)]
+    #[param(minimum = 0)]
     conversation_id: Option<u64>,
 }
 

@@ -339,6 +339,7 @@ async fn post_message(
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChatInput {
     /// The customer's words, 1-10,000 characters.
+    #[schema(min_length = 1, max_length = 10_000, pattern = "\\S")]
     pub message: String,
     /// A conversation to continue; or `contact` to find the contact's latest one.
     #[serde(default)]

@@ -40,7 +40,7 @@ struct OrderListQuery {
     /// The fulfilment status.
     status: Option<FulfillmentStatus>,
     payment_status: Option<PaymentStatus>,
-    #[param(minimum = 1)]
+    #[param(minimum = 0)]
     contact_id: Option<u64>,
     /// Orders created at or after this time (ISO 8601 with an offset).
     created_since: Option<DateTime<Utc>>,
