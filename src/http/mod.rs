@@ -61,6 +61,24 @@ impl AppState {
     pub fn new(shared: Shared) -> Self {
         Self(Arc::new(shared))
     }
+
+    /// Asks the workspace's actor on the caller's behalf: `build` gets the caller as the
+    /// origin of the events the change causes, and the reply port.
+    pub async fn ask_as<T, M>(
+        &self,
+        ws: &auth::Ws,
+        build: impl Fn(switchboard_actors::events::Origin, switchboard_actors::workspace::Reply<T>) -> M,
+    ) -> error::ApiResult<T>
+    where
+        T: Send + 'static,
+        M: Into<switchboard_actors::workspace::WorkspaceMsg>,
+    {
+        let origin = ws.origin();
+        Ok(self
+            .registry
+            .call(&ws.id, |reply| build(origin.clone(), reply).into())
+            .await?)
+    }
 }
 
 #[derive(OpenApi)]

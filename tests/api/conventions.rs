@@ -155,14 +155,7 @@ async fn timestamps_are_utc_with_milliseconds() {
 #[tokio::test]
 async fn the_openapi_document_is_served_and_lists_every_route() {
     let app = spawn_app().await;
-    let r = app
-        .client
-        .get(format!("{}/api/v1/openapi.json", app.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let doc: serde_json::Value = r.json().await.unwrap();
+    let doc = app.openapi().await;
     assert_eq!(doc["openapi"], "3.1.0");
     let paths = doc["paths"].as_object().unwrap();
     for (path, method) in [
@@ -211,15 +204,7 @@ async fn the_openapi_document_is_served_and_lists_every_route() {
 #[tokio::test]
 async fn list_parameters_in_the_document_carry_their_types_and_bounds() {
     let app = spawn_app().await;
-    let doc: serde_json::Value = app
-        .client
-        .get(format!("{}/api/v1/openapi.json", app.api))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: serde_json::Value = app.openapi().await;
     let params = doc["paths"]["/contacts"]["get"]["parameters"]
         .as_array()
         .unwrap()

@@ -9,21 +9,10 @@ use crate::helpers::*;
 /// Routes mounted on the API listener that the document deliberately leaves out.
 const UNDOCUMENTED: &[&str] = &["/health", "/api/v1/openapi.json", "/__test/panic"];
 
-async fn document(app: &TestApp) -> Value {
-    app.client
-        .get(format!("{}/api/v1/openapi.json", app.api))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn every_operation_in_the_document_is_served() {
     let app = spawn_app().await;
-    let doc = document(&app).await;
+    let doc = app.openapi().await;
     let paths = doc["paths"].as_object().expect("paths");
     let mut missing = Vec::new();
     let mut count = 0;
@@ -104,7 +93,7 @@ fn every_route_mounted_outside_the_document_is_a_named_exception() {
 #[tokio::test]
 async fn the_served_document_lists_shared_errors_headers_and_the_58_webhook_events() {
     let app = spawn_app().await;
-    let doc = document(&app).await;
+    let doc = app.openapi().await;
     let list = &doc["paths"]["/contacts"]["get"];
     for status in ["200", "401", "403", "422", "429"] {
         assert!(
@@ -157,7 +146,7 @@ fn conforms(doc: &Value, path: &str, method: &str, status: u16, body: &Value) ->
 #[tokio::test]
 async fn real_responses_conform_to_their_documented_schemas() {
     let app = spawn_app().await;
-    let doc = document(&app).await;
+    let doc = app.openapi().await;
     let key = app.key.clone();
     let mut problems = Vec::new();
     let mut check = |path: &str, method: &str, r: &Resp| {

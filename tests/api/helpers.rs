@@ -201,6 +201,18 @@ impl TestApp {
         }
     }
 
+    /// The served OpenAPI document.
+    pub async fn openapi(&self) -> Value {
+        let r = self
+            .client
+            .get(format!("{}/api/v1/openapi.json", self.api))
+            .send()
+            .await
+            .expect("document served");
+        assert_eq!(r.status(), 200);
+        r.json().await.expect("document is JSON")
+    }
+
     pub async fn get(&self, path: &str, token: &str) -> Resp {
         self.call(Method::GET, path).token(token).send().await
     }

@@ -36,16 +36,11 @@ async fn patch_ai_settings(
     ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(patch): ApiJson<AiSettingsPatch>,
 ) -> ApiResult<Json<Obj<AiSettings>>> {
-    let origin = ws.origin();
     let s = app
-        .registry
-        .call(&ws.id, |r| {
-            AiSettingsMsg::Patch {
-                origin: origin.clone(),
-                patch: Box::new(patch.clone()),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| AiSettingsMsg::Patch {
+            origin,
+            patch: Box::new(patch.clone()),
+            reply,
         })
         .await?;
     Ok(Json(Obj(s)))

@@ -145,16 +145,11 @@ async fn create_contact(
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, ContactJson)> {
     let new = with_member(&app, &ws, NewContact::parse_create(input)?)?;
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Create {
-                origin: origin.clone(),
-                new: new.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::Create {
+            origin,
+            new: new.clone(),
+            reply,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(c))))
@@ -321,17 +316,12 @@ async fn update_contact(
     ApiJson(input): ApiJson<ContactPatchInput>,
 ) -> ApiResult<ContactJson> {
     let fields = contact::parse_patch(input)?;
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Update {
-                origin: origin.clone(),
-                id,
-                fields: fields.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::Update {
+            origin,
+            id,
+            fields: fields.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -353,16 +343,11 @@ async fn delete_contact(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<ContactId>,
 ) -> ApiResult<Json<ContactDeleted>> {
-    let origin = ws.origin();
     let id = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Delete {
-                origin: origin.clone(),
-                id,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::Delete {
+            origin,
+            id,
+            reply,
         })
         .await?;
     Ok(Json(ContactDeleted {
@@ -399,17 +384,12 @@ async fn add_contact_tags(
     ApiJson(input): ApiJson<ContactTagsInput>,
 ) -> ApiResult<ContactJson> {
     let tags = contact::parse_tags(input)?;
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::AddTags {
-                origin: origin.clone(),
-                id,
-                tags: tags.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::AddTags {
+            origin,
+            id,
+            tags: tags.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -426,17 +406,12 @@ async fn remove_contact_tags(
     ApiJson(input): ApiJson<ContactTagsInput>,
 ) -> ApiResult<ContactJson> {
     let tags = contact::parse_tags(input)?;
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::RemoveTags {
-                origin: origin.clone(),
-                id,
-                tags: tags.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::RemoveTags {
+            origin,
+            id,
+            tags: tags.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -475,17 +450,12 @@ async fn remove_contact_stage(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<ContactId>,
 ) -> ApiResult<ContactJson> {
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::SetStage {
-                origin: origin.clone(),
-                id,
-                stage: None,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::SetStage {
+            origin,
+            id,
+            stage: None,
+            reply,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -505,17 +475,12 @@ async fn set_contact_assignee(
         .user_id
         .map(|u| member(&app, &ws, &u, "user_id"))
         .transpose()?;
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Assign {
-                origin: origin.clone(),
-                id,
-                user: user.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::Assign {
+            origin,
+            id,
+            user: user.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -550,17 +515,12 @@ async fn add_contact_note(
     ApiJson(input): ApiJson<NewNoteInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Note>>)> {
     let body = contact::note_body(input)?;
-    let origin = ws.origin();
     let note = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::AddNote {
-                origin: origin.clone(),
-                id,
-                body: body.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::AddNote {
+            origin,
+            id,
+            body: body.clone(),
+            reply,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(note))))
@@ -577,17 +537,12 @@ async fn set_contact_dnc(
     ApiJson(input): ApiJson<DncInput>,
 ) -> ApiResult<ContactJson> {
     let dnc = Dnc::parse(input)?;
-    let origin = ws.origin();
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::SetDnc {
-                origin: origin.clone(),
-                id,
-                dnc: dnc.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ContactMsg::SetDnc {
+            origin,
+            id,
+            dnc: dnc.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(c)))

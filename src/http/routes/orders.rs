@@ -100,16 +100,11 @@ async fn create_order(
     ApiJson(input): ApiJson<NewOrderInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
     let new = NewOrder::parse(input)?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::Create {
-                origin: origin.clone(),
-                new: new.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::Create {
+            origin,
+            new: new.clone(),
+            reply,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(o))))
@@ -126,17 +121,12 @@ async fn update_order(
     ApiJson(input): ApiJson<OrderPatchInput>,
 ) -> ApiResult<OrderJson> {
     let change = OrderChange::parse(input)?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::Update {
-                origin: origin.clone(),
-                id,
-                change: change.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::Update {
+            origin,
+            id,
+            change: change.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -153,17 +143,12 @@ async fn set_order_status(
 ) -> ApiResult<OrderJson> {
     let status =
         FulfillmentStatus::parse(&input.status).map_err(|m| ApiError::invalid("status", m))?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::SetStatus {
-                origin: origin.clone(),
-                id,
-                status,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::SetStatus {
+            origin,
+            id,
+            status,
+            reply,
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -180,17 +165,12 @@ async fn add_order_item(
     ApiJson(input): ApiJson<ItemInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
     let item = order::parse_new_item(input)?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::AddItem {
-                origin: origin.clone(),
-                id,
-                item: item.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::AddItem {
+            origin,
+            id,
+            item: item.clone(),
+            reply,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(o))))
@@ -213,18 +193,13 @@ async fn update_order_item(
 ) -> ApiResult<OrderJson> {
     let (id, item) = ids(raw)?;
     let quantity = order::parse_quantity(input)?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::SetItemQuantity {
-                origin: origin.clone(),
-                id,
-                item,
-                quantity,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::SetItemQuantity {
+            origin,
+            id,
+            item,
+            quantity,
+            reply,
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -240,17 +215,12 @@ async fn remove_order_item(
     Path(raw): Path<(String, String)>,
 ) -> ApiResult<OrderJson> {
     let (id, item) = ids(raw)?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::RemoveItem {
-                origin: origin.clone(),
-                id,
-                item,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::RemoveItem {
+            origin,
+            id,
+            item,
+            reply,
         })
         .await?;
     Ok(Json(Obj(o)))
@@ -267,17 +237,12 @@ async fn add_order_timeline_note(
     ApiJson(input): ApiJson<TimelineInput>,
 ) -> ApiResult<(StatusCode, OrderJson)> {
     let note = order::parse_timeline_note(input)?;
-    let origin = ws.origin();
     let o = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::AddTimeline {
-                origin: origin.clone(),
-                id,
-                note: note.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| OrderMsg::AddTimeline {
+            origin,
+            id,
+            note: note.clone(),
+            reply,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(o))))

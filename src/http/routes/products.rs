@@ -100,16 +100,11 @@ async fn create_product(
     ApiJson(input): ApiJson<ProductInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<ProductView>>)> {
     let change = ProductChange::parse(input, true)?;
-    let origin = ws.origin();
     let p = app
-        .registry
-        .call(&ws.id, |r| {
-            ProductMsg::Create {
-                origin: origin.clone(),
-                change: change.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ProductMsg::Create {
+            origin,
+            change: change.clone(),
+            reply,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(p))))
@@ -126,17 +121,12 @@ async fn update_product(
     ApiJson(input): ApiJson<ProductInput>,
 ) -> ApiResult<Json<Obj<ProductView>>> {
     let change = ProductChange::parse(input, false)?;
-    let origin = ws.origin();
     let p = app
-        .registry
-        .call(&ws.id, |r| {
-            ProductMsg::Update {
-                origin: origin.clone(),
-                id,
-                change: change.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ProductMsg::Update {
+            origin,
+            id,
+            change: change.clone(),
+            reply,
         })
         .await?;
     Ok(Json(Obj(p)))
@@ -158,16 +148,11 @@ async fn delete_product(
     ws: Allowed<need::BusinessPages>,
     PathId(id): PathId<ProductId>,
 ) -> ApiResult<Json<ProductDeleted>> {
-    let origin = ws.origin();
     let id = app
-        .registry
-        .call(&ws.id, |r| {
-            ProductMsg::Delete {
-                origin: origin.clone(),
-                id,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| ProductMsg::Delete {
+            origin,
+            id,
+            reply,
         })
         .await?;
     Ok(Json(ProductDeleted {

@@ -218,16 +218,11 @@ async fn delete_webhook(
     ws: Allowed<need::Integrations>,
     EndpointPath(id): EndpointPath,
 ) -> ApiResult<Json<EndpointDeleted>> {
-    let origin = ws.origin();
     let id = app
-        .registry
-        .call(&ws.id, |r| {
-            WebhookMsg::Delete {
-                origin: origin.clone(),
-                id: id.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, reply| WebhookMsg::Delete {
+            origin,
+            id: id.clone(),
+            reply,
         })
         .await?;
     Ok(Json(EndpointDeleted {

@@ -323,15 +323,7 @@ async fn conversations_and_messages_survive_a_restart() {
 #[tokio::test]
 async fn the_openapi_document_lists_the_messaging_routes() {
     let app = spawn_app().await;
-    let doc: Value = app
-        .client
-        .get(format!("{}/api/v1/openapi.json", app.api))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = app.openapi().await;
     let paths = doc["paths"].as_object().unwrap();
     for (path, method) in [
         ("/conversations", "get"),
