@@ -140,13 +140,16 @@ pub struct AiSettingsPatch {
     #[serde(default)]
     pub handover_keywords: Option<Vec<String>>,
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 10_000, pattern = "\\S")]
     pub fallback_reply: Option<String>,
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 10_000, pattern = "\\S")]
     pub handover_reply: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub followup_after: Patch<String>,
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 10_000, pattern = "\\S")]
     pub followup_text: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]

@@ -222,10 +222,10 @@ pub struct NewOrderInput {
     #[schema(value_type = Option<PaymentStatus>)]
     pub payment_status: Option<String>,
     #[serde(default)]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = 0)]
     pub paid_amount: Option<Amount>,
     #[serde(default)]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = 0)]
     pub shipping_fee: Option<Amount>,
 }
 
@@ -240,10 +240,10 @@ pub struct OrderPatchInput {
     #[schema(value_type = Option<PaymentStatus>)]
     pub payment_status: Option<String>,
     #[serde(default)]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = 0)]
     pub paid_amount: Option<Amount>,
     #[serde(default)]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = 0)]
     pub shipping_fee: Option<Amount>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]

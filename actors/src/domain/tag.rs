@@ -90,6 +90,7 @@ pub struct NewTagInput {
     #[schema(min_length = 1, max_length = 80, pattern = "\\S")]
     pub name: String,
     #[serde(default)]
+    #[schema(value_type = Option<TagColor>)]
     pub color: Option<String>,
 }
 
