@@ -485,3 +485,27 @@ pub fn invalid(r: Resp, path: &str) {
 pub fn not_found(r: Resp) {
     r.expect_error(404, "not_found");
 }
+
+/// Walks a list page by page (`path` may carry a query already) with `limit` per page;
+/// answers each page's size and the `id`s in the order they came. Checks that every page
+/// but the last carries a cursor and the last carries none.
+pub async fn walk_pages(app: &TestApp, path: &str, limit: usize) -> (Vec<usize>, Vec<u64>) {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let first = format!("{path}{sep}limit={limit}");
+    let (mut sizes, mut ids) = (Vec::new(), Vec::new());
+    let mut url = first.clone();
+    for _ in 0..1_000 {
+        let page = app.get(&url, &app.key).await.expect(200).body;
+        let data = page["data"].as_array().expect("data");
+        sizes.push(data.len());
+        ids.extend(data.iter().map(|v| v["id"].as_u64().expect("integer id")));
+        if page["has_more"] == true {
+            let cursor = page["next_cursor"].as_str().expect("a cursor when has_more");
+            url = format!("{first}&starting_after={cursor}");
+        } else {
+            assert!(page["next_cursor"].is_null(), "{page}");
+            return (sizes, ids);
+        }
+    }
+    panic!("pagination of {path} never ended");
+}

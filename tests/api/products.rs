@@ -373,24 +373,7 @@ async fn products_are_listed_newest_first_in_pages() {
     assert_eq!(all["data"][0]["object"], "product");
     assert_eq!(list_ids(&app, "").await, newest_first);
 
-    let mut seen = Vec::new();
-    let mut sizes = Vec::new();
-    let mut url = format!("{PRODUCTS}?limit=2");
-    loop {
-        let page = app.get(&url, &app.key).await.expect(200).body;
-        let data = page["data"].as_array().unwrap();
-        sizes.push(data.len());
-        seen.extend(data.iter().map(id));
-        if page["has_more"] == true {
-            let cursor = page["next_cursor"]
-                .as_str()
-                .expect("a cursor when has_more");
-            url = format!("{PRODUCTS}?limit=2&starting_after={cursor}");
-        } else {
-            assert!(page["next_cursor"].is_null(), "{page}");
-            break;
-        }
-    }
+    let (sizes, seen) = walk_pages(&app, PRODUCTS, 2).await;
     assert_eq!(sizes, vec![2, 2, 1]);
     assert_eq!(seen, newest_first);
 

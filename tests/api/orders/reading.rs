@@ -94,25 +94,7 @@ async fn orders_are_listed_newest_first_in_pages() {
     assert_eq!(first["items"][0]["name"], "Tea");
     assert_eq!(list_ids(&app, "").await, newest_first);
 
-    // Walk pages of three.
-    let mut seen = Vec::new();
-    let mut sizes = Vec::new();
-    let mut url = format!("{ORDERS}?limit=3");
-    loop {
-        let page = app.get(&url, &app.key).await.expect(200).body;
-        let data = page["data"].as_array().unwrap();
-        sizes.push(data.len());
-        seen.extend(data.iter().map(id));
-        if page["has_more"] == true {
-            let cursor = page["next_cursor"]
-                .as_str()
-                .expect("a cursor when has_more");
-            url = format!("{ORDERS}?limit=3&starting_after={cursor}");
-        } else {
-            assert!(page["next_cursor"].is_null(), "{page}");
-            break;
-        }
-    }
+    let (sizes, seen) = walk_pages(&app, ORDERS, 3).await;
     assert_eq!(sizes, vec![3, 3, 1]);
     assert_eq!(seen, newest_first);
 
