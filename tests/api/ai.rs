@@ -495,6 +495,20 @@ mod timers {
         (app, clock)
     }
 
+    /// Sets `settings` on the AI, then a customer (by phone) says `message` through /chat;
+    /// the conversation it landed in.
+    async fn customer_says(app: &TestApp, settings: Value, message: &str) -> u64 {
+        app.patch("/ai-settings", &app.key, settings)
+            .await
+            .expect(200);
+        let r = chat(
+            app,
+            json!({"message": message, "contact": {"phone": "+15550100"}}),
+        )
+        .await;
+        r.body["conversationId"].as_u64().unwrap()
+    }
+
     async fn messages(app: &TestApp, conversation: u64) -> Vec<Value> {
         let mut all = listed(
             app.get(&format!("/conversations/{conversation}/messages"), &app.key)
@@ -518,15 +532,7 @@ mod timers {
     #[tokio::test]
     async fn a_quiet_customer_gets_one_follow_up_even_from_a_passivated_workspace() {
         let (app, clock) = clocked(|s| s.actor_idle = Duration::from_millis(50)).await;
-        app.patch("/ai-settings", &app.key, json!({"followup_after": "30m"}))
-            .await
-            .expect(200);
-        let r = chat(
-            &app,
-            json!({"message": "hello", "contact": {"phone": "+15550100"}}),
-        )
-        .await;
-        let conversation = r.body["conversationId"].as_u64().unwrap();
+        let conversation = customer_says(&app, json!({"followup_after": "30m"}), "hello").await;
         assert_eq!(messages(&app, conversation).await.len(), 2);
 
         clock.advance(29 * MINUTE);
@@ -557,15 +563,7 @@ mod timers {
     #[tokio::test]
     async fn a_team_reply_takes_over_and_no_follow_up_goes_out() {
         let (app, clock) = clocked(|_| {}).await;
-        app.patch("/ai-settings", &app.key, json!({"followup_after": "30m"}))
-            .await
-            .expect(200);
-        let r = chat(
-            &app,
-            json!({"message": "hello", "contact": {"phone": "+15550100"}}),
-        )
-        .await;
-        let conversation = r.body["conversationId"].as_u64().unwrap();
+        let conversation = customer_says(&app, json!({"followup_after": "30m"}), "hello").await;
         app.post(
             &format!("/conversations/{conversation}/messages"),
             &app.key,
@@ -581,15 +579,8 @@ mod timers {
     #[tokio::test]
     async fn a_quiet_conversation_closes_by_itself() {
         let (app, clock) = clocked(|_| {}).await;
-        app.patch("/ai-settings", &app.key, json!({"auto_close_after": "1h"}))
-            .await
-            .expect(200);
-        let r = chat(
-            &app,
-            json!({"message": "agent please", "contact": {"phone": "+15550100"}}),
-        )
-        .await;
-        let conversation = r.body["conversationId"].as_u64().unwrap();
+        let conversation =
+            customer_says(&app, json!({"auto_close_after": "1h"}), "agent please").await;
         clock.advance(61 * MINUTE);
         let path = format!("/conversations/{conversation}");
         eventually("the auto-close", async || {

@@ -500,7 +500,9 @@ pub async fn walk_pages(app: &TestApp, path: &str, limit: usize) -> (Vec<usize>,
         sizes.push(data.len());
         ids.extend(data.iter().map(|v| v["id"].as_u64().expect("integer id")));
         if page["has_more"] == true {
-            let cursor = page["next_cursor"].as_str().expect("a cursor when has_more");
+            let cursor = page["next_cursor"]
+                .as_str()
+                .expect("a cursor when has_more");
             url = format!("{first}&starting_after={cursor}");
         } else {
             assert!(page["next_cursor"].is_null(), "{page}");
