@@ -101,8 +101,9 @@ async fn the_default_ladder_waits_30_s_2_m_10_m_1_h_6_h_and_24_h() {
     rx.stays_at(7, Duration::from_millis(200)).await;
 }
 
-#[tokio::test]
-async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_notified() {
+/// An app on a manual clock with a 20-minute ladder and a one-hour failure window, and a
+/// `tag.*` endpoint whose receiver answers 500; the endpoint's id.
+async fn failing_within_an_hour() -> (TestApp, ManualClock, TestReceiver, String) {
     let clock = ManualClock::new(chrono::Utc::now());
     let app = spawn_clocked_webhook_app(clock.clone(), |s| {
         s.webhooks.retry_delays = vec![20 * MINUTE; 6];
@@ -112,6 +113,12 @@ async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_noti
     let rx = TestReceiver::start().await;
     rx.respond_with(500);
     let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    (app, clock, rx, id)
+}
+
+#[tokio::test]
+async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_notified() {
+    let (app, clock, rx, id) = failing_within_an_hour().await;
     new_tag(&app, &app.key, "failing").await;
 
     rx.wait_for(1).await;
@@ -185,15 +192,7 @@ async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_noti
 
 #[tokio::test]
 async fn a_success_inside_the_window_resets_the_failure_count_and_the_window() {
-    let clock = ManualClock::new(chrono::Utc::now());
-    let app = spawn_clocked_webhook_app(clock.clone(), |s| {
-        s.webhooks.retry_delays = vec![20 * MINUTE; 6];
-        s.webhooks.disable_after = HOUR;
-    })
-    .await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (app, clock, rx, id) = failing_within_an_hour().await;
     new_tag(&app, &app.key, "one").await;
     rx.wait_for(1).await;
     deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
