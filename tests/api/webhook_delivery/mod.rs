@@ -137,6 +137,21 @@ async fn launch_with_proxy(dir: &Path, proxy: &str) -> Server {
     launch(dir, &env, &["NO_PROXY", "no_proxy"]).await
 }
 
+/// Rotates the endpoint's secret; the new one.
+async fn rotate(app: &TestApp, id: &str) -> String {
+    app.post(
+        &format!("/webhooks/{id}/rotate-secret"),
+        &app.key,
+        json!({}),
+    )
+    .await
+    .expect(200)
+    .body["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string()
+}
+
 mod disabling;
 mod filters;
 mod privacy;

@@ -212,18 +212,7 @@ async fn with_a_shortened_overlap_the_second_signature_goes_away_after_it() {
         spawn_webhook_app_with(|s| s.webhooks.secret_overlap = Duration::from_millis(300)).await;
     let rx = TestReceiver::start().await;
     let (id, old) = hook(&app, &rx.url, &["tag.*"]).await;
-    let new = app
-        .post(
-            &format!("/webhooks/{id}/rotate-secret"),
-            &app.key,
-            json!({}),
-        )
-        .await
-        .expect(200)
-        .body["secret"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let new = rotate(&app, &id).await;
     new_tag(&app, &app.key, "during").await;
     let got = rx.wait_for(1).await;
     assert_eq!(got[0].signatures().len(), 2);
@@ -247,18 +236,7 @@ async fn a_retry_sent_after_the_overlap_is_signed_with_the_new_secret_only() {
     let rx = TestReceiver::start().await;
     rx.respond_with(500);
     let (id, old) = hook(&app, &rx.url, &["tag.*"]).await;
-    let new = app
-        .post(
-            &format!("/webhooks/{id}/rotate-secret"),
-            &app.key,
-            json!({}),
-        )
-        .await
-        .expect(200)
-        .body["secret"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let new = rotate(&app, &id).await;
     new_tag(&app, &app.key, "retried").await;
     let got = rx.wait_for(1).await;
     assert_eq!(got[0].signatures().len(), 2);
