@@ -17,7 +17,7 @@ use switchboard_actors::domain::message::{Attachment, Body};
 use switchboard_actors::domain::{DomainError, FieldError};
 use switchboard_actors::idempotency::MAX_KEY_LEN;
 use switchboard_actors::ids::{ContactId, ConversationId};
-use switchboard_actors::workspace::conversations::{Inbound, InboundFrom, RepeatGuard};
+use switchboard_actors::workspace::conversations::{Accepted, Inbound, InboundFrom, RepeatGuard};
 use switchboard_actors::workspace::ConversationMsg;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -75,6 +75,21 @@ impl IntoResponse for LegacyError {
 }
 
 type LegacyResult<T> = Result<T, LegacyError>;
+
+/// Hands a customer message to its workspace: stored, routed to a conversation, and
+/// (when asked) answered by the AI once durable.
+async fn receive(app: &AppState, ws: &Ws, inbound: Inbound) -> LegacyResult<Accepted> {
+    Ok(app
+        .registry
+        .call(&ws.id, |r| {
+            ConversationMsg::Inbound {
+                inbound: Box::new(inbound.clone()),
+                reply: r,
+            }
+            .into()
+        })
+        .await?)
+}
 
 /// Authentication for the legacy routes: the credential and workspace as everywhere, the
 /// inbox permission, but no rate limit, and errors as `{message}`.
@@ -313,16 +328,7 @@ async fn post_message(
         source: ws.origin().source,
         answer: true,
     };
-    let accepted = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Inbound {
-                inbound: Box::new(inbound.clone()),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
+    let accepted = receive(&app, &ws, inbound).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(LegacyAccepted {
@@ -412,16 +418,7 @@ async fn post_chat(
         source: ws.origin().source,
         answer: false,
     };
-    let accepted = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Inbound {
-                inbound: Box::new(inbound.clone()),
-                reply: r,
-            }
-            .into()
-        })
-        .await?;
+    let accepted = receive(&app, &ws, inbound).await?;
     let (conversation, message) = (accepted.conversation_id, accepted.message_id);
     let mut answer = ChatAnswer {
         conversation_id: conversation.get(),
