@@ -1250,19 +1250,37 @@ fn close_as(
     Ok(step.done(closed))
 }
 
+/// A change of state that the conversation's own rule allows (`apply` answers true) or
+/// refuses (409 with `refused`), announced as `event`.
+fn transition(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    event: &'static str,
+    refused: &str,
+    apply: impl FnOnce(&mut Conversation, chrono::DateTime<chrono::Utc>) -> bool,
+) -> Result<Change<Conversation>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    if !apply(&mut c, *ctx.now) {
+        return Err(DomainError::conflict(refused));
+    }
+    let mut step = Step::new(ctx);
+    let c = step.save(data, c, Some(event))?;
+    Ok(step.done(c))
+}
+
 fn reopen(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     id: ConversationId,
 ) -> Result<Change<Conversation>, DomainError> {
-    let mut c = found(data, id)?.clone();
-    if c.is_open() {
-        return Err(DomainError::conflict("the conversation is already open"));
-    }
-    let mut step = Step::new(ctx);
-    c.reopen(*ctx.now);
-    let c = step.save(data, c, Some("conversation.reopened"))?;
-    Ok(step.done(c))
+    let refused = "the conversation is already open";
+    transition(data, ctx, id, "conversation.reopened", refused, |c, now| {
+        !c.is_open() && {
+            c.reopen(now);
+            true
+        }
+    })
 }
 
 fn assign(
@@ -1294,13 +1312,15 @@ fn pause(
     id: ConversationId,
     reason: AiPauseReason,
 ) -> Result<Change<Conversation>, DomainError> {
-    let mut c = found(data, id)?.clone();
-    if !c.pause_ai(reason, *ctx.now) {
-        return Err(DomainError::conflict("the AI is already paused"));
-    }
-    let mut step = Step::new(ctx);
-    let c = step.save(data, c, Some("conversation.ai_paused"))?;
-    Ok(step.done(c))
+    let refused = "the AI is already paused";
+    transition(
+        data,
+        ctx,
+        id,
+        "conversation.ai_paused",
+        refused,
+        |c, now| c.pause_ai(reason, now),
+    )
 }
 
 fn resume(
@@ -1308,13 +1328,15 @@ fn resume(
     ctx: &Ctx,
     id: ConversationId,
 ) -> Result<Change<Conversation>, DomainError> {
-    let mut c = found(data, id)?.clone();
-    if !c.resume_ai(*ctx.now) {
-        return Err(DomainError::conflict("the AI is not paused"));
-    }
-    let mut step = Step::new(ctx);
-    let c = step.save(data, c, Some("conversation.ai_resumed"))?;
-    Ok(step.done(c))
+    let refused = "the AI is not paused";
+    transition(
+        data,
+        ctx,
+        id,
+        "conversation.ai_resumed",
+        refused,
+        |c, now| c.resume_ai(now),
+    )
 }
 
 /// A newest-first page of the records under `prefix`.
