@@ -5,13 +5,7 @@ use serde_json::json;
 #[tokio::test]
 async fn health_answers_without_authentication() {
     let app = spawn_app().await;
-    let r = app
-        .client
-        .get(format!("{}/health", app.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(app.health().await, 200);
 }
 
 #[tokio::test]

@@ -201,6 +201,31 @@ impl TestApp {
         }
     }
 
+    /// A second API key of the app's workspace.
+    pub async fn another_key(&self) -> String {
+        self.admin_post(
+            &format!("/admin/workspaces/{}/api-keys", self.workspace_id),
+            json!({}),
+        )
+        .await
+        .expect(201)
+        .body["api_key"]
+            .as_str()
+            .expect("api_key")
+            .to_string()
+    }
+
+    /// GET /health, which needs no credential; its status.
+    pub async fn health(&self) -> u16 {
+        self.client
+            .get(format!("{}/health", self.api))
+            .send()
+            .await
+            .expect("health answers")
+            .status()
+            .as_u16()
+    }
+
     /// The served OpenAPI document.
     pub async fn openapi(&self) -> Value {
         let r = self

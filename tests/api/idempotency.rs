@@ -65,17 +65,7 @@ async fn failures_are_stored_and_replayed_too() {
 #[tokio::test]
 async fn keys_are_scoped_to_the_credential_and_the_workspace() {
     let app = spawn_app().await;
-    let second_key = app
-        .admin_post(
-            &format!("/admin/workspaces/{}/api-keys", app.workspace_id),
-            json!({}),
-        )
-        .await
-        .expect(201)
-        .body["api_key"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let second_key = app.another_key().await;
     post_with_key(&app, &app.key, "shared", json!({"name": "one"}))
         .await
         .expect(201);

@@ -31,17 +31,7 @@ async fn a_workspace_over_budget_gets_429_and_its_neighbour_does_not() {
 #[tokio::test]
 async fn every_credential_of_a_workspace_shares_one_budget() {
     let app = spawn_app_with(|s| s.rate_limit_per_minute = 3).await;
-    let second_key = app
-        .admin_post(
-            &format!("/admin/workspaces/{}/api-keys", app.workspace_id),
-            json!({}),
-        )
-        .await
-        .expect(201)
-        .body["api_key"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let second_key = app.another_key().await;
     let token = app.member_token("member", &["contacts"]).await;
     app.get("/tags", &app.key).await.expect(200);
     app.get("/tags", &second_key).await.expect(200);
@@ -67,13 +57,7 @@ async fn a_zero_budget_turns_the_limit_off() {
 async fn health_is_not_counted() {
     let app = spawn_app_with(|s| s.rate_limit_per_minute = 2).await;
     for _ in 0..10 {
-        let r = app
-            .client
-            .get(format!("{}/health", app.api))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
+        assert_eq!(app.health().await, 200);
     }
     app.get("/tags", &app.key).await.expect(200);
 }

@@ -214,17 +214,7 @@ async fn ignore_own_changes_skips_the_creating_credential_but_not_another_one() 
     )
     .await;
     hook(&app, &all.url, &["tag.*"]).await;
-    let other_key = app
-        .admin_post(
-            &format!("/admin/workspaces/{}/api-keys", app.workspace_id),
-            json!({}),
-        )
-        .await
-        .expect(201)
-        .body["api_key"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let other_key = app.another_key().await;
     let (_, token) = person(&app, "admin").await;
     new_tag(&app, &app.key, "own").await;
     new_tag(&app, &other_key, "other key").await;
