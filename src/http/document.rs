@@ -39,7 +39,11 @@ fn add_schemas(doc: &mut Value) {
     let schemas = &mut doc["components"]["schemas"];
     bound_integers(schemas);
     // Names of tags and closing notes: printable text, not only spaces.
-    for (schema, field) in [("NewTagInput", "name"), ("NewClosingNoteInput", "name")] {
+    for (schema, field) in [
+        ("NewTagInput", "name"),
+        ("TagPatchInput", "name"),
+        ("NewClosingNoteInput", "name"),
+    ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
             f["pattern"] = json!(PRINTABLE);
         }
@@ -152,7 +156,7 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "in": "header",
             "required": false,
             "description": "Repeats with the same key and body answer the first response for 24 hours, with Idempotent-Replayed: true; the same key with another request answers 409 idempotency_key_reused.",
-            "schema": {"type": "string", "pattern": "^[!-~]{1,255}$"}
+            "schema": {"type": "string", "pattern": "^[!-~]{1,200}$"}
         }));
     }
     for p in params.iter_mut() {

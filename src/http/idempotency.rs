@@ -39,7 +39,9 @@ async fn handle(
     let key = raw_key
         .to_str()
         .ok()
-        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+        .filter(|k| {
+            !k.is_empty() && k.len() <= MAX_KEY_LEN && k.bytes().all(|b| b.is_ascii_graphic())
+        })
         .map(str::to_string)
         .ok_or_else(|| {
             ApiError::bad_request(format!(

@@ -108,6 +108,10 @@ async fn keys_longer_than_200_characters_are_refused() {
     post_with_key(&app, &app.key, &"k".repeat(200), json!({"name": "a"}))
         .await
         .expect(201);
+    // Visible characters only: a space inside is refused as well.
+    post_with_key(&app, &app.key, "two words", json!({"name": "b"}))
+        .await
+        .expect_error(400, "invalid_request");
 }
 
 #[tokio::test]
