@@ -32,7 +32,26 @@ pub fn complete(doc: &mut Value) {
             }
         }
     }
+    flat_funnels(doc);
     doc["webhooks"] = webhooks();
+}
+
+/// `GET /funnels?flat=true` answers a list of `funnel_stage` rows instead of funnels.
+fn flat_funnels(doc: &mut Value) {
+    let schemas = &mut doc["components"]["schemas"];
+    let Some(funnels) = schemas.get("ListEnvelope_Funnel").cloned() else {
+        return;
+    };
+    let mut rows = funnels;
+    rows["properties"]["data"]["items"] = json!({"$ref": "#/components/schemas/StageRow"});
+    schemas["ListEnvelope_StageRow"] = rows;
+    let ok = doc.pointer_mut("/paths/~1funnels/get/responses/200/content/application~1json/schema");
+    if let Some(schema) = ok {
+        *schema = json!({"anyOf": [
+            {"$ref": "#/components/schemas/ListEnvelope_Funnel"},
+            {"$ref": "#/components/schemas/ListEnvelope_StageRow"}
+        ], "description": "Funnels with their stages; with flat=true, one row per stage."});
+    }
 }
 
 fn add_schemas(doc: &mut Value) {

@@ -85,7 +85,11 @@ impl AppState {
 #[openapi(
     info(title = "Switchboard Workspace Messaging API", version = "v1"),
     servers((url = "/api/v1")),
-    components(schemas(error::ErrorBody, switchboard_actors::events::Envelope)),
+    components(schemas(
+        error::ErrorBody,
+        switchboard_actors::events::Envelope,
+        routes::funnels::StageRow
+    )),
     modifiers(&BearerAuth)
 )]
 struct ApiDoc;

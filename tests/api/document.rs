@@ -236,6 +236,16 @@ async fn real_responses_conform_to_their_documented_schemas() {
         &app.get("/webhooks", &key).await.expect(200),
     );
     check("/me", "get", &app.get("/me", &key).await.expect(200));
+    check(
+        "/funnels",
+        "get",
+        &app.get("/funnels", &key).await.expect(200),
+    );
+    check(
+        "/funnels",
+        "get",
+        &app.get("/funnels?flat=true", &key).await.expect(200),
+    );
 
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The check bites: a contact without its fields, or with a wrong `object`, fails.

@@ -167,7 +167,7 @@ impl Dispatcher {
         let id = cfg.id.clone();
         let actor = self.ensure(cfg).await?;
         self.count_call(&id);
-        let page = call(&actor, |r| EndpointMsg::List(page, r)).await?;
+        let page = call(&actor, |r| EndpointMsg::List { page, reply: r }).await?;
         // The log shows only what is on disk: every outcome it lists was applied before
         // this flush began.
         self.0.ctx.store().durable().await?;
@@ -182,7 +182,7 @@ impl Dispatcher {
         let id = cfg.id.clone();
         let actor = self.ensure(cfg).await?;
         self.count_call(&id);
-        call(&actor, |r| EndpointMsg::Redeliver(delivery, r)).await
+        call(&actor, |r| EndpointMsg::Redeliver { delivery, reply: r }).await
     }
 
     fn count_call(&self, endpoint: &str) {

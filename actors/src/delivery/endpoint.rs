@@ -32,9 +32,18 @@ pub enum EndpointMsg {
     /// New deliveries were committed for this endpoint.
     Wake,
     Tick,
-    Done(DeliveryId, SendResult),
-    List(PageRequest, Reply<Page<Delivery>>),
-    Redeliver(DeliveryId, Reply<Delivery>),
+    Done {
+        delivery: DeliveryId,
+        result: SendResult,
+    },
+    List {
+        page: PageRequest,
+        reply: Reply<Page<Delivery>>,
+    },
+    Redeliver {
+        delivery: DeliveryId,
+        reply: Reply<Delivery>,
+    },
     /// The endpoint was deleted: forget its deliveries and stop.
     Remove,
 }
@@ -45,9 +54,9 @@ impl EndpointMsg {
             EndpointMsg::Configure(_) => "configure",
             EndpointMsg::Wake => "wake",
             EndpointMsg::Tick => "tick",
-            EndpointMsg::Done(..) => "attempt_done",
-            EndpointMsg::List(..) => "list",
-            EndpointMsg::Redeliver(..) => "redeliver",
+            EndpointMsg::Done { .. } => "attempt_done",
+            EndpointMsg::List { .. } => "list",
+            EndpointMsg::Redeliver { .. } => "redeliver",
             EndpointMsg::Remove => "remove",
         }
     }
@@ -112,16 +121,22 @@ impl Actor for EndpointActor {
                 state.send_due(&myself);
                 state.prune_old()?;
             }
-            EndpointMsg::Done(id, result) => {
+            EndpointMsg::Done {
+                delivery: id,
+                result,
+            } => {
                 state.record(id, result)?;
                 // A freed slot takes the next due delivery at once, so a backlog drains
                 // as fast as the receiver answers, not a few per tick.
                 state.send_due(&myself);
             }
-            EndpointMsg::List(page, reply) => {
+            EndpointMsg::List { page, reply } => {
                 let _ = reply.send(state.list(page));
             }
-            EndpointMsg::Redeliver(id, reply) => {
+            EndpointMsg::Redeliver {
+                delivery: id,
+                reply,
+            } => {
                 let answer = state.redeliver(id);
                 let _ = reply.send(answer);
                 state.send_due(&myself);
@@ -241,7 +256,13 @@ impl EndpointState {
                     }
                 };
                 stats.sent();
-                if me.send_message(EndpointMsg::Done(id, result)).is_err() {
+                if me
+                    .send_message(EndpointMsg::Done {
+                        delivery: id,
+                        result,
+                    })
+                    .is_err()
+                {
                     stats.received();
                 }
             });
