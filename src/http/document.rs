@@ -28,6 +28,7 @@ pub fn complete(doc: &mut Value) {
                     complete_operation(path, method, op);
                     optional_empty_body(op, &schemas);
                     at_least_one_field(path, method, op, &schemas);
+                    operation_requires(path, method, op);
                 }
             }
         }
@@ -65,6 +66,21 @@ fn add_schemas(doc: &mut Value) {
     ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
             f["pattern"] = json!(PRINTABLE);
+        }
+    }
+    // A name may be left out of a change, but not cleared.
+    for schema in ["TagPatchInput", "ProductInput"] {
+        if let Some(name) = schemas.pointer_mut(&format!("/{schema}/properties/name")) {
+            name["type"] = json!("string");
+        }
+    }
+    // Set on create or upsert only: a change that names them is refused.
+    if let Some(props) = schemas
+        .pointer_mut("/ContactPatchInput/properties")
+        .and_then(Value::as_object_mut)
+    {
+        for field in ["source", "tags", "stage_id", "assigned_to_user_id"] {
+            props.remove(field);
         }
     }
     if let Some(tags) = schemas.pointer_mut("/ContactTagsInput/properties/tags") {
@@ -335,7 +351,31 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
     ),
     // Every field of the body.
     ("patch", "/products/{id}", &[]),
+    ("post", "/chat", &["conversationId", "contact"]),
+    ("post", "/messages", &["text", "attachments"]),
+    ("post", "/conversations/{id}/messages", &["text", "attachments"]),
 ];
+
+/// Fields an operation requires although its body schema (shared with another
+/// operation) leaves them optional.
+const REQUIRED: &[(&str, &str, &[&str])] = &[
+    ("post", "/webhooks", &["url", "events"]),
+    ("post", "/products", &["name"]),
+];
+
+fn operation_requires(path: &str, method: &str, op: &mut Value) {
+    let Some((_, _, fields)) = REQUIRED.iter().find(|(m, p, _)| *m == method && *p == path)
+    else {
+        return;
+    };
+    let schema = &mut op["requestBody"]["content"]["application/json"]["schema"];
+    let present: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|f| (f.to_string(), json!({"not": {"type": "null"}})))
+        .collect();
+    *schema = json!({"allOf": [schema.clone()], "required": fields, "properties": present});
+    op["requestBody"]["required"] = json!(true);
+}
 
 fn at_least_one_field(path: &str, method: &str, op: &mut Value, schemas: &Value) {
     let Some((_, _, fields)) = AT_LEAST_ONE
@@ -354,7 +394,7 @@ fn at_least_one_field(path: &str, method: &str, op: &mut Value, schemas: &Value)
     };
     let any_of: Vec<Value> = all
         .iter()
-        .map(|f| json!({"required": [f], "properties": {f: {"not": {"enum": [null, ""]}}}}))
+        .map(|f| json!({"required": [f], "properties": {f: {"not": {"enum": [null, "", []]}}}}))
         .collect();
     *schema = json!({"allOf": [schema.clone()], "anyOf": any_of});
     op["requestBody"]["required"] = json!(true);

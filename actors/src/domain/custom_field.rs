@@ -145,6 +145,7 @@ pub struct CustomField {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewCustomFieldInput {
+    #[schema(min_length = 1, pattern = "\\S")]
     pub label: String,
     #[serde(default)]
     pub key: Option<String>,

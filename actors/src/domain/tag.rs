@@ -64,8 +64,10 @@ impl TagColor {
     ];
 
     pub fn parse(raw: &str) -> Result<Self, String> {
+        // Exactly `chart-1` ... `chart-8`: no sign, no leading zero.
         let n = raw
             .strip_prefix("chart-")
+            .filter(|d| d.len() == 1)
             .and_then(|d| d.parse::<usize>().ok())
             .filter(|n| (1..=8).contains(n));
         n.map(|n| Self::ALL[n - 1])

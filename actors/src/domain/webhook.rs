@@ -165,6 +165,7 @@ pub struct EndpointInput {
     #[serde(default)]
     pub url: Option<String>,
     #[serde(default)]
+    #[schema(min_items = 1, max_items = 100)]
     pub events: Option<Vec<String>>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
