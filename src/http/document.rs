@@ -353,7 +353,11 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
     ("patch", "/products/{id}", &[]),
     ("post", "/chat", &["conversationId", "contact"]),
     ("post", "/messages", &["text", "attachments"]),
-    ("post", "/conversations/{id}/messages", &["text", "attachments"]),
+    (
+        "post",
+        "/conversations/{id}/messages",
+        &["text", "attachments"],
+    ),
 ];
 
 /// Fields an operation requires although its body schema (shared with another
@@ -364,8 +368,7 @@ const REQUIRED: &[(&str, &str, &[&str])] = &[
 ];
 
 fn operation_requires(path: &str, method: &str, op: &mut Value) {
-    let Some((_, _, fields)) = REQUIRED.iter().find(|(m, p, _)| *m == method && *p == path)
-    else {
+    let Some((_, _, fields)) = REQUIRED.iter().find(|(m, p, _)| *m == method && *p == path) else {
         return;
     };
     let schema = &mut op["requestBody"]["content"]["application/json"]["schema"];

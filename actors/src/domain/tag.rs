@@ -182,7 +182,15 @@ mod tests {
     #[test]
     fn colors_are_chart_1_to_8_only() {
         assert_eq!(TagColor::parse("chart-8").unwrap(), TagColor::Chart8);
-        for bad in ["chart-0", "chart-9", "red", "chart-", "chart-01x"] {
+        for bad in [
+            "chart-0",
+            "chart-9",
+            "red",
+            "chart-",
+            "chart-01x",
+            "chart-01",
+            "chart-+1",
+        ] {
             assert!(TagColor::parse(bad).is_err(), "{bad}");
         }
     }
