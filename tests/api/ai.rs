@@ -600,20 +600,22 @@ mod timers {
         let client = reqwest::Client::new();
         let mut server = launch(dir.path(), &[], &[]).await;
         let key = server.key.clone().unwrap();
-        client
-            .patch(server.url("/ai-settings"))
-            .bearer_auth(&key)
-            .json(&json!({"followup_after": "2s"}))
-            .send()
+        server
+            .send(
+                reqwest::Method::PATCH,
+                &key,
+                "/ai-settings",
+                json!({"followup_after": "2s"}),
+            )
+            .await;
+        let r: Value = server
+            .send(
+                reqwest::Method::POST,
+                &key,
+                "/chat",
+                json!({"message": "hello", "contact": {"phone": "+15550100"}}),
+            )
             .await
-            .unwrap();
-        let r: Value = client
-            .post(server.url("/chat"))
-            .bearer_auth(&key)
-            .json(&json!({"message": "hello", "contact": {"phone": "+15550100"}}))
-            .send()
-            .await
-            .unwrap()
             .json()
             .await
             .unwrap();

@@ -149,13 +149,14 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
     .await;
     let key = server.key.clone().unwrap();
     let client = reqwest::Client::new();
-    let created: serde_json::Value = client
-        .post(server.url("/webhooks"))
-        .bearer_auth(&key)
-        .json(&json!({"url": rx.url, "events": ["tag.created"]}))
-        .send()
+    let created: serde_json::Value = server
+        .send(
+            reqwest::Method::POST,
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.created"]}),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -215,25 +216,21 @@ async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
     ];
     let mut server = crate::helpers::launch(dir.path(), &env, &[]).await;
     let key = server.key.clone().unwrap();
-    let client = reqwest::Client::new();
-    let created: serde_json::Value = client
-        .post(server.url("/webhooks"))
-        .bearer_auth(&key)
-        .json(&json!({"url": rx.url, "events": ["tag.created"]}))
-        .send()
+    let created: serde_json::Value = server
+        .send(
+            reqwest::Method::POST,
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.created"]}),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
     let endpoint = created["id"].as_str().unwrap().to_string();
-    let tag = client
-        .post(server.url("/tags"))
-        .bearer_auth(&key)
-        .json(&json!({"name": "VIP"}))
-        .send()
-        .await
-        .unwrap();
+    let tag = server
+        .send(reqwest::Method::POST, &key, "/tags", json!({"name": "VIP"}))
+        .await;
     assert_eq!(tag.status(), 201);
     let first = rx.wait_for(1).await;
     assert_eq!(first[0].attempt(), 1);
@@ -252,15 +249,9 @@ async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
     );
     let mut log = serde_json::Value::Null;
     for _ in 0..100 {
-        log = client
-            .get(server.url(&format!("/webhooks/{endpoint}/deliveries")))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        log = server
+            .get_json(&key, &format!("/webhooks/{endpoint}/deliveries"))
+            .await;
         if log["data"][0]["status"] == "delivered" {
             break;
         }

@@ -44,15 +44,7 @@ async fn acknowledged_writes_survive_kill_9() {
 
     let server = launch(dir.path(), &[], &[]).await;
     assert!(server.key.is_none(), "the bootstrap runs only once");
-    let tags: serde_json::Value = client
-        .get(server.url("/tags"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tags: serde_json::Value = server.get_json(&key, "/tags").await;
     let mut names: Vec<String> = tags["data"]
         .as_array()
         .unwrap()

@@ -435,6 +435,44 @@ impl Server {
     pub fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.api)
     }
+
+    /// GET `path` (under /api/v1) with `key`; the JSON body.
+    pub async fn get_json(&self, key: &str, path: &str) -> Value {
+        direct()
+            .get(self.url(path))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("server answers")
+            .json()
+            .await
+            .expect("JSON body")
+    }
+
+    /// `method path` (under /api/v1) with `key` and a JSON body.
+    pub async fn send(
+        &self,
+        method: Method,
+        key: &str,
+        path: &str,
+        body: Value,
+    ) -> reqwest::Response {
+        direct()
+            .request(method, self.url(path))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .expect("server answers")
+    }
+}
+
+/// A client that talks to the server directly, whatever proxy the environment names.
+fn direct() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client")
 }
 
 /// A 200 list envelope; its items.

@@ -44,19 +44,15 @@ impl Drop for SmallDisk {
     }
 }
 
-async fn create_contact(
-    client: &reqwest::Client,
-    server: &Server,
-    key: &str,
-    i: usize,
-) -> reqwest::Response {
-    client
-        .post(server.url("/contacts"))
-        .bearer_auth(key)
-        .json(&json!({"first_name": "Fill", "email": format!("fill{i}@example.com")}))
-        .send()
+async fn create_contact(server: &Server, key: &str, i: usize) -> reqwest::Response {
+    server
+        .send(
+            reqwest::Method::POST,
+            key,
+            "/contacts",
+            json!({"first_name": "Fill", "email": format!("fill{i}@example.com")}),
+        )
         .await
-        .unwrap()
 }
 
 #[tokio::test]
@@ -71,7 +67,7 @@ async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
     let mut acknowledged = Vec::new();
     let mut refusal = None;
     for i in 0..20_000 {
-        let r = create_contact(&client, &server, &key, i).await;
+        let r = create_contact(&server, &key, i).await;
         if r.status() != 201 {
             refusal = Some((
                 r.status().as_u16(),
@@ -82,20 +78,21 @@ async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
         }
         let id = r.json::<Value>().await.unwrap()["id"].as_u64().unwrap();
         acknowledged.push(id);
-        client
-            .post(server.url(&format!("/contacts/{id}/notes")))
-            .bearer_auth(&key)
-            .json(&json!({"body": note}))
-            .send()
-            .await
-            .unwrap();
+        server
+            .send(
+                reqwest::Method::POST,
+                &key,
+                &format!("/contacts/{id}/notes"),
+                json!({"body": note}),
+            )
+            .await;
     }
     let (status, retry_after, body) = refusal.expect("the disk fills up");
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["error"]["code"], "store_unavailable");
     assert!(retry_after.is_some(), "503 carries Retry-After");
 
-    let later = create_contact(&client, &server, &key, 99_999).await;
+    let later = create_contact(&server, &key, 99_999).await;
     assert_eq!(
         later.status(),
         503,
@@ -145,18 +142,19 @@ async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
             .unwrap();
         assert_eq!(r.status(), 200, "acknowledged contact {id} survived");
     }
-    let after = create_contact(&client, &server, &key, 100_000).await;
+    let after = create_contact(&server, &key, 100_000).await;
     assert_eq!(after.status(), 201, "writes are accepted again");
 }
 
-async fn new_tag_id(client: &reqwest::Client, server: &Server, key: &str, name: &str) -> u64 {
-    let r = client
-        .post(server.url("/tags"))
-        .bearer_auth(key)
-        .json(&json!({ "name": name }))
-        .send()
-        .await
-        .unwrap();
+async fn new_tag_id(server: &Server, key: &str, name: &str) -> u64 {
+    let r = server
+        .send(
+            reqwest::Method::POST,
+            key,
+            "/tags",
+            json!({ "name": name }),
+        )
+        .await;
     assert_eq!(r.status(), 201);
     r.json::<Value>().await.unwrap()["id"].as_u64().unwrap()
 }
@@ -167,12 +165,11 @@ const CRASH_GAP: u64 = switchboard_actors::store::ID_BLOCK;
 #[tokio::test]
 async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
     let dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
     let mut server = launch(dir.path(), &[], &[]).await;
     let key = server.key.clone().unwrap();
     let mut last = 0;
     for i in 0..6 {
-        last = new_tag_id(&client, &server, &key, &format!("first-{i}")).await;
+        last = new_tag_id(&server, &key, &format!("first-{i}")).await;
     }
 
     let pid = server.child.id().unwrap().to_string();
@@ -183,14 +180,14 @@ async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
     assert!(term.success());
     server.child.wait().await.unwrap();
     let mut server = launch(dir.path(), &[], &[]).await;
-    let next = new_tag_id(&client, &server, &key, "after-stop").await;
+    let next = new_tag_id(&server, &key, "after-stop").await;
     assert_eq!(next, last + 1, "a clean stop leaves no gap");
 
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
     assert_store_checks(dir.path());
     let server = launch(dir.path(), &[], &[]).await;
-    let after_crash = new_tag_id(&client, &server, &key, "after-crash").await;
+    let after_crash = new_tag_id(&server, &key, "after-crash").await;
     assert!(after_crash > next, "ids are never reused");
     assert!(
         after_crash <= next + CRASH_GAP + 1,
@@ -230,7 +227,7 @@ async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
 
     let mut before = Vec::new();
     for i in 0..50 {
-        before.push(new_tag_id(&client, &server, &key, &format!("before-{i}")).await);
+        before.push(new_tag_id(&server, &key, &format!("before-{i}")).await);
     }
     // Writers keep going while the backup is taken.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -324,15 +321,7 @@ async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
     );
 
     let server = launch(&restored, &[], &[]).await;
-    let tags: Value = client
-        .get(server.url("/tags"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tags: Value = server.get_json(&key, "/tags").await;
     let tags: Vec<u64> = tags["data"]
         .as_array()
         .unwrap()
@@ -356,7 +345,7 @@ async fn check_reports_damage_and_exits_non_zero() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = launch(dir.path(), &[], &[]).await;
     let key = server.key.clone().unwrap();
-    new_tag_id(&reqwest::Client::new(), &server, &key, "fine").await;
+    new_tag_id(&server, &key, "fine").await;
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
     assert_store_checks(dir.path());

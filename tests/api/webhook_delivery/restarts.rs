@@ -65,28 +65,29 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
     let proxy_url = proxy.url.trim_end_matches("/hook").to_string();
     let mut server = launch_with_proxy(dir.path(), &proxy_url).await;
     let key = server.key.clone().expect("a fresh folder prints a key");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let rx = TestReceiver::start().await;
     rx.respond_with(500);
 
-    let created: Value = client
-        .post(server.url("/webhooks"))
-        .bearer_auth(&key)
-        .json(&json!({"url": rx.url, "events": ["tag.*"]}))
-        .send()
+    let created: Value = server
+        .send(
+            reqwest::Method::POST,
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.*"]}),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
     let id = created["id"].as_str().expect("an endpoint").to_string();
-    let r = client
-        .post(server.url("/tags"))
-        .bearer_auth(&key)
-        .json(&json!({"name": "acknowledged"}))
-        .send()
-        .await
-        .unwrap();
+    let r = server
+        .send(
+            reqwest::Method::POST,
+            &key,
+            "/tags",
+            json!({"name": "acknowledged"}),
+        )
+        .await;
     assert_eq!(r.status(), 201);
     let first = rx.wait_for(1).await[0].event_id().to_string();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -107,15 +108,9 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
     assert!(got.iter().all(|r| r.event_id() == first), "no other event");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let list: Value = client
-            .get(server.url(&format!("/webhooks/{id}/deliveries")))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Value = server
+            .get_json(&key, &format!("/webhooks/{id}/deliveries"))
+            .await;
         let data = list["data"].as_array().unwrap();
         assert_eq!(data.len(), 1, "{list}");
         if data[0]["status"] == "delivered" {
