@@ -68,6 +68,32 @@ fn add_schemas(doc: &mut Value) {
             f["pattern"] = json!(PRINTABLE);
         }
     }
+    // Phones, countries and currencies as the domain checks them (any case, trimmed).
+    for schema in ["ContactInput", "ContactPatchInput"] {
+        for field in ["phone", "chan_d_phone"] {
+            if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
+                f["pattern"] = json!(PHONE);
+                f["maxLength"] = json!(50);
+            }
+        }
+        if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/country_code")) {
+            f["pattern"] = json!(any_case_of(
+                switchboard_actors::domain::contact::known_countries()
+            ));
+        }
+    }
+    if let Some(f) = schemas.pointer_mut("/NewOrderInput/properties/currency") {
+        f["pattern"] = json!(any_case_of(
+            switchboard_actors::domain::money::known_currencies()
+        ));
+    }
+    // A customer is named by at least one identity.
+    if let Some(contact) = schemas.get_mut("LegacyContact") {
+        contact["anyOf"] = json!(["phone", "email", "username"]
+            .into_iter()
+            .map(|f| json!({"required": [f], "properties": {f: {"type": "string", "pattern": "\\S"}}}))
+            .collect::<Vec<_>>());
+    }
     // A name may be left out of a change, but not cleared.
     for schema in ["TagPatchInput", "ProductInput"] {
         if let Some(name) = schemas.pointer_mut(&format!("/{schema}/properties/name")) {
@@ -93,6 +119,21 @@ fn add_schemas(doc: &mut Value) {
         "required": ["message"],
         "properties": {"message": {"type": "string"}}
     });
+}
+
+/// Digits with `+ - ( ) .` and spaces; at least three digits.
+const PHONE: &str = "^[ +\\-().]*([0-9][ +\\-().]*){3,}$";
+
+/// A pattern that matches any of `codes` in any case, with spaces around.
+fn any_case_of<'a>(codes: impl Iterator<Item = &'a str>) -> String {
+    let alternatives: Vec<String> = codes
+        .map(|code| {
+            code.chars()
+                .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+                .collect()
+        })
+        .collect();
+    format!("^\\s*({})\\s*$", alternatives.join("|"))
 }
 
 /// Text with something besides spaces and no control characters.
@@ -570,6 +611,22 @@ mod tests {
         }
         assert!(!pattern.is_valid(&json!("42")));
         assert!(!pattern.is_valid(&json!("YzE6")), "a cursor names an id");
+        let phone =
+            jsonschema::validator_for(&json!({"type": "string", "pattern": PHONE})).unwrap();
+        for (text, ok) in [("+1 (555) 010-0199", true), ("12", false), ("12a3", false)] {
+            assert_eq!(phone.is_valid(&json!(text)), ok, "{text}");
+        }
+        let currency = any_case_of(["EUR", "USD"].into_iter());
+        let currency =
+            jsonschema::validator_for(&json!({"type": "string", "pattern": currency})).unwrap();
+        for (text, ok) in [
+            ("eur", true),
+            (" USD ", true),
+            ("EU", false),
+            ("GBP", false),
+        ] {
+            assert_eq!(currency.is_valid(&json!(text)), ok, "{text}");
+        }
         assert!(!pattern.is_valid(&json!(crate::http::pagination::encode_cursor(9) + "x")));
         let printable =
             jsonschema::validator_for(&json!({"type": "string", "pattern": PRINTABLE})).unwrap();

@@ -148,12 +148,7 @@ async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
 
 async fn new_tag_id(server: &Server, key: &str, name: &str) -> u64 {
     let r = server
-        .send(
-            reqwest::Method::POST,
-            key,
-            "/tags",
-            json!({ "name": name }),
-        )
+        .send(reqwest::Method::POST, key, "/tags", json!({ "name": name }))
         .await;
     assert_eq!(r.status(), 201);
     r.json::<Value>().await.unwrap()["id"].as_u64().unwrap()
