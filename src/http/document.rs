@@ -87,6 +87,18 @@ fn add_schemas(doc: &mut Value) {
             switchboard_actors::domain::money::known_currencies()
         ));
     }
+    // Options come with the select types, and only with them.
+    if let Some(field) = schemas.get_mut("NewCustomFieldInput") {
+        field["if"] = json!({
+            "required": ["type"],
+            "properties": {"type": {"enum": ["select", "multi_select"]}}
+        });
+        field["then"] = json!({
+            "required": ["options"],
+            "properties": {"options": {"type": "array", "minItems": 1, "maxItems": 200}}
+        });
+        field["else"] = json!({"properties": {"options": {"type": "null"}}});
+    }
     // A customer is named by at least one identity.
     if let Some(contact) = schemas.get_mut("LegacyContact") {
         contact["anyOf"] = json!(["phone", "email", "username"]

@@ -150,7 +150,9 @@ pub struct NewCustomFieldInput {
     #[serde(default)]
     pub key: Option<String>,
     #[serde(default, rename = "type")]
+    #[schema(value_type = Option<FieldType>)]
     pub field_type: Option<String>,
+    /// Required for, and only allowed with, the select types.
     #[serde(default)]
     pub options: Option<Vec<String>>,
     #[serde(default)]

@@ -162,7 +162,10 @@ pub struct FiltersInput {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointInput {
+    /// An https URL of a public host (plain http and private addresses only where the
+    /// operator allows them, for development).
     #[serde(default)]
+    #[schema(max_length = 2048, pattern = "^https://[^\\s/?#]+")]
     pub url: Option<String>,
     #[serde(default)]
     #[schema(min_items = 1, max_items = 100)]
