@@ -86,6 +86,7 @@ string_id!(WorkspaceId, "ws", "A workspace: `ws_...`.");
 string_id!(UserId, "usr", "A person who can log in: `usr_...`.");
 string_id!(EndpointId, "we", 24, "A webhook endpoint: `we_...`.");
 string_id!(EventId, "evt", 24, "An event, as delivered: `evt_...`.");
+string_id!(ChannelId, "ch", 24, "A channel connection: `ch_...`.");
 
 macro_rules! int_id {
     ($($name:ident: $doc:literal,)*) => {$(

@@ -404,6 +404,7 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
     ),
     // Every field of the body.
     ("patch", "/products/{id}", &[]),
+    ("patch", "/channels/{id}", &["name", "relay_url"]),
     ("post", "/chat", &["conversationId", "contact"]),
     ("post", "/messages", &["text", "attachments"]),
     (
@@ -418,6 +419,7 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
 const REQUIRED: &[(&str, &str, &[&str])] = &[
     ("post", "/webhooks", &["url", "events"]),
     ("post", "/products", &["name"]),
+    ("post", "/channels", &["type", "relay_url"]),
 ];
 
 fn operation_requires(path: &str, method: &str, op: &mut Value) {

@@ -136,6 +136,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::orders::router())
         .merge(routes::products::router())
         .merge(routes::webhooks::router())
+        .merge(routes::channels::router())
         .split_for_parts()
 }
 

@@ -5,6 +5,7 @@ use serde::{Serialize, Serializer};
 use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::ai_settings::AiSettings;
+use switchboard_actors::domain::channel::ChannelView;
 use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
 use switchboard_actors::domain::conversation::{Comment, Conversation};
@@ -107,6 +108,7 @@ api_objects! {
     OrderView => "order",
     ProductView => "product",
     EndpointView => "webhook_endpoint",
+    ChannelView => "channel",
     DeliveryView => "webhook_delivery",
     Notification => "notification",
     Conversation => "conversation",

@@ -236,6 +236,20 @@ async fn real_responses_conform_to_their_documented_schemas() {
         &app.get("/webhooks", &key).await.expect(200),
     );
     check("/me", "get", &app.get("/me", &key).await.expect(200));
+    let channel = app
+        .post(
+            "/channels",
+            &key,
+            json!({"type": "chan_a", "relay_url": "https://relay.example.com/in"}),
+        )
+        .await
+        .expect(201);
+    check("/channels", "post", &channel);
+    check(
+        "/channels",
+        "get",
+        &app.get("/channels", &key).await.expect(200),
+    );
     check(
         "/funnels",
         "get",

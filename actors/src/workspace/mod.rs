@@ -8,6 +8,7 @@
 //! next message at once and concurrent writers share flushes.
 
 pub mod ai_settings;
+mod channels;
 mod closing_notes;
 mod contacts;
 pub mod conversations;
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use ai_settings::AiSettingsMsg;
+pub use channels::ChannelMsg;
 pub use closing_notes::ClosingNoteMsg;
 pub use contacts::ContactMsg;
 pub use conversations::ConversationMsg;
@@ -59,6 +61,7 @@ pub enum WorkspaceMsg {
     Order(Box<OrderMsg>),
     Product(Box<ProductMsg>),
     Webhook(Box<WebhookMsg>),
+    Channel(Box<ChannelMsg>),
     /// Counts for the operator's stats route.
     Stats(Reply<WorkspaceCounts>),
     /// A durable timer of this workspace is due (from the scheduler).
@@ -95,6 +98,12 @@ impl From<OrderMsg> for WorkspaceMsg {
     }
 }
 
+impl From<ChannelMsg> for WorkspaceMsg {
+    fn from(m: ChannelMsg) -> Self {
+        WorkspaceMsg::Channel(Box::new(m))
+    }
+}
+
 impl From<WebhookMsg> for WorkspaceMsg {
     fn from(m: WebhookMsg) -> Self {
         WorkspaceMsg::Webhook(Box::new(m))
@@ -124,6 +133,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Order(m) => m.kind(),
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
+            WorkspaceMsg::Channel(m) => m.kind(),
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
             WorkspaceMsg::IdleCheck => "idle_check",
@@ -193,6 +203,7 @@ pub struct WorkspaceData {
     pub orders: orders::Orders,
     pub products: products::Products,
     pub webhooks: webhooks::Webhooks,
+    pub channels: channels::Channels,
 }
 
 impl WorkspaceData {
@@ -208,6 +219,7 @@ impl WorkspaceData {
             orders: orders::Orders::load(store, ws)?,
             products: products::Products::load(store, ws)?,
             webhooks: webhooks::Webhooks::load(store, ws)?,
+            channels: channels::Channels::load(store, ws)?,
         })
     }
 }
@@ -325,6 +337,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
             WorkspaceMsg::Stats(reply) => {
                 let d = &state.data;

@@ -106,28 +106,13 @@ pub struct CreatedEndpoint {
     pub secret: String,
 }
 
-/// How long saving an endpoint waits for its host name to resolve.
-const RESOLVE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// A new URL whose host name resolves to a private address is refused now (422
 /// `unsafe_url`), before the workspace is asked.
 async fn resolves_publicly(app: &AppState, change: &EndpointChange) -> ApiResult<()> {
-    let Some(url) = &change.url else {
-        return Ok(());
-    };
-    switchboard_actors::ssrf::check_resolved(
-        url,
-        app.settings.webhooks.allow_private,
-        RESOLVE_LIMIT,
-    )
-    .await
-    .map_err(|problem| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "unsafe_url",
-            problem.to_string(),
-        )
-    })
+    match &change.url {
+        Some(url) => super::public_url(app, url).await,
+        None => Ok(()),
+    }
 }
 
 /// Adds an endpoint. https only; private and internal addresses answer 422 `unsafe_url`;

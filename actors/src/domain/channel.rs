@@ -1,0 +1,229 @@
+//! Channel connections: how a workspace's outbound messages on a channel reach customers,
+//! through the integrator's relay. The relay URL obeys the webhook URL rules (https, no
+//! private or internal address); the secret signs relay requests like webhook deliveries.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::contact::Channel;
+use super::error::Checks;
+use super::{text, DomainError};
+use crate::clock::Timestamp;
+use crate::ids::ChannelId;
+use crate::ssrf::{check_webhook_url, UrlProblem};
+
+pub const MAX_NAME: usize = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionStatus {
+    Connected,
+    /// A message's final attempt failed (for any reason but 401 or 403).
+    Failing,
+    /// The relay answered 401 or 403.
+    Disconnected,
+}
+
+/// A stored connection, secret included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Connection {
+    /// Orders connections newest first.
+    pub seq: u64,
+    pub id: ChannelId,
+    pub channel: Channel,
+    pub name: String,
+    pub status: ConnectionStatus,
+    pub relay_url: String,
+    pub secret: String,
+    pub last_error: Option<String>,
+    pub connected_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A connection as answered: never its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ChannelView {
+    /// The list cursor position; not sent.
+    #[serde(skip)]
+    pub seq: u64,
+    pub id: ChannelId,
+    #[serde(rename = "type")]
+    pub channel: Channel,
+    pub name: String,
+    pub status: ConnectionStatus,
+    pub relay_url: String,
+    pub last_error: Option<String>,
+    pub connected_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Connection {
+    pub fn view(&self) -> ChannelView {
+        ChannelView {
+            seq: self.seq,
+            id: self.id.clone(),
+            channel: self.channel,
+            name: self.name.clone(),
+            status: self.status,
+            relay_url: self.relay_url.clone(),
+            last_error: self.last_error.clone(),
+            connected_at: self.connected_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// Body of POST /channels and PATCH /channels/{id}. `status` is the service's to set.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelInput {
+    /// Any channel but `api`; set on create only.
+    #[serde(default, rename = "type")]
+    #[schema(value_type = Option<Channel>)]
+    pub channel_type: Option<String>,
+    /// Defaults to the type.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    /// An https URL of a public host; required on create.
+    #[serde(default)]
+    #[schema(max_length = 2048, pattern = "^https://[^\\s/?#]+")]
+    pub relay_url: Option<String>,
+}
+
+/// A checked create or change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChannelChange {
+    pub channel: Option<Channel>,
+    pub name: Option<String>,
+    pub relay_url: Option<String>,
+}
+
+impl ChannelChange {
+    /// `creating` requires type and relay_url; a change takes name and relay_url only.
+    pub fn parse(
+        input: ChannelInput,
+        creating: bool,
+        allow_private: bool,
+    ) -> Result<Self, DomainError> {
+        let mut c = Checks::new();
+        let channel = match (input.channel_type, creating) {
+            (None, true) => {
+                c.fail("type", "is required");
+                None
+            }
+            (None, false) => None,
+            (Some(_), false) => {
+                c.fail("type", "is set on create only");
+                None
+            }
+            (Some(t), true) => match Channel::parse(&t) {
+                Ok(Channel::Api) => {
+                    c.fail(
+                        "type",
+                        "api needs no connection: its messages are sent at once",
+                    );
+                    None
+                }
+                Ok(ch) => Some(ch),
+                Err(m) => {
+                    c.fail("type", m);
+                    None
+                }
+            },
+        };
+        let name = input
+            .name
+            .and_then(|n| c.take("name", text::name(&n, MAX_NAME)));
+        let mut unsafe_url = None;
+        let relay_url = match input.relay_url {
+            None if creating => {
+                c.fail("relay_url", "is required");
+                None
+            }
+            None => None,
+            Some(u) => match check_webhook_url(&u, allow_private) {
+                Ok(_) => Some(u),
+                Err(UrlProblem::Invalid(m)) => {
+                    c.fail("relay_url", m);
+                    None
+                }
+                Err(UrlProblem::Unsafe(m)) => {
+                    unsafe_url = Some(m);
+                    None
+                }
+            },
+        };
+        let change = Self {
+            channel,
+            name,
+            relay_url,
+        };
+        if !creating && c.is_empty() && unsafe_url.is_none() && change == Self::default() {
+            c.fail("", "send name, relay_url, or both");
+        }
+        c.finish()?;
+        if let Some(m) = unsafe_url {
+            return Err(DomainError::UnsafeUrl(m));
+        }
+        Ok(change)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(t: Option<&str>, url: Option<&str>) -> ChannelInput {
+        ChannelInput {
+            channel_type: t.map(str::to_string),
+            name: None,
+            relay_url: url.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_connection_needs_a_type_other_than_api_and_a_safe_https_relay() {
+        let ok = ChannelChange::parse(
+            input(Some("chan_a"), Some("https://relay.example.com/in")),
+            true,
+            false,
+        )
+        .expect("valid");
+        assert_eq!(ok.channel, Some(Channel::ChanA));
+        for (t, url) in [
+            (None, Some("https://relay.example.com/in")),
+            (Some("api"), Some("https://relay.example.com/in")),
+            (Some("pigeon"), Some("https://relay.example.com/in")),
+            (Some("chan_a"), None),
+            (Some("chan_a"), Some("http://relay.example.com/in")),
+        ] {
+            assert!(
+                ChannelChange::parse(input(t, url), true, false).is_err(),
+                "{t:?} {url:?}"
+            );
+        }
+        let private = ChannelChange::parse(
+            input(Some("chan_a"), Some("https://127.0.0.1/in")),
+            true,
+            false,
+        );
+        assert!(matches!(private, Err(DomainError::UnsafeUrl(_))));
+    }
+
+    #[test]
+    fn a_change_takes_name_or_relay_url_but_never_the_type() {
+        assert!(ChannelChange::parse(ChannelInput::default(), false, false).is_err());
+        assert!(ChannelChange::parse(input(Some("chan_b"), None), false, false).is_err());
+        let renamed = ChannelChange::parse(
+            ChannelInput {
+                name: Some("Support line".into()),
+                ..ChannelInput::default()
+            },
+            false,
+            false,
+        )
+        .expect("valid");
+        assert_eq!(renamed.name.as_deref(), Some("Support line"));
+    }
+}

@@ -1,0 +1,237 @@
+//! The workspace's channel connections: added, changed, deleted (channel.disconnected) and
+//! their secret rotated. The sender that uses them reads them from here.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::json;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::channel::{ChannelChange, ChannelView, Connection, ConnectionStatus};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::{ChannelId, WorkspaceId};
+use crate::store::{Batch, Store};
+
+pub enum ChannelMsg {
+    List {
+        page: PageRequest,
+        reply: Reply<Page<ChannelView>>,
+    },
+    Get {
+        id: ChannelId,
+        reply: Reply<ChannelView>,
+    },
+    /// Answers the connection and its secret (shown once).
+    Create {
+        origin: Origin,
+        change: ChannelChange,
+        reply: Reply<(ChannelView, String)>,
+    },
+    Update {
+        origin: Origin,
+        id: ChannelId,
+        change: ChannelChange,
+        reply: Reply<ChannelView>,
+    },
+    Delete {
+        origin: Origin,
+        id: ChannelId,
+        reply: Reply<ChannelId>,
+    },
+    /// Answers the connection and its new secret.
+    RotateSecret {
+        origin: Origin,
+        id: ChannelId,
+        reply: Reply<(ChannelView, String)>,
+    },
+}
+
+impl ChannelMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ChannelMsg::List { .. } => "channel.list",
+            ChannelMsg::Get { .. } => "channel.get",
+            ChannelMsg::Create { .. } => "channel.create",
+            ChannelMsg::Update { .. } => "channel.update",
+            ChannelMsg::Delete { .. } => "channel.delete",
+            ChannelMsg::RotateSecret { .. } => "channel.rotate_secret",
+        }
+    }
+}
+
+const KIND: &str = "ch";
+
+#[derive(Default)]
+pub struct Channels {
+    by_seq: BTreeMap<u64, Connection>,
+    seq_of: HashMap<ChannelId, u64>,
+}
+
+impl Channels {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut channels = Self::default();
+        for (_, c) in store.scan::<Connection>(&record_prefix(ws, KIND))? {
+            channels.seq_of.insert(c.id.clone(), c.seq);
+            channels.by_seq.insert(c.seq, c);
+        }
+        Ok(channels)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_seq.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_seq.is_empty()
+    }
+
+    fn get(&self, id: &str) -> Result<&Connection, DomainError> {
+        self.seq_of
+            .get(id)
+            .and_then(|s| self.by_seq.get(s))
+            .ok_or(DomainError::NotFound("channel"))
+    }
+
+    fn put(&mut self, ctx: &Ctx, c: Connection, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(KIND, c.seq), &c)?;
+        self.seq_of.insert(c.id.clone(), c.seq);
+        self.by_seq.insert(c.seq, c);
+        Ok(())
+    }
+}
+
+pub(super) fn handle(msg: ChannelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        ChannelMsg::List { page, reply } => {
+            let found = page.select(&data.channels.by_seq, |_| true);
+            answer(
+                reply,
+                Ok(Page {
+                    items: found.items.iter().map(Connection::view).collect(),
+                    has_more: found.has_more,
+                }),
+            )
+        }
+        ChannelMsg::Get { id, reply } => {
+            answer(reply, data.channels.get(&id).map(Connection::view))
+        }
+        ChannelMsg::Create {
+            origin,
+            change,
+            reply,
+        } => finish(reply, origin, create(data, ctx, change)),
+        ChannelMsg::Update {
+            origin,
+            id,
+            change,
+            reply,
+        } => finish(reply, origin, update(data, ctx, &id, change)),
+        ChannelMsg::Delete { origin, id, reply } => finish(reply, origin, delete(data, ctx, &id)),
+        ChannelMsg::RotateSecret { origin, id, reply } => {
+            finish(reply, origin, rotate(data, ctx, &id))
+        }
+    }
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    change: ChannelChange,
+) -> Result<Change<(ChannelView, String)>, DomainError> {
+    let channel = change
+        .channel
+        .ok_or_else(|| DomainError::invalid("type", "is required"))?;
+    let relay_url = change
+        .relay_url
+        .ok_or_else(|| DomainError::invalid("relay_url", "is required"))?;
+    let secret = crate::events::signature::new_secret();
+    let c = Connection {
+        seq: ctx.next_id()?,
+        id: ChannelId::generate(),
+        channel,
+        name: change.name.unwrap_or_else(|| {
+            serde_json::to_value(channel)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        }),
+        status: ConnectionStatus::Connected,
+        relay_url,
+        secret: secret.clone(),
+        last_error: None,
+        connected_at: ctx.now,
+        updated_at: ctx.now,
+    };
+    let mut writes = Batch::default();
+    data.channels.put(ctx, c.clone(), &mut writes)?;
+    Ok(Change {
+        value: (c.view(), secret),
+        writes,
+        events: Vec::new(),
+    })
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &ChannelId,
+    change: ChannelChange,
+) -> Result<Change<ChannelView>, DomainError> {
+    let mut c = data.channels.get(id)?.clone();
+    if let Some(name) = change.name {
+        c.name = name;
+    }
+    if let Some(url) = change.relay_url {
+        c.relay_url = url;
+    }
+    c.updated_at = ctx.now;
+    let mut writes = Batch::default();
+    data.channels.put(ctx, c.clone(), &mut writes)?;
+    Ok(Change {
+        value: c.view(),
+        writes,
+        events: Vec::new(),
+    })
+}
+
+fn delete(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &ChannelId,
+) -> Result<Change<ChannelId>, DomainError> {
+    let c = data.channels.get(id)?.clone();
+    data.channels.by_seq.remove(&c.seq);
+    data.channels.seq_of.remove(id);
+    let mut writes = Batch::default();
+    writes.delete(ctx.key(KIND, c.seq));
+    let event = DomainEvent::new(
+        "channel.disconnected",
+        "channel",
+        &c.id,
+        json!({"id": c.id, "type": c.channel, "name": c.name, "reason": "deleted"}),
+    );
+    Ok(Change {
+        value: c.id,
+        writes,
+        events: vec![event],
+    })
+}
+
+fn rotate(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: &ChannelId,
+) -> Result<Change<(ChannelView, String)>, DomainError> {
+    let mut c = data.channels.get(id)?.clone();
+    let secret = crate::events::signature::new_secret();
+    c.secret = secret.clone();
+    c.updated_at = ctx.now;
+    let mut writes = Batch::default();
+    data.channels.put(ctx, c.clone(), &mut writes)?;
+    Ok(Change {
+        value: (c.view(), secret),
+        writes,
+        events: Vec::new(),
+    })
+}
