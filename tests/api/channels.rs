@@ -17,6 +17,12 @@ async fn connect(app: &TestApp, body: Value) -> Value {
     app.post("/channels", &app.key, body).await.expect(201).body
 }
 
+/// Connects a `kind` channel to the relay; its id.
+async fn connected(app: &TestApp, kind: &str) -> String {
+    let created = connect(app, json!({"type": kind, "relay_url": RELAY})).await;
+    created["id"].as_str().expect("id").to_string()
+}
+
 #[tokio::test]
 async fn a_connection_is_created_connected_with_its_secret_shown_only_then() {
     let app = spawn_app().await;
@@ -104,10 +110,7 @@ async fn a_connection_needs_a_type_other_than_api_and_an_https_relay() {
 #[tokio::test]
 async fn a_change_renames_or_moves_the_relay_but_never_changes_the_type() {
     let app = spawn_app().await;
-    let id = connect(&app, json!({"type": "chan_c", "relay_url": RELAY})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = connected(&app, "chan_c").await;
     let path = format!("/channels/{id}");
     let moved = app
         .patch(
@@ -165,10 +168,7 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
     let app = spawn_webhook_app().await;
     let rx = TestReceiver::start().await;
     hook(&app, &rx.url, &["channel.*"]).await;
-    let id = connect(&app, json!({"type": "chan_e", "relay_url": RELAY})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = connected(&app, "chan_e").await;
     let deleted = app
         .delete(&format!("/channels/{id}"), &app.key)
         .await
@@ -194,10 +194,7 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
 #[tokio::test]
 async fn unknown_or_foreign_ids_are_not_found_and_members_need_integrations() {
     let app = spawn_app().await;
-    let id = connect(&app, json!({"type": "chan_a", "relay_url": RELAY})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = connected(&app, "chan_a").await;
     for path in ["/channels/ch_unknown", "/channels/42"] {
         app.get(path, &app.key).await.expect_error(404, "not_found");
     }
