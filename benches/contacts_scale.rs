@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_actors::clock::SystemClock;
-use switchboard_actors::delivery::{DeliverySettings, Dispatcher};
+use switchboard_actors::delivery::DeliverySettings;
 use switchboard_actors::domain::contact::{ContactFilter, ContactInput, LookupQuery, NewContact};
 use switchboard_actors::domain::page::PageRequest;
 use switchboard_actors::events::Origin;
 use switchboard_actors::ids::WorkspaceId;
-use switchboard_actors::registry::{Registry, RegistrySettings};
+use switchboard_actors::outbound::OutboundSettings;
+use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::store::Store;
 use switchboard_actors::workspace::search::tokenize;
 use switchboard_actors::workspace::ContactMsg;
@@ -67,17 +68,17 @@ fn percentiles(mut samples: Vec<Duration>) -> String {
 }
 
 async fn registry(store: &Store) -> Registry {
-    let (dispatcher, reports) = Dispatcher::new(
+    let outlets = Outlets::new(
         store.clone(),
         Arc::new(SystemClock),
         DeliverySettings::default(),
+        OutboundSettings::default(),
     )
-    .expect("dispatcher");
+    .expect("outlets");
     Registry::start(
         store.clone(),
         Arc::new(SystemClock),
-        dispatcher,
-        reports,
+        outlets,
         RegistrySettings {
             idle_after: Duration::from_secs(3600),
             call_timeout: Duration::from_secs(60),

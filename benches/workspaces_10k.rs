@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_actors::clock::SystemClock;
-use switchboard_actors::delivery::{DeliverySettings, Dispatcher};
+use switchboard_actors::delivery::DeliverySettings;
 use switchboard_actors::domain::contact::{ContactInput, NewContact};
 use switchboard_actors::events::Origin;
 use switchboard_actors::ids::WorkspaceId;
-use switchboard_actors::registry::{Registry, RegistrySettings};
+use switchboard_actors::outbound::OutboundSettings;
+use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::store::Store;
 use switchboard_actors::workspace::ContactMsg;
 use tokio::sync::Semaphore;
@@ -84,17 +85,17 @@ async fn main() {
     let idle = Duration::from_millis(env("IDLE_MS", 3_000));
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
-    let (dispatcher, reports) = Dispatcher::new(
+    let outlets = Outlets::new(
         store.clone(),
         Arc::new(SystemClock),
         DeliverySettings::default(),
+        OutboundSettings::default(),
     )
-    .expect("dispatcher");
+    .expect("outlets");
     let reg = Registry::start(
         store.clone(),
         Arc::new(SystemClock),
-        dispatcher,
-        reports,
+        outlets,
         RegistrySettings {
             idle_after: idle,
             call_timeout: Duration::from_secs(60),

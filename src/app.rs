@@ -13,7 +13,8 @@ use switchboard_actors::delivery::Dispatcher;
 use switchboard_actors::directory::{hash_secret, Directory};
 use switchboard_actors::idempotency::Idempotency;
 use switchboard_actors::ids::random_id;
-use switchboard_actors::registry::{Registry, RegistrySettings};
+use switchboard_actors::outbound::Relays;
+use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::schedule::{ScheduleSettings, Scheduler};
 use switchboard_actors::store::Store;
 use tokio::net::TcpListener;
@@ -128,14 +129,18 @@ pub async fn start_with_clock(
         tracing::warn!("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http:// and private addresses. Use this for local development and tests only.");
     }
     let ai = ai_of(&settings.ai).map_err(|e| store_err(&e))?;
-    let (dispatcher, reports) =
-        Dispatcher::new(store.clone(), clock.clone(), settings.webhooks.clone())
-            .map_err(|e| store_err(&e))?;
+    let outlets = Outlets::new(
+        store.clone(),
+        clock.clone(),
+        settings.webhooks.clone(),
+        settings.outbound(),
+    )
+    .map_err(|e| store_err(&e))?;
+    let (dispatcher, relays) = (outlets.dispatcher.clone(), outlets.relays.clone());
     let registry = Registry::start(
         store.clone(),
         clock.clone(),
-        dispatcher.clone(),
-        reports,
+        outlets,
         RegistrySettings {
             idle_after: settings.actor_idle,
             call_timeout: Duration::from_secs(30),
@@ -144,13 +149,14 @@ pub async fn start_with_clock(
     )
     .await
     .map_err(|e| store_err(&e))?;
-    resume_deliveries(&directory, &store, &dispatcher).await;
+    resume_outlets(&directory, &store, &dispatcher, &relays).await;
     let idempotency = Idempotency::open(&store, clock.clone(), settings.idempotency_ttl)
         .map_err(|e| store_err(&e))?;
 
     let state = AppState::new(Shared {
         ai,
         dispatcher,
+        relays,
         store: store.clone(),
         recent: Default::default(),
         rate_limit: RateLimit::new(settings.rate_limit_per_minute),
@@ -226,11 +232,18 @@ fn ai_of(settings: &crate::config::AiSettings) -> Result<Ai, String> {
     }
 }
 
-/// Starts a delivery actor for every stored endpoint, so that deliveries pending before a
-/// stop or crash go out on schedule.
-async fn resume_deliveries(directory: &Directory, store: &Store, dispatcher: &Dispatcher) {
+/// Starts a delivery actor for every stored endpoint and a relay actor for every
+/// connection with messages waiting, so that deliveries and sends pending before a stop
+/// or crash go out on schedule.
+async fn resume_outlets(
+    directory: &Directory,
+    store: &Store,
+    dispatcher: &Dispatcher,
+    relays: &Relays,
+) {
+    use switchboard_actors::workspace::{stored_endpoints, stored_relays};
     for ws in directory.workspaces() {
-        match switchboard_actors::workspace::stored_endpoints(store, &ws.id) {
+        match stored_endpoints(store, &ws.id) {
             Ok(configs) => {
                 for cfg in configs {
                     if let Err(e) = dispatcher.ensure(cfg).await {
@@ -239,6 +252,16 @@ async fn resume_deliveries(directory: &Directory, store: &Store, dispatcher: &Di
                 }
             }
             Err(e) => tracing::error!(error = %e, workspace = %ws.id, "could not read endpoints"),
+        }
+        match stored_relays(store, &ws.id) {
+            Ok(configs) => {
+                for cfg in configs {
+                    if let Err(e) = relays.resume(cfg).await {
+                        tracing::error!(error = %e, "could not resume pending sends");
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, workspace = %ws.id, "could not read channels"),
         }
     }
 }
@@ -291,6 +314,7 @@ impl RunningApp {
             );
         }
         self.state.dispatcher.stop_all();
+        self.state.relays.stop_all();
         self.state.registry.shutdown(grace).await;
         if let Err(e) = self.store.flush_now() {
             tracing::error!(error = %e, "final flush failed");

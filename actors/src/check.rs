@@ -8,6 +8,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::delivery::record::{Delivery, DeliveryStatus};
 use crate::directory::Directory;
 use crate::ids::EndpointId;
+use crate::outbound::record::PendingSend;
 use crate::store::{decode, Store};
 use crate::workspace::WorkspaceData;
 
@@ -35,6 +36,7 @@ fn family(key: &[u8]) -> Option<&'static str> {
     [
         ("w/", "workspace records"),
         ("wd/", "deliveries"),
+        ("os/", "pending sends"),
         ("d/", "directory records"),
         ("meta/", "store metadata"),
         ("tq/", "timers"),
@@ -59,6 +61,7 @@ pub fn run(store: &Store) -> Report {
         }
     };
     let mut endpoints = HashSet::new();
+    let mut connections = HashSet::new();
     let mut known = HashSet::new();
     for ws in directory.workspaces() {
         known.insert(ws.id.to_string());
@@ -70,6 +73,12 @@ pub fn run(store: &Store) -> Report {
                         .push(format!("workspace {}: {problem}", ws.id));
                 }
                 endpoints.extend(data.webhooks.configs(&ws.id).into_iter().map(|c| c.id));
+                connections.extend(
+                    data.channels
+                        .relays(&ws.id)
+                        .into_iter()
+                        .map(|c| c.channel_id.to_string()),
+                );
             }
             Err(e) => report
                 .problems
@@ -78,6 +87,7 @@ pub fn run(store: &Store) -> Report {
     }
     orphans(store, &known, &mut report);
     deliveries(store, &endpoints, &mut report);
+    pending_sends(store, &connections, &mut report);
     report
 }
 
@@ -155,6 +165,35 @@ fn deliveries(store: &Store, endpoints: &HashSet<EndpointId>, report: &mut Repor
             Ok(_) => {}
             Err(e) => report.problems.push(format!(
                 "delivery {} does not decode: {e}",
+                String::from_utf8_lossy(&key)
+            )),
+        }
+    }
+}
+
+/// Every pending send decodes and waits for a connection that still exists.
+fn pending_sends(store: &Store, connections: &HashSet<String>, report: &mut Report) {
+    let Ok(keys) = store.keys(b"os/") else {
+        return;
+    };
+    for key in keys {
+        let connection = key
+            .get(3..)
+            .and_then(|rest| rest.split(|b| *b == b'/').next())
+            .map(|c| String::from_utf8_lossy(c).to_string())
+            .unwrap_or_default();
+        let decoded = store.get_raw(&key).and_then(|v| match v {
+            Some(v) => decode::<PendingSend>(&v).map(Some),
+            None => Ok(None),
+        });
+        match decoded {
+            Ok(Some(send)) if !connections.contains(&connection) => report.problems.push(format!(
+                "pending send of message {} names missing connection {connection}",
+                send.message_id
+            )),
+            Ok(_) => {}
+            Err(e) => report.problems.push(format!(
+                "pending send {} does not decode: {e}",
                 String::from_utf8_lossy(&key)
             )),
         }

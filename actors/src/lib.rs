@@ -13,6 +13,9 @@
 //! - [`events`]: the event catalog and the domain events mutations return.
 //! - [`ai`]: the responder that answers customers (rules, or an OpenAI-compatible model).
 //! - [`check`]: the offline integrity check of a stopped store.
+//! - [`outbound`]: the sender: one relay actor per channel connection, signed POSTs
+//!   with a short retry, outcomes reported back to the workspace.
+//! - [`pool`]: a keyed set of actors of one kind (delivery, relay).
 //! - [`ssrf`]: which webhook destinations are safe, at save time and at connect time.
 //! - [`clock`]: the one source of time, replaceable in tests.
 //! - [`ids`]: typed ids: prefixed strings (`ws_`, `we_`, `evt_`, ...) and integers.
@@ -29,6 +32,8 @@ pub mod domain;
 pub mod events;
 pub mod idempotency;
 pub mod ids;
+pub mod outbound;
+pub mod pool;
 pub mod registry;
 pub mod schedule;
 pub mod ssrf;

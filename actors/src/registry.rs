@@ -23,9 +23,38 @@ use crate::clock::SharedClock;
 use crate::delivery::{Dispatcher, Reports};
 use crate::domain::DomainError;
 use crate::ids::WorkspaceId;
+use crate::outbound::{Relays, SendReports};
 use crate::store::Store;
 use crate::telemetry::{ActorBook, ActorStats};
 use crate::workspace::{WebhookMsg, WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
+
+/// The services that run beside the workspace actors and report back to them: webhook
+/// delivery and the channel relays, each with the receiving end of its reports.
+pub struct Outlets {
+    pub dispatcher: Dispatcher,
+    pub delivery_reports: Reports,
+    pub relays: Relays,
+    pub send_reports: SendReports,
+}
+
+impl Outlets {
+    pub fn new(
+        store: Store,
+        clock: SharedClock,
+        delivery: crate::delivery::DeliverySettings,
+        outbound: crate::outbound::OutboundSettings,
+    ) -> Result<Self, DomainError> {
+        let (dispatcher, delivery_reports) =
+            Dispatcher::new(store.clone(), clock.clone(), delivery)?;
+        let (relays, send_reports) = Relays::new(store, clock, outbound)?;
+        Ok(Self {
+            dispatcher,
+            delivery_reports,
+            relays,
+            send_reports,
+        })
+    }
+}
 
 /// Life-cycle counters for operators.
 #[derive(Debug, Default)]
@@ -48,6 +77,7 @@ struct Inner {
     store: Store,
     clock: SharedClock,
     dispatcher: Dispatcher,
+    relays: Relays,
     settings: RegistrySettings,
     slots: DashMap<WorkspaceId, Slot>,
     owners: DashMap<ActorId, (WorkspaceId, Arc<ActorStats>)>,
@@ -76,14 +106,14 @@ impl Registry {
     pub async fn start(
         store: Store,
         clock: SharedClock,
-        dispatcher: Dispatcher,
-        reports: Reports,
+        outlets: Outlets,
         settings: RegistrySettings,
     ) -> Result<Self, DomainError> {
         let inner = Arc::new(Inner {
             store,
             clock,
-            dispatcher,
+            dispatcher: outlets.dispatcher,
+            relays: outlets.relays,
             settings,
             slots: DashMap::new(),
             owners: DashMap::new(),
@@ -94,13 +124,23 @@ impl Registry {
             .await
             .map_err(|e| DomainError::Internal(format!("supervisor: {e}")))?;
         let registry = Self { inner, supervisor };
-        registry.forward(reports);
+        registry.forward(outlets.delivery_reports, |r| {
+            let ws = r.workspace.clone();
+            (ws, WorkspaceMsg::Webhook(Box::new(WebhookMsg::Outcome(r))))
+        });
+        registry.forward(outlets.send_reports, |r| {
+            (r.workspace.clone(), WorkspaceMsg::Sent(Box::new(r)))
+        });
         Ok(registry)
     }
 
-    /// Passes the dispatcher's delivery outcomes to the workspaces they belong to, in the
+    /// Passes reports (delivery or send outcomes) to the workspaces they belong to, in the
     /// order they happened. Holds the registry weakly, so dropping it ends the loop.
-    fn forward(&self, mut reports: Reports) {
+    fn forward<R: Send + 'static>(
+        &self,
+        mut reports: tokio::sync::mpsc::UnboundedReceiver<R>,
+        route: fn(R) -> (WorkspaceId, WorkspaceMsg),
+    ) {
         let weak = Arc::downgrade(&self.inner);
         let supervisor = self.supervisor.clone();
         tokio::spawn(async move {
@@ -110,10 +150,9 @@ impl Registry {
                     inner,
                     supervisor: supervisor.clone(),
                 };
-                let ws = report.workspace.clone();
-                let msg = WorkspaceMsg::Webhook(Box::new(WebhookMsg::Outcome(report)));
+                let (ws, msg) = route(report);
                 if let Err(e) = registry.tell(&ws, msg).await {
-                    tracing::warn!(error = %e, "could not report a delivery outcome");
+                    tracing::warn!(error = %e, "could not report an outcome to its workspace");
                 }
             }
         });
@@ -149,6 +188,7 @@ impl Registry {
             store: self.inner.store.clone(),
             clock: self.inner.clock.clone(),
             dispatcher: self.inner.dispatcher.clone(),
+            relays: self.inner.relays.clone(),
             idle_after: self.inner.settings.idle_after,
             on_passivate: Arc::new(move |ws, id| {
                 if let Some(inner) = weak.upgrade() {

@@ -82,6 +82,10 @@ impl ActorBook {
         }
     }
 
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
     /// Registers a new actor under `key` (replacing a previous one's figures).
     pub fn enter(&self, key: &str) -> Arc<ActorStats> {
         let stats = Arc::new(ActorStats {

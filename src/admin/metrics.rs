@@ -44,6 +44,8 @@ pub fn render(app: &AppState) -> String {
         .set(app.registry.live() as f64);
     metrics::gauge!("switchboard_actors_live", "kind" => "endpoint_delivery")
         .set(app.dispatcher.live() as f64);
+    metrics::gauge!("switchboard_actors_live", "kind" => "channel_relay")
+        .set(app.relays.book().live() as f64);
     metrics::counter!("switchboard_actor_restarts_total", "kind" => "workspace")
         .absolute(reg.restarts.load(Ordering::Relaxed));
     metrics::counter!("switchboard_actor_passivations_total", "kind" => "workspace")
@@ -71,6 +73,15 @@ pub fn render(app: &AppState) -> String {
         metrics::counter!("switchboard_webhook_attempts_total", "outcome" => outcome)
             .absolute(n.load(Ordering::Relaxed));
     }
+    let r = app.relays.stats();
+    metrics::counter!("switchboard_relay_retries_scheduled_total")
+        .absolute(r.retries_scheduled.load(Ordering::Relaxed));
+    for (outcome, n) in [("sent", &r.sent), ("failed", &r.failed_messages)] {
+        metrics::counter!("switchboard_relay_messages_total", "outcome" => outcome)
+            .absolute(n.load(Ordering::Relaxed));
+    }
+    metrics::counter!("switchboard_relay_failed_attempts_total")
+        .absolute(r.failed_attempts.load(Ordering::Relaxed));
     metrics::counter!("switchboard_rate_limited_total").absolute(app.rate_limit.rejections());
     handle.render()
 }

@@ -351,6 +351,7 @@ async fn prometheus(State(app): State<AppState>) -> Response {
 async fn list_actors(State(app): State<AppState>) -> Json<serde_json::Value> {
     let mut actors = app.registry.book().snapshot();
     actors.extend(app.dispatcher.book().snapshot());
+    actors.extend(app.relays.book().snapshot());
     actors.sort_by(|a, b| b.last_active.cmp(&a.last_active));
     let data: Vec<serde_json::Value> = actors
         .into_iter()

@@ -141,6 +141,18 @@ pub const SETTINGS: &[Setting] = &[
         "how often a delivery actor looks for due deliveries",
     ),
     setting(
+        "relay-retry-delays",
+        "SWITCHBOARD_RELAY_RETRY_DELAYS",
+        Some("5s,30s"),
+        "waits before a relayed message's attempts 2, 3, ... (comma-separated)",
+    ),
+    setting(
+        "relay-timeout",
+        "SWITCHBOARD_RELAY_TIMEOUT",
+        Some("10s"),
+        "how long a channel relay has to answer",
+    ),
+    setting(
         "header-read-timeout",
         "SWITCHBOARD_HEADER_READ_TIMEOUT",
         Some("10s"),
@@ -351,6 +363,8 @@ mod tests {
         assert_eq!(from_table.log_json, d.log_json);
         assert_eq!(from_table.webhooks.retry_delays, d.webhooks.retry_delays);
         assert_eq!(from_table.webhooks.timeout, d.webhooks.timeout);
+        assert_eq!(from_table.relay_retry_delays, d.relay_retry_delays);
+        assert_eq!(from_table.relay_timeout, d.relay_timeout);
         assert_eq!(from_table.webhooks.disable_after, d.webhooks.disable_after);
         assert_eq!(
             from_table.webhooks.secret_overlap,

@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::serve::ConnectionLimits;
 
 pub use switchboard_actors::delivery::DeliverySettings;
+pub use switchboard_actors::outbound::OutboundSettings;
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -36,6 +37,10 @@ pub struct Settings {
     pub log_json: bool,
     /// SWITCHBOARD_WEBHOOK_*: the delivery rules.
     pub webhooks: DeliverySettings,
+    /// SWITCHBOARD_RELAY_*: how outbound messages reach channel relays (private targets and
+    /// the tick follow the webhook settings).
+    pub relay_retry_delays: Vec<Duration>,
+    pub relay_timeout: Duration,
     /// SWITCHBOARD_AI_*: the model behind the AI; None: the embedded rules responder.
     pub ai: AiSettings,
     /// SWITCHBOARD_HEADER_READ_TIMEOUT and SWITCHBOARD_MAX_CONNECTIONS: the API listener.
@@ -92,6 +97,8 @@ impl Default for Settings {
             shutdown_grace: Duration::from_secs(10),
             log_json: false,
             webhooks: DeliverySettings::default(),
+            relay_retry_delays: OutboundSettings::default().retry_delays,
+            relay_timeout: OutboundSettings::default().timeout,
             ai: AiSettings::default(),
             api_connections: ConnectionLimits {
                 header_read_timeout: Duration::from_secs(10),
@@ -107,6 +114,18 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The relays' rules: their own ladder and time limit; private targets and the tick
+    /// as for webhooks.
+    pub fn outbound(&self) -> OutboundSettings {
+        OutboundSettings {
+            retry_delays: self.relay_retry_delays.clone(),
+            timeout: self.relay_timeout,
+            allow_private: self.webhooks.allow_private,
+            tick: self.webhooks.tick,
+            ..OutboundSettings::default()
+        }
+    }
+
     /// Reads each variable through `get`, so tests need not touch the process environment.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let mut s = Self::default();
@@ -161,6 +180,15 @@ impl Settings {
                 .split(',')
                 .map(|d| parse_duration("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", d))
                 .collect::<Result<_, _>>()?;
+        }
+        if let Some(v) = var("SWITCHBOARD_RELAY_RETRY_DELAYS") {
+            s.relay_retry_delays = v
+                .split(',')
+                .map(|d| parse_duration("SWITCHBOARD_RELAY_RETRY_DELAYS", d))
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(v) = var("SWITCHBOARD_RELAY_TIMEOUT") {
+            s.relay_timeout = parse_duration("SWITCHBOARD_RELAY_TIMEOUT", &v)?;
         }
         if let Some(v) = var("SWITCHBOARD_WEBHOOK_TIMEOUT") {
             s.webhooks.timeout = parse_duration("SWITCHBOARD_WEBHOOK_TIMEOUT", &v)?;

@@ -43,6 +43,8 @@ pub struct Shared {
     pub store: switchboard_actors::store::Store,
     pub recent: recent::RecentCounts,
     pub dispatcher: switchboard_actors::delivery::Dispatcher,
+    /// The channel relays' senders (their counters, for operators).
+    pub relays: switchboard_actors::outbound::Relays,
     pub directory: Directory,
     pub registry: Registry,
     pub idempotency: Idempotency,

@@ -25,6 +25,7 @@ mod products;
 mod rate_limit;
 mod repeats;
 mod resources;
+mod sending;
 mod settings;
 mod store_safety;
 mod users;

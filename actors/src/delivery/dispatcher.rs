@@ -9,8 +9,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use dashmap::DashMap;
-use ractor::{Actor, ActorRef};
+use ractor::ActorRef;
 use tokio::sync::mpsc;
 
 use super::context::DeliveryContext;
@@ -21,14 +20,13 @@ use crate::clock::SharedClock;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::EndpointConfig;
 use crate::domain::DomainError;
+use crate::pool::Pool;
 use crate::store::Store;
 use crate::telemetry::ActorBook;
 
 struct Inner {
     ctx: Arc<DeliveryContext>,
-    actors: DashMap<String, ActorRef<EndpointMsg>>,
-    book: ActorBook,
-    spawning: tokio::sync::Mutex<()>,
+    actors: Pool<EndpointMsg>,
 }
 
 #[derive(Clone)]
@@ -47,9 +45,7 @@ impl Dispatcher {
             ctx: Arc::new(DeliveryContext::new(
                 store, clock, settings, sender, reports,
             )),
-            actors: DashMap::new(),
-            book: ActorBook::new("endpoint_delivery"),
-            spawning: tokio::sync::Mutex::new(()),
+            actors: Pool::new("endpoint_delivery"),
         }));
         Ok((dispatcher, receiver))
     }
@@ -68,30 +64,12 @@ impl Dispatcher {
 
     /// Live delivery actors.
     pub fn live(&self) -> usize {
-        self.0.actors.len()
+        self.0.actors.live()
     }
 
     /// The live delivery actors' figures.
     pub fn book(&self) -> &ActorBook {
-        &self.0.book
-    }
-
-    /// Sends to an endpoint actor, counting the message into its mailbox depth.
-    pub(crate) fn tell(
-        &self,
-        endpoint: &str,
-        actor: &ActorRef<EndpointMsg>,
-        msg: EndpointMsg,
-    ) -> bool {
-        let stats = self.0.book.get(endpoint);
-        if let Some(s) = &stats {
-            s.sent();
-        }
-        let ok = actor.send_message(msg).is_ok();
-        if let (false, Some(s)) = (ok, &stats) {
-            s.received();
-        }
-        ok
+        self.0.actors.book()
     }
 
     /// Deliveries waiting, over every endpoint (or one).
@@ -107,24 +85,18 @@ impl Dispatcher {
     /// The endpoint's actor, started (and its pending deliveries loaded) if needed, with
     /// `cfg` as its configuration.
     pub async fn ensure(&self, cfg: EndpointConfig) -> Result<ActorRef<EndpointMsg>, DomainError> {
-        if let Some(actor) = self.0.actors.get(cfg.id.as_str()).map(|a| a.clone()) {
-            if self.tell(&cfg.id, &actor, EndpointMsg::Configure(cfg.clone())) {
-                return Ok(actor);
-            }
-        }
-        let _guard = self.0.spawning.lock().await;
-        if let Some(actor) = self.0.actors.get(cfg.id.as_str()).map(|a| a.clone()) {
-            if self.tell(&cfg.id, &actor, EndpointMsg::Configure(cfg.clone())) {
-                return Ok(actor);
-            }
-        }
+        let ctx = self.0.ctx.clone();
         let id = cfg.id.clone();
-        let stats = self.0.book.enter(&id);
-        let (actor, _) = Actor::spawn(None, EndpointActor, (cfg, self.0.ctx.clone(), stats))
+        self.0
+            .actors
+            .ensure(
+                &id,
+                EndpointActor,
+                |stats| (cfg.clone(), ctx, stats),
+                || EndpointMsg::Configure(cfg.clone()),
+            )
             .await
-            .map_err(|e| DomainError::Internal(format!("delivery actor start: {e}")))?;
-        self.0.actors.insert(id.to_string(), actor.clone());
-        Ok(actor)
+            .map_err(DomainError::Internal)
     }
 
     /// New deliveries are durable for these endpoints.
@@ -135,7 +107,7 @@ impl Dispatcher {
                 let id = cfg.id.clone();
                 match me.ensure(cfg).await {
                     Ok(actor) => {
-                        me.tell(&id, &actor, EndpointMsg::Wake);
+                        me.0.actors.tell(&id, &actor, EndpointMsg::Wake);
                     }
                     Err(e) => tracing::error!(error = %e, "could not wake a delivery actor"),
                 }
@@ -145,15 +117,17 @@ impl Dispatcher {
 
     /// An endpoint changed (url, secrets, status).
     pub fn configure(&self, cfg: EndpointConfig) {
-        if let Some(actor) = self.0.actors.get(cfg.id.as_str()).map(|a| a.clone()) {
-            self.tell(&cfg.id.clone(), &actor, EndpointMsg::Configure(cfg));
+        if let Some(actor) = self.0.actors.get(&cfg.id) {
+            self.0
+                .actors
+                .tell(&cfg.id.clone(), &actor, EndpointMsg::Configure(cfg));
         }
     }
 
     /// An endpoint was deleted.
     pub fn remove(&self, endpoint: &str) {
-        if let Some((_, actor)) = self.0.actors.remove(endpoint) {
-            self.tell(endpoint, &actor, EndpointMsg::Remove);
+        if let Some(actor) = self.0.actors.remove(endpoint) {
+            self.0.actors.tell(endpoint, &actor, EndpointMsg::Remove);
         }
         self.0.ctx.forget(endpoint);
     }
@@ -186,9 +160,7 @@ impl Dispatcher {
     }
 
     fn count_call(&self, endpoint: &str) {
-        if let Some(s) = self.0.book.get(endpoint) {
-            s.sent();
-        }
+        self.0.actors.count_call(endpoint);
     }
 
     /// Sends a signed event to an endpoint now, outside the queue (the test call).
@@ -206,9 +178,7 @@ impl Dispatcher {
                 url: &cfg.url,
                 body,
                 secrets: &cfg.secrets_at(self.now()),
-                event_id,
-                event_type,
-                number: 1,
+                labels: &super::sender::event_labels(event_id, event_type, 1),
                 t: self.now().timestamp(),
             })
             .await
@@ -216,15 +186,7 @@ impl Dispatcher {
 
     /// Stops every delivery actor (shutdown); pending deliveries stay stored.
     pub fn stop_all(&self) {
-        for a in self.0.actors.iter() {
-            a.stop(None);
-        }
-        for s in self.0.book.snapshot() {
-            if let Some(stats) = self.0.book.get(&s.key) {
-                self.0.book.leave(&s.key, &stats);
-            }
-        }
-        self.0.actors.clear();
+        self.0.actors.stop_all();
     }
 }
 

@@ -247,9 +247,7 @@ impl EndpointState {
                                 url: &url,
                                 body: &body,
                                 secrets: &secrets,
-                                event_id: &event_id,
-                                event_type: &event_type,
-                                number,
+                                labels: &sender::event_labels(&event_id, &event_type, number),
                                 t,
                             })
                             .await

@@ -34,11 +34,20 @@ pub struct Attempt<'a> {
     pub url: &'a str,
     pub body: &'a str,
     pub secrets: &'a [String],
-    pub event_id: &'a str,
-    pub event_type: &'a str,
-    pub number: u32,
+    /// Headers that name what is sent and which attempt this is
+    /// (`X-Service-Event-Id`, `X-Service-Delivery-Attempt`, ...).
+    pub labels: &'a [(&'static str, String)],
     /// Unix seconds for the signature.
     pub t: i64,
+}
+
+/// The labels of a webhook delivery attempt.
+pub fn event_labels(event_id: &str, event_type: &str, number: u32) -> [(&'static str, String); 3] {
+    [
+        ("x-service-event-id", event_id.to_string()),
+        ("x-service-event-type", event_type.to_string()),
+        ("x-service-delivery-attempt", number.to_string()),
+    ]
 }
 
 #[derive(Clone)]
@@ -99,9 +108,9 @@ impl Sender {
             "x-service-signature",
             signature::header(a.t, a.body.as_bytes(), &secrets),
         );
-        add("x-service-event-id", a.event_id.to_string());
-        add("x-service-event-type", a.event_type.to_string());
-        add("x-service-delivery-attempt", a.number.to_string());
+        for (name, value) in a.labels {
+            add(name, value.clone());
+        }
         let response = self
             .client
             .post(url)

@@ -5,11 +5,12 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::contact::Channel;
+use super::contact::{Channel, Contact};
 use super::error::Checks;
+use super::message::{Attachment, Message};
 use super::{text, DomainError};
 use crate::clock::Timestamp;
-use crate::ids::ChannelId;
+use crate::ids::{ChannelId, ConversationId, MessageId, WorkspaceId};
 use crate::ssrf::{check_webhook_url, UrlProblem};
 
 pub const MAX_NAME: usize = 100;
@@ -69,6 +70,122 @@ impl Connection {
             last_error: self.last_error.clone(),
             connected_at: self.connected_at,
             updated_at: self.updated_at,
+        }
+    }
+}
+
+impl Connection {
+    /// What the connection's sender needs: where to POST and the secret that signs.
+    pub fn relay(&self, workspace: &WorkspaceId) -> RelayConfig {
+        RelayConfig {
+            workspace_id: workspace.clone(),
+            channel_id: self.id.clone(),
+            relay_url: self.relay_url.clone(),
+            secret: self.secret.clone(),
+        }
+    }
+
+    /// A 2xx from the relay: answers whether the connection was failing or disconnected
+    /// and is connected again (channel.reconnected).
+    pub fn mark_sent(&mut self, now: Timestamp) -> bool {
+        if self.status == ConnectionStatus::Connected {
+            return false;
+        }
+        self.status = ConnectionStatus::Connected;
+        self.last_error = None;
+        self.updated_at = now;
+        true
+    }
+
+    /// A message's final failure: 401 or 403 disconnect (answers true the first time, for
+    /// the one channel.disconnected); anything else makes a connected connection failing.
+    /// A disconnected connection stays disconnected until a send succeeds.
+    pub fn mark_failed(&mut self, failure: &SendFailure, now: Timestamp) -> bool {
+        self.last_error = Some(failure.error.clone());
+        self.updated_at = now;
+        if failure.access_removed {
+            let first = self.status != ConnectionStatus::Disconnected;
+            self.status = ConnectionStatus::Disconnected;
+            return first;
+        }
+        if self.status == ConnectionStatus::Connected {
+            self.status = ConnectionStatus::Failing;
+        }
+        false
+    }
+}
+
+/// Why a message could not be sent, for good.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendFailure {
+    pub error: String,
+    /// The relay answered 401 or 403: the integrator's access to the channel is gone.
+    pub access_removed: bool,
+}
+
+/// What a connection's sender actor needs to know about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelayConfig {
+    pub workspace_id: WorkspaceId,
+    pub channel_id: ChannelId,
+    pub relay_url: String,
+    pub secret: String,
+}
+
+/// Who a relayed message is for; each field is null when unknown.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Recipient {
+    /// `chan_d_phone` on chan_d, otherwise the contact's phone.
+    pub phone: Option<String>,
+    pub email: Option<String>,
+    /// The contact's username on this channel (chan_a, chan_c and chan_e have them).
+    pub username: Option<String>,
+}
+
+impl Recipient {
+    pub fn of(contact: &Contact, channel: Channel) -> Self {
+        let phone = match channel {
+            Channel::ChanD => contact.chan_d_phone.clone(),
+            _ => contact.phone.clone(),
+        };
+        let username = match channel {
+            Channel::ChanA => contact.chan_a_username.clone(),
+            Channel::ChanC => contact.chan_c_username.clone(),
+            Channel::ChanE => contact.chan_e_username.clone(),
+            _ => None,
+        };
+        Self {
+            phone,
+            email: contact.email.clone(),
+            username,
+        }
+    }
+}
+
+/// The body POSTed to a connection's relay for one outbound message.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct RelayMessage {
+    /// Always `outbound_message`.
+    #[schema(value_type = String, example = "outbound_message")]
+    pub object: &'static str,
+    pub message_id: MessageId,
+    pub conversation_id: ConversationId,
+    pub channel: Channel,
+    pub to: Recipient,
+    pub text: String,
+    pub attachments: Vec<Attachment>,
+}
+
+impl RelayMessage {
+    pub fn new(m: &Message, channel: Channel, to: Recipient) -> Self {
+        Self {
+            object: "outbound_message",
+            message_id: m.id,
+            conversation_id: m.conversation_id,
+            channel,
+            to,
+            text: m.text.clone(),
+            attachments: m.attachments.clone(),
         }
     }
 }
@@ -225,5 +342,60 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(renamed.name.as_deref(), Some("Support line"));
+    }
+
+    fn connection() -> Connection {
+        let now = Timestamp(chrono::Utc::now());
+        Connection {
+            seq: 1,
+            id: ChannelId::generate(),
+            channel: Channel::ChanA,
+            name: "chan_a".into(),
+            status: ConnectionStatus::Connected,
+            relay_url: "https://relay.example.com/in".into(),
+            secret: "whsec_x".into(),
+            last_error: None,
+            connected_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn failure(access_removed: bool) -> SendFailure {
+        SendFailure {
+            error: "the relay answered 500".into(),
+            access_removed,
+        }
+    }
+
+    #[test]
+    fn a_final_failure_makes_a_connection_failing_and_a_success_reconnects_it() {
+        let mut c = connection();
+        let now = c.updated_at;
+        assert!(!c.mark_sent(now), "a connected connection stays quiet");
+        assert!(!c.mark_failed(&failure(false), now));
+        assert_eq!(c.status, ConnectionStatus::Failing);
+        assert_eq!(c.last_error.as_deref(), Some("the relay answered 500"));
+        assert!(c.mark_sent(now), "the next success reconnects");
+        assert_eq!(c.status, ConnectionStatus::Connected);
+        assert_eq!(c.last_error, None);
+    }
+
+    #[test]
+    fn access_removed_disconnects_once_and_only_a_success_reconnects() {
+        let mut c = connection();
+        let now = c.updated_at;
+        assert!(
+            c.mark_failed(&failure(true), now),
+            "the first 401 or 403 tells"
+        );
+        assert!(!c.mark_failed(&failure(true), now), "a second one does not");
+        assert!(!c.mark_failed(&failure(false), now));
+        assert_eq!(
+            c.status,
+            ConnectionStatus::Disconnected,
+            "a later 500 does not turn a disconnected connection into a failing one"
+        );
+        assert!(c.mark_sent(now));
+        assert_eq!(c.status, ConnectionStatus::Connected);
     }
 }

@@ -1,15 +1,17 @@
 //! The workspace's channel connections: added, changed, deleted (channel.disconnected) and
-//! their secret rotated. The sender that uses them reads them from here.
+//! their secret rotated. The sender (`sending`) picks a channel's connection from here.
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::json;
-
+use super::sending;
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
-use crate::domain::channel::{ChannelChange, ChannelView, Connection, ConnectionStatus};
+use crate::domain::channel::{
+    ChannelChange, ChannelView, Connection, ConnectionStatus, RelayConfig,
+};
+use crate::domain::contact::Channel;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
-use crate::events::{DomainEvent, Origin};
+use crate::events::Origin;
 use crate::ids::{ChannelId, WorkspaceId};
 use crate::store::{Batch, Store};
 
@@ -87,13 +89,29 @@ impl Channels {
     }
 
     fn get(&self, id: &str) -> Result<&Connection, DomainError> {
-        self.seq_of
-            .get(id)
-            .and_then(|s| self.by_seq.get(s))
-            .ok_or(DomainError::NotFound("channel"))
+        self.find(id).ok_or(DomainError::NotFound("channel"))
     }
 
-    fn put(&mut self, ctx: &Ctx, c: Connection, writes: &mut Batch) -> Result<(), DomainError> {
+    pub(super) fn find(&self, id: &str) -> Option<&Connection> {
+        self.seq_of.get(id).and_then(|s| self.by_seq.get(s))
+    }
+
+    /// The connection that sends on `channel`: the most recently created one of its type.
+    pub(super) fn sender_for(&self, channel: Channel) -> Option<&Connection> {
+        self.by_seq.values().rev().find(|c| c.channel == channel)
+    }
+
+    /// Every connection's sender configuration (for resuming pending sends at start).
+    pub fn relays(&self, ws: &WorkspaceId) -> Vec<RelayConfig> {
+        self.by_seq.values().map(|c| c.relay(ws)).collect()
+    }
+
+    pub(super) fn put(
+        &mut self,
+        ctx: &Ctx,
+        c: Connection,
+        writes: &mut Batch,
+    ) -> Result<(), DomainError> {
         writes.put(ctx.key(KIND, c.seq), &c)?;
         self.seq_of.insert(c.id.clone(), c.seq);
         self.by_seq.insert(c.seq, c);
@@ -188,6 +206,7 @@ fn update(
     c.updated_at = ctx.now;
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
+    ctx.relays.configure(c.relay(ctx.workspace));
     Ok(Change {
         value: c.view(),
         writes,
@@ -203,19 +222,20 @@ fn delete(
     let c = data.channels.get(id)?.clone();
     data.channels.by_seq.remove(&c.seq);
     data.channels.seq_of.remove(id);
-    let mut writes = Batch::default();
-    writes.delete(ctx.key(KIND, c.seq));
-    let event = DomainEvent::new(
+    let mut change = Change {
+        value: c.id.clone(),
+        writes: Batch::default(),
+        events: Vec::new(),
+    };
+    change.writes.delete(ctx.key(KIND, c.seq));
+    sending::fail_waiting(ctx, &c, &mut change)?;
+    change.events.push(sending::channel_event(
         "channel.disconnected",
-        "channel",
-        &c.id,
-        json!({"id": c.id, "type": c.channel, "name": c.name, "reason": "deleted"}),
-    );
-    Ok(Change {
-        value: c.id,
-        writes,
-        events: vec![event],
-    })
+        &c,
+        Some("deleted"),
+    ));
+    ctx.relays.remove(&c.id);
+    Ok(change)
 }
 
 fn rotate(
@@ -229,6 +249,7 @@ fn rotate(
     c.updated_at = ctx.now;
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
+    ctx.relays.configure(c.relay(ctx.workspace));
     Ok(Change {
         value: (c.view(), secret),
         writes,

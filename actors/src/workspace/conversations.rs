@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
+use super::sending::{self, message_event, message_key, MESSAGE};
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::ai::{KnownContact, Speaker, TurnOutcome, TurnRequest};
 use crate::domain::contact::Channel;
@@ -33,7 +34,6 @@ use crate::store::{Batch, Key, Store};
 
 const CONVERSATION: &str = "cv";
 const HANDOVER: &str = "ho";
-const MESSAGE: &str = "msg";
 const COMMENT: &str = "cmt";
 const FEEDBACK: &str = "fb";
 const DEDUPE: &str = "dd";
@@ -456,15 +456,6 @@ fn message_prefix(ws: &WorkspaceId, conversation: ConversationId) -> Vec<u8> {
         .prefix()
 }
 
-fn message_key(ws: &WorkspaceId, conversation: ConversationId, id: MessageId) -> Vec<u8> {
-    Key::new("w")
-        .str(ws.as_str())
-        .str(MESSAGE)
-        .id(conversation.get())
-        .id(id.get())
-        .build()
-}
-
 fn comment_prefix(ws: &WorkspaceId, conversation: ConversationId) -> Vec<u8> {
     Key::new("w")
         .str(ws.as_str())
@@ -724,9 +715,15 @@ impl<'a> Step<'a> {
         Ok(())
     }
 
-    /// Stores a new message on `c` (counted there) and announces it.
-    fn message(&mut self, c: &mut Conversation, new: NewMessage) -> Result<Message, DomainError> {
-        let m = Message {
+    /// Stores a new message on `c` (counted there) and announces it; an outbound one goes
+    /// through the sender, which sets its status.
+    fn message(
+        &mut self,
+        data: &WorkspaceData,
+        c: &mut Conversation,
+        new: NewMessage,
+    ) -> Result<Message, DomainError> {
+        let mut m = Message {
             id: MessageId(self.ctx.next_id()?),
             conversation_id: c.id,
             contact_id: c.contact_id,
@@ -742,18 +739,22 @@ impl<'a> Step<'a> {
         };
         c.saw_message(*self.ctx.now);
         self.activity = true;
+        let event_type = match m.direction {
+            Direction::Inbound => Some("message.received"),
+            Direction::Outbound => {
+                sending::dispatch(data, self.ctx, c.channel, &mut m, &mut self.writes)?
+            }
+        };
         self.writes
             .put(message_key(self.ctx.workspace, c.id, m.id), &m)?;
-        let event_type = match m.direction {
-            Direction::Inbound => "message.received",
-            Direction::Outbound => "message.sent",
-        };
-        self.events.push(DomainEvent::new(
-            event_type,
-            "message",
-            m.id,
-            message_event(&m, c.channel),
-        ));
+        if let Some(event_type) = event_type {
+            self.events.push(DomainEvent::new(
+                event_type,
+                "message",
+                m.id,
+                message_event(&m, c.channel),
+            ));
+        }
         Ok(m)
     }
 
@@ -801,33 +802,22 @@ impl NewMessage {
                 text,
                 attachments: Vec::new(),
             },
-            status: MessageStatus::Sent,
+            status: MessageStatus::Queued,
             external_id: None,
         }
     }
 
-    /// A message the team sends. Until channel connections exist, every outbound message
-    /// is sent at once, as on the `api` channel: the integrator receives it as message.sent.
+    /// A message the team sends.
     fn from_team(caller: &Caller, body: Body) -> Self {
         Self {
             direction: Direction::Outbound,
             sender_type: SenderType::Team,
             sender_user_id: caller.user.clone(),
             body,
-            status: MessageStatus::Sent,
+            status: MessageStatus::Queued,
             external_id: None,
         }
     }
-}
-
-/// A message event's data: the message, plus the conversation's channel so that
-/// endpoint channel filters apply.
-fn message_event(m: &Message, channel: Channel) -> serde_json::Value {
-    let mut v = serde_json::to_value(m).unwrap_or_else(|_| json!({}));
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("channel".into(), json!(channel));
-    }
-    v
 }
 
 /// Events caused by a customer: the actor is the customer (the contact, once known), the
@@ -924,6 +914,7 @@ fn receive(
         }
     };
     let m = step.message(
+        data,
         &mut c,
         NewMessage {
             direction: Direction::Inbound,
@@ -1092,7 +1083,7 @@ fn apply_turn(
         applied.handover = true;
     }
     if let Some(text) = outcome.reply {
-        let m = step.message(&mut c, NewMessage::from_ai(text))?;
+        let m = step.message(data, &mut c, NewMessage::from_ai(text))?;
         step.ai_replied = true;
         applied.reply = Some(m);
     }
@@ -1143,7 +1134,7 @@ fn fire(
                 return Ok(step.done(()));
             }
             let text = data.ai_settings.followup_text.clone();
-            let m = step.message(&mut c, NewMessage::from_ai(text))?;
+            let m = step.message(data, &mut c, NewMessage::from_ai(text))?;
             let mut followed = serde_json::to_value(&c).unwrap_or_else(|_| json!({}));
             if let Some(obj) = followed.as_object_mut() {
                 obj.insert("message_id".into(), json!(m.id));
@@ -1193,7 +1184,7 @@ fn create(
             text,
             attachments: Vec::new(),
         };
-        step.message(&mut c, NewMessage::from_team(caller, body))?;
+        step.message(data, &mut c, NewMessage::from_team(caller, body))?;
     }
     let c = step.save(data, c, None)?;
     Ok(step.done(c))
@@ -1390,7 +1381,7 @@ fn team_reply(
         step.announce("conversation.ai_paused", &c);
     }
     step.resolve_open_handover(data, c.id, caller.resolver())?;
-    let m = step.message(&mut c, NewMessage::from_team(caller, body))?;
+    let m = step.message(data, &mut c, NewMessage::from_team(caller, body))?;
     step.save(data, c, None)?;
     Ok(step.done(m))
 }

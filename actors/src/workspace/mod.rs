@@ -17,6 +17,7 @@ mod funnels;
 mod orders;
 mod products;
 pub mod search;
+mod sending;
 mod tag_links;
 mod tags;
 mod timers;
@@ -41,10 +42,12 @@ pub use webhooks::{EndpointCaller, WebhookMsg};
 
 use crate::clock::SharedClock;
 use crate::delivery::Dispatcher;
+use crate::domain::channel::RelayConfig;
 use crate::domain::webhook::EndpointConfig;
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
 use crate::ids::WorkspaceId;
+use crate::outbound::Relays;
 use crate::store::{Batch, Key, Store};
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
@@ -62,6 +65,8 @@ pub enum WorkspaceMsg {
     Product(Box<ProductMsg>),
     Webhook(Box<WebhookMsg>),
     Channel(Box<ChannelMsg>),
+    /// A relay's final outcome for one of this workspace's messages.
+    Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
     Stats(Reply<WorkspaceCounts>),
     /// A durable timer of this workspace is due (from the scheduler).
@@ -134,6 +139,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
             WorkspaceMsg::Channel(m) => m.kind(),
+            WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
             WorkspaceMsg::IdleCheck => "idle_check",
@@ -165,9 +171,12 @@ pub struct Ctx<'a> {
     pub workspace: &'a WorkspaceId,
     pub store: &'a Store,
     pub dispatcher: &'a Dispatcher,
+    pub relays: &'a Relays,
     pub now: crate::clock::Timestamp,
     /// AI turns to run beside the actor once the handler's change is durable.
     pub later: std::cell::RefCell<Vec<conversations::TurnJob>>,
+    /// Connections with new pending sends, woken once the handler's change is durable.
+    pub wake: std::cell::RefCell<Vec<RelayConfig>>,
 }
 
 impl Ctx<'_> {
@@ -271,6 +280,7 @@ pub struct WorkspaceArgs {
     pub store: Store,
     pub clock: SharedClock,
     pub dispatcher: Dispatcher,
+    pub relays: Relays,
     pub idle_after: Duration,
     /// Called when the actor decides to passivate, before it drains and stops, so that no
     /// new caller reaches it.
@@ -323,8 +333,10 @@ impl Actor for WorkspaceActor {
             workspace: &state.args.id,
             store: &state.args.store,
             dispatcher: &state.args.dispatcher,
+            relays: &state.args.relays,
             now: Timestamp(state.args.clock.now()),
             later: Default::default(),
+            wake: Default::default(),
         };
         let done = match msg {
             WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
@@ -338,6 +350,11 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Sent(report) => finish(
+                unanswered(),
+                Origin::system(),
+                sending::settle(&mut state.data, &ctx, *report),
+            ),
             WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
             WorkspaceMsg::Stats(reply) => {
                 let d = &state.data;
@@ -367,9 +384,13 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Panic => panic!("a panic asked for by a test"),
         };
         let turns = ctx.later.take();
+        let wake = ctx.wake.take();
         if let Handled::Commit(pending) = done {
             match pending.commit(&state.args, &state.data) {
-                Ok(()) => run_turns(&myself, &state.args, turns),
+                Ok(()) => {
+                    run_turns(&myself, &state.args, turns);
+                    wake_relays(&state.args, wake);
+                }
                 Err(e) => {
                     // The in-memory state is now ahead of the store: reload it in place, so
                     // that the messages already queued are still answered. A store that fails
@@ -424,6 +445,19 @@ fn run_turns(
             }
         });
     }
+}
+
+/// Wakes the relay actors of connections with new pending sends, once they are durable.
+fn wake_relays(args: &WorkspaceArgs, connections: Vec<RelayConfig>) {
+    if connections.is_empty() {
+        return;
+    }
+    let (durable, relays) = (args.store.durable(), args.relays.clone());
+    tokio::spawn(async move {
+        if durable.await.is_ok() {
+            relays.wake(connections);
+        }
+    });
 }
 
 /// What a resource handler leaves for the actor to finish.
@@ -514,6 +548,18 @@ pub fn stored_endpoints(
     ws: &WorkspaceId,
 ) -> Result<Vec<EndpointConfig>, DomainError> {
     Ok(webhooks::Webhooks::load(store, ws)?.configs(ws))
+}
+
+/// The sender configurations of a workspace's stored channel connections, read without
+/// starting its actor (for resuming pending sends at start).
+pub fn stored_relays(store: &Store, ws: &WorkspaceId) -> Result<Vec<RelayConfig>, DomainError> {
+    Ok(channels::Channels::load(store, ws)?.relays(ws))
+}
+
+/// A reply port nobody waits on, for changes no caller asked for (timers, send outcomes).
+pub(crate) fn unanswered<T: Send + 'static>() -> Reply<T> {
+    let (tx, _rx) = ractor::concurrency::oneshot();
+    tx.into()
 }
 
 /// Answers a read or a refusal now.

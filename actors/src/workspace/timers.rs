@@ -2,7 +2,7 @@
 //! applies its effect and disarms it in one batch. A timer no resource claims any more (its
 //! record changed or went away) is disarmed with nothing else, so it never comes back.
 
-use super::{finish, Change, Ctx, Handled, WorkspaceData};
+use super::{finish, unanswered, Change, Ctx, Handled, WorkspaceData};
 use crate::events::Origin;
 use crate::schedule::Timer;
 use crate::store::Batch;
@@ -26,12 +26,6 @@ fn disarm_only(timer: &Timer) -> Change<()> {
         writes,
         events: Vec::new(),
     }
-}
-
-/// A reply port nobody waits on: timers have no caller.
-fn unanswered<T: Send + 'static>() -> super::Reply<T> {
-    let (tx, _rx) = ractor::concurrency::oneshot();
-    tx.into()
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ mod events {
             .post(
                 "/conversations",
                 &app.key,
-                json!({"contact_id": c, "channel": "sms", "text": "Hello"}),
+                json!({"contact_id": c, "channel": "api", "text": "Hello"}),
             )
             .await
             .expect(201)
@@ -103,7 +103,7 @@ mod events {
         let of_type = |t: &str| got.iter().find(|r| r.event_type() == t).unwrap().json();
         let sent = of_type("message.sent");
         assert_eq!(
-            sent["data"]["channel"], "sms",
+            sent["data"]["channel"], "api",
             "message events carry the channel"
         );
         assert_eq!(sent["resource"]["type"], "message");

@@ -606,6 +606,7 @@ mod tests {
         _dir: tempfile::TempDir,
         store: Store,
         dispatcher: crate::delivery::Dispatcher,
+        relays: crate::outbound::Relays,
         ws: WorkspaceId,
         data: WorkspaceData,
     }
@@ -614,15 +615,17 @@ mod tests {
         async fn new() -> Self {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path()).unwrap();
-            let (dispatcher, _reports) = crate::delivery::Dispatcher::new(
+            let outlets = crate::registry::Outlets::new(
                 store.clone(),
                 std::sync::Arc::new(crate::clock::SystemClock),
                 crate::delivery::DeliverySettings::default(),
+                crate::outbound::OutboundSettings::default(),
             )
             .unwrap();
             Self {
                 _dir: dir,
-                dispatcher,
+                dispatcher: outlets.dispatcher,
+                relays: outlets.relays,
                 store,
                 ws: WorkspaceId::generate(),
                 data: WorkspaceData::default(),
@@ -638,8 +641,10 @@ mod tests {
                 workspace: &self.ws,
                 store: &self.store,
                 dispatcher: &self.dispatcher,
+                relays: &self.relays,
                 now: crate::clock::Timestamp(chrono::Utc::now()),
                 later: Default::default(),
+                wake: Default::default(),
             };
             let change = f(&mut self.data, &ctx).unwrap();
             self.store.apply(change.writes).unwrap();

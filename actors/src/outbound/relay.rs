@@ -1,0 +1,237 @@
+//! `RelayActor`: one per channel connection. It owns the connection's pending sends: it
+//! POSTs what is due (a few at a time, each in its own task so the mailbox never waits on
+//! the network), puts failures back on the short ladder, and reports each message's final
+//! outcome. A 2xx sends; 401 and 403 fail at once (the integrator's access is gone);
+//! anything else is retried until the attempts run out.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use super::context::RelayContext;
+use super::record::{self, PendingSend};
+use super::SendReport;
+use crate::clock::Timestamp;
+use crate::delivery::sender::{self, Outcome, SendResult};
+use crate::domain::channel::{RelayConfig, SendFailure};
+use crate::domain::DomainError;
+use crate::ids::MessageId;
+use crate::store::Batch;
+use crate::telemetry::ActorStats;
+
+pub enum RelayMsg {
+    Configure(RelayConfig),
+    /// New pending sends were committed for this connection.
+    Wake,
+    Tick,
+    Done {
+        message: MessageId,
+        result: SendResult,
+    },
+    /// The connection was deleted: forget its sends and stop.
+    Remove,
+}
+
+impl RelayMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RelayMsg::Configure(_) => "configure",
+            RelayMsg::Wake => "wake",
+            RelayMsg::Tick => "tick",
+            RelayMsg::Done { .. } => "send_done",
+            RelayMsg::Remove => "remove",
+        }
+    }
+}
+
+pub struct RelayActor;
+
+pub struct RelayState {
+    cfg: RelayConfig,
+    stats: Arc<ActorStats>,
+    ctx: Arc<RelayContext>,
+    pending: BTreeMap<MessageId, PendingSend>,
+    in_flight: HashSet<MessageId>,
+    seen_up_to: u64,
+}
+
+impl Actor for RelayActor {
+    type Msg = RelayMsg;
+    type State = RelayState;
+    type Arguments = (RelayConfig, Arc<RelayContext>, Arc<ActorStats>);
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<RelayMsg>,
+        (cfg, ctx, stats): Self::Arguments,
+    ) -> Result<RelayState, ActorProcessingErr> {
+        myself.send_interval(ctx.settings.tick, || RelayMsg::Tick);
+        let mut state = RelayState {
+            cfg,
+            stats,
+            ctx,
+            pending: BTreeMap::new(),
+            in_flight: HashSet::new(),
+            seen_up_to: 0,
+        };
+        state.load_new()?;
+        state.send_due(&myself);
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<RelayMsg>,
+        msg: RelayMsg,
+        state: &mut RelayState,
+    ) -> Result<(), ActorProcessingErr> {
+        let (kind, started) = (msg.kind(), Instant::now());
+        if kind != "tick" {
+            state.stats.received();
+        }
+        match msg {
+            RelayMsg::Configure(cfg) => state.cfg = cfg,
+            RelayMsg::Wake => state.load_new()?,
+            RelayMsg::Tick => {}
+            RelayMsg::Done { message, result } => state.record(message, result)?,
+            RelayMsg::Remove => {
+                state.forget_all()?;
+                myself.stop(Some("channel connection deleted".into()));
+                return Ok(());
+            }
+        }
+        state.send_due(&myself);
+        if kind != "tick" {
+            state.stats.handled(kind, started);
+        }
+        Ok(())
+    }
+}
+
+impl RelayState {
+    /// Picks up sends committed since the last look.
+    fn load_new(&mut self) -> Result<(), DomainError> {
+        let found = self
+            .ctx
+            .store
+            .scan_after::<PendingSend>(&record::prefix(&self.cfg.channel_id), self.seen_up_to)?;
+        for (id, send) in found {
+            self.seen_up_to = self.seen_up_to.max(id);
+            self.pending.insert(send.message_id, send);
+        }
+        Ok(())
+    }
+
+    fn send_due(&mut self, myself: &ActorRef<RelayMsg>) {
+        let now = self.ctx.now();
+        let room = self
+            .ctx
+            .settings
+            .max_in_flight
+            .saturating_sub(self.in_flight.len());
+        let due: Vec<&PendingSend> = self
+            .pending
+            .values()
+            .filter(|s| {
+                !self.in_flight.contains(&s.message_id)
+                    && s.next_attempt_at.is_none_or(|t| *t <= now)
+            })
+            .take(room)
+            .collect();
+        let mut started = Vec::new();
+        for send in due {
+            let labels = [
+                ("x-service-message-id", send.message_id.to_string()),
+                (
+                    "x-service-delivery-attempt",
+                    (send.attempts + 1).to_string(),
+                ),
+            ];
+            let (url, body) = (self.cfg.relay_url.clone(), send.body.clone());
+            let secrets = [self.cfg.secret.clone()];
+            let (sender, me, stats) = (self.ctx.sender.clone(), myself.clone(), self.stats.clone());
+            let (message, t) = (send.message_id, now.timestamp());
+            tokio::spawn(async move {
+                let result = sender
+                    .send(sender::Attempt {
+                        url: &url,
+                        body: &body,
+                        secrets: &secrets,
+                        labels: &labels,
+                        t,
+                    })
+                    .await;
+                stats.sent();
+                if me.send_message(RelayMsg::Done { message, result }).is_err() {
+                    stats.received();
+                }
+            });
+            started.push(message);
+        }
+        self.in_flight.extend(started);
+    }
+
+    /// Records an attempt: sent, failed for good, or back on the ladder.
+    fn record(&mut self, message: MessageId, result: SendResult) -> Result<(), DomainError> {
+        self.in_flight.remove(&message);
+        let Some(mut send) = self.pending.remove(&message) else {
+            return Ok(());
+        };
+        send.attempts += 1;
+        let settings = &self.ctx.settings;
+        let outcome = match (result.outcome, result.status_code) {
+            (Outcome::Delivered, _) => Ok(()),
+            (_, Some(code @ (401 | 403))) => Err(SendFailure {
+                error: format!("the relay answered {code}: access to the channel was removed"),
+                access_removed: true,
+            }),
+            _ => {
+                let error = result
+                    .error
+                    .unwrap_or_else(|| "the relay did not accept the message".into());
+                self.ctx
+                    .stats
+                    .failed_attempts
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if (send.attempts as usize) < settings.max_attempts() {
+                    let wait = settings.retry_delays[send.attempts as usize - 1];
+                    let due = self.ctx.now() + chrono::Duration::from_std(wait).unwrap_or_default();
+                    send.next_attempt_at = Some(Timestamp(due));
+                    let mut batch = Batch::default();
+                    batch.put(record::key(&self.cfg.channel_id, message), &send)?;
+                    self.ctx.store.apply(batch)?;
+                    self.ctx
+                        .stats
+                        .retries_scheduled
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.pending.insert(message, send);
+                    return Ok(());
+                }
+                Err(SendFailure {
+                    error,
+                    access_removed: false,
+                })
+            }
+        };
+        self.ctx.report(SendReport {
+            workspace: self.cfg.workspace_id.clone(),
+            channel: self.cfg.channel_id.clone(),
+            conversation: send.conversation_id,
+            message,
+            result: outcome,
+        });
+        Ok(())
+    }
+
+    /// Deletes what is left of the connection's sends (its workspace failed them already).
+    fn forget_all(&mut self) -> Result<(), DomainError> {
+        let mut batch = Batch::default();
+        for k in self.ctx.store.keys(&record::prefix(&self.cfg.channel_id))? {
+            batch.delete(k);
+        }
+        self.pending.clear();
+        Ok(self.ctx.store.apply(batch)?)
+    }
+}

@@ -1,0 +1,120 @@
+//! Connection id -> relay actor. Like delivery, it knows nothing of workspace actors:
+//! whoever holds the [`SendReports`] end passes the outcomes on.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::context::{RelayContext, RelayStats};
+use super::relay::{RelayActor, RelayMsg};
+use super::{OutboundSettings, SendReports};
+use crate::clock::SharedClock;
+use crate::delivery::sender::Sender;
+use crate::domain::channel::RelayConfig;
+use crate::domain::DomainError;
+use crate::pool::Pool;
+use crate::store::Store;
+use crate::telemetry::ActorBook;
+
+#[derive(Clone)]
+pub struct Relays {
+    ctx: Arc<RelayContext>,
+    actors: Arc<Pool<RelayMsg>>,
+}
+
+impl Relays {
+    pub fn new(
+        store: Store,
+        clock: SharedClock,
+        settings: OutboundSettings,
+    ) -> Result<(Self, SendReports), DomainError> {
+        let sender =
+            Sender::new(settings.timeout, settings.allow_private).map_err(DomainError::Internal)?;
+        let (reports, receiver) = mpsc::unbounded_channel();
+        let ctx = RelayContext::new(store, clock, settings, sender, reports);
+        let relays = Self {
+            ctx: Arc::new(ctx),
+            actors: Arc::new(Pool::new("channel_relay")),
+        };
+        Ok((relays, receiver))
+    }
+
+    pub fn settings(&self) -> &OutboundSettings {
+        &self.ctx.settings
+    }
+
+    pub fn stats(&self) -> &RelayStats {
+        &self.ctx.stats
+    }
+
+    /// The live relay actors' figures.
+    pub fn book(&self) -> &ActorBook {
+        self.actors.book()
+    }
+
+    /// The connection's actor, started (and its pending sends loaded) if needed.
+    async fn ensure(&self, cfg: RelayConfig) -> Result<(), DomainError> {
+        let ctx = self.ctx.clone();
+        let id = cfg.channel_id.clone();
+        self.actors
+            .ensure(
+                &id,
+                RelayActor,
+                |stats| (cfg.clone(), ctx, stats),
+                || RelayMsg::Configure(cfg.clone()),
+            )
+            .await
+            .map(|_| ())
+            .map_err(DomainError::Internal)
+    }
+
+    /// Resumes a connection's pending sends (at start), if it has any.
+    pub async fn resume(&self, cfg: RelayConfig) -> Result<(), DomainError> {
+        let waiting = self
+            .ctx
+            .store
+            .keys(&super::record::prefix(&cfg.channel_id))?;
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        self.ensure(cfg).await
+    }
+
+    /// New pending sends are durable for these connections.
+    pub fn wake(&self, connections: Vec<RelayConfig>) {
+        for cfg in connections {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let id = cfg.channel_id.clone();
+                match me.ensure(cfg).await {
+                    Ok(()) => {
+                        if let Some(actor) = me.actors.get(&id) {
+                            me.actors.tell(&id, &actor, RelayMsg::Wake);
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "could not wake a relay actor"),
+                }
+            });
+        }
+    }
+
+    /// A connection changed (relay URL, secret).
+    pub fn configure(&self, cfg: RelayConfig) {
+        if let Some(actor) = self.actors.get(&cfg.channel_id) {
+            let id = cfg.channel_id.clone();
+            self.actors.tell(&id, &actor, RelayMsg::Configure(cfg));
+        }
+    }
+
+    /// A connection was deleted; its workspace has already failed what it had waiting.
+    pub fn remove(&self, channel: &str) {
+        if let Some(actor) = self.actors.remove(channel) {
+            self.actors.tell(channel, &actor, RelayMsg::Remove);
+        }
+    }
+
+    /// Stops every relay actor (shutdown); pending sends stay stored.
+    pub fn stop_all(&self) {
+        self.actors.stop_all();
+    }
+}

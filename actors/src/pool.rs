@@ -1,0 +1,108 @@
+//! A keyed set of actors of one kind (a webhook endpoint's delivery actor, a channel
+//! connection's relay actor): started on first use, counted in the operators' actor book,
+//! removed one by one, stopped together at shutdown.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use ractor::{Actor, ActorRef};
+
+use crate::telemetry::{ActorBook, ActorStats};
+
+pub struct Pool<M: ractor::Message> {
+    actors: DashMap<String, ActorRef<M>>,
+    book: ActorBook,
+    spawning: tokio::sync::Mutex<()>,
+}
+
+impl<M: ractor::Message> Pool<M> {
+    pub fn new(kind: &'static str) -> Self {
+        Self {
+            actors: DashMap::new(),
+            book: ActorBook::new(kind),
+            spawning: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The live actors' figures.
+    pub fn book(&self) -> &ActorBook {
+        &self.book
+    }
+
+    pub fn live(&self) -> usize {
+        self.actors.len()
+    }
+
+    pub fn get(&self, key: &str) -> Option<ActorRef<M>> {
+        self.actors.get(key).map(|a| a.clone())
+    }
+
+    /// Sends to an actor, counting the message into its mailbox depth.
+    pub fn tell(&self, key: &str, actor: &ActorRef<M>, msg: M) -> bool {
+        let stats = self.book.get(key);
+        if let Some(s) = &stats {
+            s.sent();
+        }
+        let ok = actor.send_message(msg).is_ok();
+        if let (false, Some(s)) = (ok, &stats) {
+            s.received();
+        }
+        ok
+    }
+
+    /// Counts a call (an ask with a reply) into the actor's mailbox depth.
+    pub fn count_call(&self, key: &str) {
+        if let Some(s) = self.book.get(key) {
+            s.sent();
+        }
+    }
+
+    /// The running actor of `key`, told `refresh()` (its latest configuration); or a new
+    /// one, started with `args`.
+    pub async fn ensure<A>(
+        &self,
+        key: &str,
+        actor: A,
+        args: impl FnOnce(Arc<ActorStats>) -> A::Arguments,
+        refresh: impl Fn() -> M,
+    ) -> Result<ActorRef<M>, String>
+    where
+        A: Actor<Msg = M>,
+    {
+        if let Some(found) = self.get(key) {
+            if self.tell(key, &found, refresh()) {
+                return Ok(found);
+            }
+        }
+        let _guard = self.spawning.lock().await;
+        if let Some(found) = self.get(key) {
+            if self.tell(key, &found, refresh()) {
+                return Ok(found);
+            }
+        }
+        let stats = self.book.enter(key);
+        let (started, _) = Actor::spawn(None, actor, args(stats))
+            .await
+            .map_err(|e| format!("{} actor start: {e}", self.book.kind()))?;
+        self.actors.insert(key.to_string(), started.clone());
+        Ok(started)
+    }
+
+    /// Forgets the actor of `key` and answers it, to be told its last message.
+    pub fn remove(&self, key: &str) -> Option<ActorRef<M>> {
+        self.actors.remove(key).map(|(_, a)| a)
+    }
+
+    /// Stops every actor (shutdown).
+    pub fn stop_all(&self) {
+        for a in self.actors.iter() {
+            a.stop(None);
+        }
+        for s in self.book.snapshot() {
+            if let Some(stats) = self.book.get(&s.key) {
+                self.book.leave(&s.key, &stats);
+            }
+        }
+        self.actors.clear();
+    }
+}
