@@ -90,6 +90,7 @@ impl AppState {
     components(schemas(
         error::ErrorBody,
         switchboard_actors::events::Envelope,
+        switchboard_actors::domain::channel::RelayMessage,
         routes::funnels::StageRow
     )),
     modifiers(&BearerAuth)

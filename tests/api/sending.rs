@@ -152,6 +152,15 @@ async fn a_reply_on_a_connected_channel_is_relayed_signed_and_then_sent() {
             "attachments": [],
         })
     );
+    let doc = app.openapi().await;
+    let mut schema = json!({"$ref": "#/components/schemas/RelayMessage"});
+    schema["components"] = doc["components"].clone();
+    let documented = jsonschema::validator_for(&schema).expect("a valid schema");
+    assert!(
+        documented.is_valid(&body),
+        "the relay request is the documented RelayMessage"
+    );
+    assert!(!documented.is_valid(&json!({"object": "outbound_message"})));
     assert_eq!(got[0].header("x-service-message-id"), m["id"].to_string());
     assert_eq!(got[0].attempt(), 1);
     let now = chrono::Utc::now().timestamp();

@@ -80,7 +80,9 @@ async fn list_channels(
 }
 
 /// Connects a channel through a relay. https only; private and internal addresses answer
-/// 422 `unsafe_url`. The secret is shown here and on rotation only.
+/// 422 `unsafe_url`. The secret is shown here and on rotation only. Outbound messages on
+/// the channel are POSTed to `relay_url` as a `RelayMessage`, signed with the secret in
+/// `X-Service-Signature` like webhooks; any 2xx sends, 401 and 403 disconnect.
 #[utoipa::path(post, path = "/channels", tag = "channels", request_body = ChannelInput,
     responses((status = 201, body = ChannelWithSecret), (status = 422, body = ErrorBody)))]
 async fn create_channel(
