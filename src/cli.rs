@@ -127,6 +127,13 @@ pub enum AdminAction {
         #[arg(long)]
         to: std::path::PathBuf,
     },
+    /// Set a workspace's monthly credit allowance.
+    SetCredits {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long)]
+        allowance: u64,
+    },
     /// Create a funnel with stages.
     CreateFunnel {
         #[arg(long)]
@@ -194,6 +201,14 @@ impl AdminAction {
                     Some(json!({"type": event_type, "data": data})),
                 )
             }
+            AdminAction::SetCredits {
+                workspace,
+                allowance,
+            } => (
+                Method::POST,
+                format!("/admin/workspaces/{workspace}/credits"),
+                Some(json!({"allowance": allowance})),
+            ),
             AdminAction::Notifications { workspace } => (
                 Method::GET,
                 format!("/admin/workspaces/{workspace}/notifications"),

@@ -14,13 +14,16 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::{hash_secret, Membership, Permission, Role, User, Workspace};
+use switchboard_actors::domain::credits::CreditsView;
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::{Funnel, NewFunnel, NewFunnelInput};
 use switchboard_actors::domain::webhook::Notification;
 use switchboard_actors::events::Origin;
 use switchboard_actors::ids::CustomFieldId;
 use switchboard_actors::ids::{UserId, WorkspaceId};
-use switchboard_actors::workspace::{CustomFieldMsg, FunnelMsg, WebhookMsg, WorkspaceMsg};
+use switchboard_actors::workspace::{
+    CreditsMsg, CustomFieldMsg, FunnelMsg, WebhookMsg, WorkspaceMsg,
+};
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::ApiJson;
@@ -40,6 +43,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/workspaces/{id}/members", post(add_member))
         .route("/admin/users/{id}/tokens", post(issue_token))
         .route("/admin/workspaces/{id}/funnels", post(create_funnel))
+        .route("/admin/workspaces/{id}/credits", post(set_credits))
         .route("/metrics", get(prometheus))
         .route("/admin/actors", get(list_actors))
         .route("/admin/workspaces/{id}/stats", get(workspace_stats))
@@ -252,6 +256,36 @@ async fn create_funnel(
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(funnel))))
+}
+
+/// Body of POST /admin/workspaces/{id}/credits.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreditsInput {
+    allowance: u64,
+}
+
+/// Sets a workspace's monthly credit allowance; answers its credits record.
+async fn set_credits(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(input): ApiJson<CreditsInput>,
+) -> ApiResult<Json<Obj<CreditsView>>> {
+    let ws = workspace_id(&id)?;
+    if app.directory.workspace(&ws).is_none() {
+        return Err(ApiError::not_found("workspace"));
+    }
+    let credits = app
+        .registry
+        .call(&ws, |reply| {
+            CreditsMsg::SetAllowance {
+                allowance: input.allowance,
+                reply,
+            }
+            .into()
+        })
+        .await?;
+    Ok(Json(Obj(credits)))
 }
 
 async fn archive_custom_field(

@@ -140,6 +140,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::products::router())
         .merge(routes::webhooks::router())
         .merge(routes::channels::router())
+        .merge(routes::credits::router())
         .split_for_parts()
 }
 

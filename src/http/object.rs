@@ -9,6 +9,7 @@ use switchboard_actors::domain::channel::ChannelView;
 use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
 use switchboard_actors::domain::conversation::{Comment, Conversation};
+use switchboard_actors::domain::credits::CreditsView;
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::domain::handover::Handover;
@@ -117,4 +118,5 @@ api_objects! {
     Feedback => "message_feedback",
     Handover => "handover",
     AiSettings => "ai_settings",
+    CreditsView => "credits",
 }

@@ -11,6 +11,7 @@ mod contacts;
 mod contacts_search;
 mod conventions;
 mod conversations;
+mod credits;
 mod delivery_flow;
 mod document;
 mod durability;

@@ -8,6 +8,7 @@ pub mod channel;
 pub mod closing_note;
 pub mod contact;
 pub mod conversation;
+pub mod credits;
 pub mod custom_field;
 pub mod error;
 pub mod funnel;

@@ -719,7 +719,7 @@ impl<'a> Step<'a> {
     /// through the sender, which sets its status.
     fn message(
         &mut self,
-        data: &WorkspaceData,
+        data: &mut WorkspaceData,
         c: &mut Conversation,
         new: NewMessage,
     ) -> Result<Message, DomainError> {
@@ -742,7 +742,8 @@ impl<'a> Step<'a> {
         let event_type = match m.direction {
             Direction::Inbound => Some("message.received"),
             Direction::Outbound => {
-                sending::dispatch(data, self.ctx, c.channel, &mut m, &mut self.writes)?
+                let (writes, events) = (&mut self.writes, &mut self.events);
+                sending::dispatch(data, self.ctx, c.channel, &mut m, writes, events)?
             }
         };
         self.writes

@@ -12,6 +12,7 @@ mod channels;
 mod closing_notes;
 mod contacts;
 pub mod conversations;
+mod credits;
 mod custom_fields;
 mod funnels;
 mod orders;
@@ -33,6 +34,7 @@ pub use channels::ChannelMsg;
 pub use closing_notes::ClosingNoteMsg;
 pub use contacts::ContactMsg;
 pub use conversations::ConversationMsg;
+pub use credits::CreditsMsg;
 pub use custom_fields::CustomFieldMsg;
 pub use funnels::FunnelMsg;
 pub use orders::OrderMsg;
@@ -65,6 +67,7 @@ pub enum WorkspaceMsg {
     Product(Box<ProductMsg>),
     Webhook(Box<WebhookMsg>),
     Channel(Box<ChannelMsg>),
+    Credits(CreditsMsg),
     /// A relay's final outcome for one of this workspace's messages.
     Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
@@ -100,6 +103,12 @@ impl From<AiSettingsMsg> for WorkspaceMsg {
 impl From<OrderMsg> for WorkspaceMsg {
     fn from(m: OrderMsg) -> Self {
         WorkspaceMsg::Order(Box::new(m))
+    }
+}
+
+impl From<CreditsMsg> for WorkspaceMsg {
+    fn from(m: CreditsMsg) -> Self {
+        WorkspaceMsg::Credits(m)
     }
 }
 
@@ -139,6 +148,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Product(m) => m.kind(),
             WorkspaceMsg::Webhook(m) => m.kind(),
             WorkspaceMsg::Channel(m) => m.kind(),
+            WorkspaceMsg::Credits(m) => m.kind(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -213,6 +223,8 @@ pub struct WorkspaceData {
     pub products: products::Products,
     pub webhooks: webhooks::Webhooks,
     pub channels: channels::Channels,
+    /// None until the workspace first spends or is given an allowance.
+    pub credits: Option<crate::domain::credits::Credits>,
 }
 
 impl WorkspaceData {
@@ -229,6 +241,7 @@ impl WorkspaceData {
             products: products::Products::load(store, ws)?,
             webhooks: webhooks::Webhooks::load(store, ws)?,
             channels: channels::Channels::load(store, ws)?,
+            credits: credits::load(store, ws)?,
         })
     }
 }
@@ -350,6 +363,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Credits(m) => credits::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Sent(report) => finish(
                 unanswered(),
                 Origin::system(),

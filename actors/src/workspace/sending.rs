@@ -2,12 +2,12 @@
 //! messages): [`dispatch`] sends it at once on the `api` channel, queues it for the
 //! channel's connection (a pending send in the message's own batch), or fails it when the
 //! workspace has no connection of that type; [`settle`] applies the relay's final outcome
-//! to the message and its connection. Where messages are stored lives here too, so that
+//! to the message and its connection. A message spends its credit when it is sent. Where messages are stored lives here too, so that
 //! the conversation and channel handlers share it without importing each other.
 
 use serde_json::json;
 
-use super::{Change, Ctx, WorkspaceData};
+use super::{credits, Change, Ctx, WorkspaceData};
 use crate::domain::channel::{Connection, Recipient, RelayMessage};
 use crate::domain::contact::Channel;
 use crate::domain::message::{Message, MessageStatus};
@@ -49,14 +49,16 @@ pub(super) fn message_event(m: &Message, channel: Channel) -> serde_json::Value 
 /// Sets the status of a new outbound message on `channel` and answers the event that
 /// announces it now (none while it waits for its relay).
 pub(super) fn dispatch(
-    data: &WorkspaceData,
+    data: &mut WorkspaceData,
     ctx: &Ctx,
     channel: Channel,
     m: &mut Message,
     writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
 ) -> Result<Option<&'static str>, DomainError> {
     if channel == Channel::Api {
         m.status = MessageStatus::Sent;
+        credits::spend(data, ctx, 1, writes, events)?;
         return Ok(Some("message.sent"));
     }
     let Some(connection) = data.channels.sender_for(channel) else {
@@ -120,6 +122,7 @@ pub(super) fn settle(
         Ok(()) => {
             m.status = MessageStatus::Sent;
             m.error = None;
+            credits::spend(data, ctx, 1, &mut change.writes, &mut change.events)?;
             "message.sent"
         }
         Err(failure) => {

@@ -5,6 +5,7 @@ pub mod channels;
 pub mod closing_notes;
 pub mod contacts;
 pub mod conversations;
+pub mod credits;
 pub mod custom_fields;
 pub mod events;
 pub mod funnels;
