@@ -209,34 +209,14 @@ async fn the_operator_route_checks_its_input_and_the_cli_sets_the_allowance() {
     .await
     .expect(404);
 
-    let args = vec![
-        "admin".to_string(),
-        "--admin-url".into(),
-        app.admin.clone(),
-        "--admin-token".into(),
-        ADMIN_TOKEN.into(),
-        "set-credits".into(),
-        "--workspace".into(),
-        app.workspace_id.clone(),
-        "--allowance".into(),
-        "250".into(),
-    ];
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(&args)
-            .env_remove("SWITCHBOARD_ADMIN_URL")
-            .env_remove("SWITCHBOARD_ADMIN_TOKEN")
-            .output()
-            .expect("the CLI runs")
-    })
-    .await
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let printed: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let printed = cli_json(
+        &app,
+        &format!(
+            "set-credits --workspace {} --allowance 250",
+            app.workspace_id
+        ),
+    )
+    .await;
     assert_eq!(printed["allowance"], 250);
     assert_eq!(credits(&app).await["allowance"], 250);
 }

@@ -574,3 +574,32 @@ pub async fn walk_pages(app: &TestApp, path: &str, limit: usize) -> (Vec<usize>,
     }
     panic!("pagination of {path} never ended");
 }
+
+/// Runs `switchboard admin --admin-url <app> --admin-token <token> <args>` (split on spaces).
+pub async fn cli(app: &TestApp, token: &str, args: &str) -> std::process::Output {
+    let all = format!(
+        "admin --admin-url {} --admin-token {token} {args}",
+        app.admin
+    );
+    let all: Vec<String> = all.split_whitespace().map(str::to_string).collect();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(&all)
+            .env_remove("SWITCHBOARD_ADMIN_URL")
+            .env_remove("SWITCHBOARD_ADMIN_TOKEN")
+            .output()
+            .expect("the CLI runs")
+    })
+    .await
+    .unwrap()
+}
+
+/// What a successful CLI run printed, as JSON.
+pub async fn cli_json(app: &TestApp, args: &str) -> Value {
+    let out = cli(app, ADMIN_TOKEN, args).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let status = out.status;
+    assert!(status.success(), "{args}: {status}: {stdout} {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}

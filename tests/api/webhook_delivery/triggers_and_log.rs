@@ -92,31 +92,11 @@ async fn the_cli_trigger_delivers_the_event_it_prints() {
     let app = spawn_webhook_app().await;
     let rx = TestReceiver::start().await;
     hook(&app, &rx.url, &["booking.created"]).await;
-    let args = vec![
-        "admin".to_string(),
-        "--admin-url".into(),
-        app.admin.clone(),
-        "--admin-token".into(),
-        ADMIN_TOKEN.into(),
-        "trigger".into(),
-        "booking.created".into(),
-        "--workspace".into(),
-        app.workspace_id.clone(),
-    ];
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(&args)
-            .env_remove("SWITCHBOARD_ADMIN_URL")
-            .env_remove("SWITCHBOARD_ADMIN_TOKEN")
-            .output()
-            .expect("the CLI runs")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout} {stderr}");
-    let printed: Value = serde_json::from_str(&stdout).expect("JSON on stdout");
+    let printed = cli_json(
+        &app,
+        &format!("trigger booking.created --workspace {}", app.workspace_id),
+    )
+    .await;
     let id = printed["id"].as_str().unwrap();
     assert!(id.starts_with("evt_"), "{printed}");
     let got = rx.wait_for(1).await;
