@@ -144,6 +144,7 @@ int_id! {
     OrderId: "An order of a contact.",
     NoteId: "A note on a contact.",
     DeliveryId: "One event's delivery to one webhook endpoint.",
+    CampaignId: "A broadcast campaign.",
 }
 
 #[cfg(test)]

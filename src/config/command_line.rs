@@ -153,6 +153,12 @@ pub const SETTINGS: &[Setting] = &[
         "how long a channel relay has to answer",
     ),
     setting(
+        "campaign-rate",
+        "SWITCHBOARD_CAMPAIGN_RATE",
+        Some("20"),
+        "campaign messages a workspace sends per second",
+    ),
+    setting(
         "header-read-timeout",
         "SWITCHBOARD_HEADER_READ_TIMEOUT",
         Some("10s"),
@@ -365,6 +371,7 @@ mod tests {
         assert_eq!(from_table.webhooks.timeout, d.webhooks.timeout);
         assert_eq!(from_table.relay_retry_delays, d.relay_retry_delays);
         assert_eq!(from_table.relay_timeout, d.relay_timeout);
+        assert_eq!(from_table.campaign_rate, d.campaign_rate);
         assert_eq!(from_table.webhooks.disable_after, d.webhooks.disable_after);
         assert_eq!(
             from_table.webhooks.secret_overlap,

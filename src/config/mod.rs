@@ -41,6 +41,8 @@ pub struct Settings {
     /// the tick follow the webhook settings).
     pub relay_retry_delays: Vec<Duration>,
     pub relay_timeout: Duration,
+    /// SWITCHBOARD_CAMPAIGN_RATE: campaign messages per second per workspace.
+    pub campaign_rate: u32,
     /// SWITCHBOARD_AI_*: the model behind the AI; None: the embedded rules responder.
     pub ai: AiSettings,
     /// SWITCHBOARD_HEADER_READ_TIMEOUT and SWITCHBOARD_MAX_CONNECTIONS: the API listener.
@@ -99,6 +101,7 @@ impl Default for Settings {
             webhooks: DeliverySettings::default(),
             relay_retry_delays: OutboundSettings::default().retry_delays,
             relay_timeout: OutboundSettings::default().timeout,
+            campaign_rate: OutboundSettings::default().campaign_rate,
             ai: AiSettings::default(),
             api_connections: ConnectionLimits {
                 header_read_timeout: Duration::from_secs(10),
@@ -122,6 +125,7 @@ impl Settings {
             timeout: self.relay_timeout,
             allow_private: self.webhooks.allow_private,
             tick: self.webhooks.tick,
+            campaign_rate: self.campaign_rate,
             ..OutboundSettings::default()
         }
     }
@@ -189,6 +193,17 @@ impl Settings {
         }
         if let Some(v) = var("SWITCHBOARD_RELAY_TIMEOUT") {
             s.relay_timeout = parse_duration("SWITCHBOARD_RELAY_TIMEOUT", &v)?;
+        }
+        if let Some(v) = var("SWITCHBOARD_CAMPAIGN_RATE") {
+            s.campaign_rate = match v.trim().parse() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(ConfigError {
+                        var: "SWITCHBOARD_CAMPAIGN_RATE",
+                        message: format!("`{v}` is not a whole number above 0"),
+                    })
+                }
+            };
         }
         if let Some(v) = var("SWITCHBOARD_WEBHOOK_TIMEOUT") {
             s.webhooks.timeout = parse_duration("SWITCHBOARD_WEBHOOK_TIMEOUT", &v)?;

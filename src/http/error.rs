@@ -140,6 +140,11 @@ impl From<DomainError> for ApiError {
             DomainError::UnsafeUrl(message) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "unsafe_url", message)
             }
+            DomainError::InsufficientCredits(message) => Self::new(
+                StatusCode::PAYMENT_REQUIRED,
+                "insufficient_credits",
+                message,
+            ),
             DomainError::Unavailable(cause) => Self::unavailable(cause),
             DomainError::Internal(cause) => Self::internal(cause),
         }

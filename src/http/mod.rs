@@ -141,6 +141,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::webhooks::router())
         .merge(routes::channels::router())
         .merge(routes::credits::router())
+        .merge(routes::campaigns::router())
         .split_for_parts()
 }
 

@@ -5,6 +5,7 @@ use serde::{Serialize, Serializer};
 use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::ai_settings::AiSettings;
+use switchboard_actors::domain::campaign::{Campaign, CampaignRecipient};
 use switchboard_actors::domain::channel::ChannelView;
 use switchboard_actors::domain::closing_note::ClosingNote;
 use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
@@ -119,4 +120,6 @@ api_objects! {
     Handover => "handover",
     AiSettings => "ai_settings",
     CreditsView => "credits",
+    Campaign => "campaign",
+    CampaignRecipient => "campaign_recipient",
 }

@@ -5,6 +5,7 @@ mod receiver;
 
 mod access;
 mod ai;
+mod campaigns;
 mod channels;
 mod connections;
 mod contacts;

@@ -40,6 +40,9 @@ pub enum DomainError {
     /// 403 `insufficient_permissions`: the caller's role may not make this change.
     #[error("{0}")]
     Forbidden(String),
+    /// 402 `insufficient_credits`: the workspace's credits do not cover the action.
+    #[error("{0}")]
+    InsufficientCredits(String),
     /// 422 `unsafe_url`: a webhook URL pointing at a private or internal address.
     #[error("{0}")]
     UnsafeUrl(String),

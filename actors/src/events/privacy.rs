@@ -19,9 +19,10 @@ const CONTACT_CHANNEL_FIELDS: [&str; 4] = [
 /// every conversation event, a message's text on message.send_failed, a handover's
 /// summary and customer details on handover.resolved. By event type prefix:
 /// (prefix, content fields, contact-detail fields).
-const RECORD_FIELDS: [(&str, &[&str], &[&str]); 4] = [
+const RECORD_FIELDS: [(&str, &[&str], &[&str]); 5] = [
     ("conversation.", &["closing_note_text"], &[]),
     ("message.", &["text", "attachments"], &[]),
+    ("campaign.", &["text"], &[]),
     (
         "handover.",
         &["summary"],

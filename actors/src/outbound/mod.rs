@@ -37,6 +37,8 @@ pub struct OutboundSettings {
     pub tick: Duration,
     /// Messages one connection may have in flight at once.
     pub max_in_flight: usize,
+    /// Campaign messages a workspace sends per second, over all its campaigns.
+    pub campaign_rate: u32,
 }
 
 impl Default for OutboundSettings {
@@ -47,6 +49,7 @@ impl Default for OutboundSettings {
             allow_private: false,
             tick: Duration::from_secs(1),
             max_in_flight: 8,
+            campaign_rate: 20,
         }
     }
 }

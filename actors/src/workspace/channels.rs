@@ -228,7 +228,7 @@ fn delete(
         events: Vec::new(),
     };
     change.writes.delete(ctx.key(KIND, c.seq));
-    sending::fail_waiting(ctx, &c, &mut change)?;
+    sending::fail_waiting(data, ctx, &c, &mut change)?;
     change.events.push(sending::channel_event(
         "channel.disconnected",
         &c,

@@ -932,6 +932,8 @@ fn receive(
         contact_id: contact,
         repeat: false,
     };
+    data.campaigns
+        .replied(ctx, contact, &mut step.writes, &mut step.events)?;
     if inbound.answer {
         if let Some(job) = turn_job(data, ctx, &c, &m)? {
             ctx.later.borrow_mut().push(job);
@@ -951,6 +953,40 @@ fn receive(
 }
 
 /// A repeat guard's window has passed: forget it (the timer's own change).
+/// A campaign's message to `contact`: on the contact's most recent conversation on
+/// `channel` (created if there is none), sent through the sender like every other.
+pub(super) fn campaign_message(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    contact: ContactId,
+    channel: Channel,
+    text: String,
+) -> Result<Change<Message>, DomainError> {
+    let mut step = Step::new(ctx);
+    let mut c = match data.conversations.latest_of(contact, channel).cloned() {
+        Some(c) => c,
+        None => {
+            let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
+            step.announce("conversation.created", &c);
+            c
+        }
+    };
+    let new = NewMessage {
+        direction: Direction::Outbound,
+        sender_type: SenderType::Campaign,
+        sender_user_id: None,
+        body: Body {
+            text,
+            attachments: Vec::new(),
+        },
+        status: MessageStatus::Queued,
+        external_id: None,
+    };
+    let m = step.message(data, &mut c, new)?;
+    step.save(data, c, None)?;
+    Ok(step.done(m))
+}
+
 pub(super) fn forget_guard(ctx: &Ctx, key: &str, timer: &Timer) -> Result<Change<()>, DomainError> {
     let mut step = Step::new(ctx);
     let seen: Option<GuardRecord> = ctx.store.get(&guard_key(ctx, key))?;

@@ -8,6 +8,7 @@
 //! next message at once and concurrent writers share flushes.
 
 pub mod ai_settings;
+pub mod campaigns;
 mod channels;
 mod closing_notes;
 mod contacts;
@@ -30,6 +31,7 @@ use std::time::{Duration, Instant};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use ai_settings::AiSettingsMsg;
+pub use campaigns::CampaignMsg;
 pub use channels::ChannelMsg;
 pub use closing_notes::ClosingNoteMsg;
 pub use contacts::ContactMsg;
@@ -68,6 +70,7 @@ pub enum WorkspaceMsg {
     Webhook(Box<WebhookMsg>),
     Channel(Box<ChannelMsg>),
     Credits(CreditsMsg),
+    Campaign(Box<CampaignMsg>),
     /// A relay's final outcome for one of this workspace's messages.
     Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
@@ -103,6 +106,12 @@ impl From<AiSettingsMsg> for WorkspaceMsg {
 impl From<OrderMsg> for WorkspaceMsg {
     fn from(m: OrderMsg) -> Self {
         WorkspaceMsg::Order(Box::new(m))
+    }
+}
+
+impl From<CampaignMsg> for WorkspaceMsg {
+    fn from(m: CampaignMsg) -> Self {
+        WorkspaceMsg::Campaign(Box::new(m))
     }
 }
 
@@ -149,6 +158,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Webhook(m) => m.kind(),
             WorkspaceMsg::Channel(m) => m.kind(),
             WorkspaceMsg::Credits(m) => m.kind(),
+            WorkspaceMsg::Campaign(m) => m.kind(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -223,6 +233,7 @@ pub struct WorkspaceData {
     pub products: products::Products,
     pub webhooks: webhooks::Webhooks,
     pub channels: channels::Channels,
+    pub campaigns: campaigns::Campaigns,
     /// None until the workspace first spends or is given an allowance.
     pub credits: Option<crate::domain::credits::Credits>,
 }
@@ -241,6 +252,7 @@ impl WorkspaceData {
             products: products::Products::load(store, ws)?,
             webhooks: webhooks::Webhooks::load(store, ws)?,
             channels: channels::Channels::load(store, ws)?,
+            campaigns: campaigns::Campaigns::load(store, ws)?,
             credits: credits::load(store, ws)?,
         })
     }
@@ -364,6 +376,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Credits(m) => credits::handle(m, &mut state.data, &ctx),
+            WorkspaceMsg::Campaign(m) => campaigns::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Sent(report) => finish(
                 unanswered(),
                 Origin::system(),

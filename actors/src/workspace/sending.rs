@@ -138,6 +138,9 @@ pub(super) fn settle(
         m.id,
         message_event(&m, channel),
     ));
+    let outcome = report.result.clone().map_err(|f| f.error);
+    data.campaigns
+        .settled(ctx, m.id, outcome, &mut change.writes, &mut change.events)?;
     if let Some(mut c) = data.channels.find(&report.channel).cloned() {
         let told = match &report.result {
             Ok(()) => c
@@ -155,6 +158,7 @@ pub(super) fn settle(
 
 /// A connection is being deleted: the messages still waiting for it fail.
 pub(super) fn fail_waiting(
+    data: &mut WorkspaceData,
     ctx: &Ctx,
     connection: &Connection,
     change: &mut Change<impl Sized>,
@@ -169,8 +173,12 @@ pub(super) fn fail_waiting(
             continue;
         };
         m.status = MessageStatus::Failed;
-        m.error = Some("the channel connection was deleted before the message was sent".into());
+        let error = "the channel connection was deleted before the message was sent";
+        m.error = Some(error.into());
         change.writes.put(at, &m)?;
+        let (writes, events) = (&mut change.writes, &mut change.events);
+        data.campaigns
+            .settled(ctx, m.id, Err(error.into()), writes, events)?;
         change.events.push(DomainEvent::new(
             "message.send_failed",
             "message",

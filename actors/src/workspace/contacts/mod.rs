@@ -266,6 +266,11 @@ impl Contacts {
         self.resolve(id).and_then(|id| self.by_id.get(&id))
     }
 
+    /// Every live contact, oldest first.
+    pub fn all(&self) -> impl Iterator<Item = &Contact> {
+        self.by_id.values()
+    }
+
     /// Stored references that name nothing: merge redirects to a missing contact, notes of
     /// a missing contact (for the offline check).
     pub fn dangling(&self) -> Vec<String> {

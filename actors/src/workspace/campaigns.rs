@@ -1,0 +1,823 @@
+//! Broadcast campaigns: drafts (create, change, delete), sending now or at a set time,
+//! cancelling, and the recipients list.
+//!
+//! Sending resolves the audience once, writes every recipient (queued, or skipped for
+//! do-not-contact) in one batch with the campaign, and leaves the rest to one pacing timer
+//! per workspace (`campaigns/pace`): each time it fires, the workspace sends up to its
+//! campaign rate of queued recipients, oldest campaign first, and arms it again a second
+//! later while any remain. A recipient's message goes through the sender like every other;
+//! its outcome comes back through [`Campaigns::settled`], and a recipient's first inbound
+//! message within seven days through [`Campaigns::replied`].
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::clock::Timestamp;
+use crate::domain::campaign::{
+    Audience, Campaign, CampaignChange, CampaignRecipient, CampaignStats, CampaignStatus,
+    RecipientStatus, REPLY_WINDOW,
+};
+use crate::domain::credits::Credits;
+use crate::domain::message::MessageStatus;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::{CampaignId, ContactId, MessageId, WorkspaceId};
+use crate::schedule::Timer;
+use crate::store::{Batch, Key, Store};
+
+const CAMPAIGN: &str = "cmp";
+const RECIPIENT: &str = "cmr";
+/// Campaign messages waiting for their relay: message id -> (campaign, contact).
+const AWAITING: &str = "cmm";
+/// When the pacing timer is due, so that it can be disarmed.
+const PACING: &str = "cmpt";
+const PACE_TIMER: &str = "campaigns/pace";
+
+/// The filters of GET /campaigns/{id}/recipients.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecipientFilter {
+    pub contact_id: Option<ContactId>,
+    pub status: Option<RecipientStatus>,
+}
+
+pub enum CampaignMsg {
+    List {
+        page: PageRequest,
+        reply: Reply<Page<Campaign>>,
+    },
+    Get {
+        id: CampaignId,
+        reply: Reply<Campaign>,
+    },
+    Create {
+        origin: Origin,
+        change: CampaignChange,
+        reply: Reply<Campaign>,
+    },
+    Update {
+        origin: Origin,
+        id: CampaignId,
+        change: CampaignChange,
+        reply: Reply<Campaign>,
+    },
+    Delete {
+        origin: Origin,
+        id: CampaignId,
+        reply: Reply<CampaignId>,
+    },
+    /// Now when `at` is None.
+    Send {
+        origin: Origin,
+        id: CampaignId,
+        at: Option<DateTime<Utc>>,
+        reply: Reply<Campaign>,
+    },
+    Cancel {
+        origin: Origin,
+        id: CampaignId,
+        reply: Reply<Campaign>,
+    },
+    Recipients {
+        id: CampaignId,
+        filter: RecipientFilter,
+        page: PageRequest,
+        reply: Reply<Page<CampaignRecipient>>,
+    },
+}
+
+impl CampaignMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CampaignMsg::List { .. } => "campaign.list",
+            CampaignMsg::Get { .. } => "campaign.get",
+            CampaignMsg::Create { .. } => "campaign.create",
+            CampaignMsg::Update { .. } => "campaign.update",
+            CampaignMsg::Delete { .. } => "campaign.delete",
+            CampaignMsg::Send { .. } => "campaign.send",
+            CampaignMsg::Cancel { .. } => "campaign.cancel",
+            CampaignMsg::Recipients { .. } => "campaign.recipients",
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Campaigns {
+    by_id: BTreeMap<CampaignId, Campaign>,
+    /// Recipients of sending campaigns still to send, in order.
+    queued: BTreeMap<CampaignId, VecDeque<ContactId>>,
+    awaiting: HashMap<MessageId, (CampaignId, ContactId)>,
+    /// Recipients whose campaign message was sent, for replies: contact -> (campaign, when).
+    recent: HashMap<ContactId, Vec<(CampaignId, Timestamp)>>,
+    /// When the pacing timer is due, if armed.
+    pacing_at: Option<Timestamp>,
+}
+
+fn recipient_key(ws: &WorkspaceId, campaign: CampaignId, contact: ContactId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(RECIPIENT)
+        .id(campaign.get())
+        .id(contact.get())
+        .build()
+}
+
+fn recipient_prefix(ws: &WorkspaceId, campaign: CampaignId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(RECIPIENT)
+        .id(campaign.get())
+        .prefix()
+}
+
+impl Campaigns {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let mut campaigns = Self::default();
+        for (_, c) in store.scan::<Campaign>(&record_prefix(ws, CAMPAIGN))? {
+            campaigns.by_id.insert(c.id, c);
+        }
+        let horizon = chrono::Utc::now() - REPLY_WINDOW;
+        let live: Vec<&Campaign> = campaigns
+            .by_id
+            .values()
+            .filter(|c| {
+                c.status == CampaignStatus::Sending || c.started_at.is_some_and(|t| *t > horizon)
+            })
+            .collect();
+        let mut queued = BTreeMap::new();
+        let mut recent: HashMap<ContactId, Vec<(CampaignId, Timestamp)>> = HashMap::new();
+        for c in live {
+            let mut waiting = VecDeque::new();
+            for (_, r) in store.scan::<CampaignRecipient>(&recipient_prefix(ws, c.id))? {
+                match r.status {
+                    RecipientStatus::Queued if r.message_id.is_none() => {
+                        waiting.push_back(r.contact_id)
+                    }
+                    RecipientStatus::Sent => recent
+                        .entry(r.contact_id)
+                        .or_default()
+                        .push((c.id, r.updated_at)),
+                    _ => {}
+                }
+            }
+            if c.status == CampaignStatus::Sending {
+                queued.insert(c.id, waiting);
+            }
+        }
+        campaigns.queued = queued;
+        campaigns.recent = recent;
+        for (key, link) in store.scan::<(CampaignId, ContactId)>(&record_prefix(ws, AWAITING))? {
+            if let Some(id) = crate::store::trailing_id(&key) {
+                campaigns.awaiting.insert(MessageId(id), link);
+            }
+        }
+        campaigns.pacing_at = store.get(&super::record_key(ws, PACING, 0))?;
+        Ok(campaigns)
+    }
+
+    fn get(&self, id: CampaignId) -> Result<&Campaign, DomainError> {
+        self.by_id.get(&id).ok_or(DomainError::NotFound("campaign"))
+    }
+
+    fn put(&mut self, ctx: &Ctx, c: Campaign, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(CAMPAIGN, c.id), &c)?;
+        self.by_id.insert(c.id, c);
+        Ok(())
+    }
+
+    /// Arms the pacing timer at `at` unless it is armed already.
+    fn pace_from(
+        &mut self,
+        ctx: &Ctx,
+        at: DateTime<Utc>,
+        writes: &mut Batch,
+    ) -> Result<(), DomainError> {
+        if self.pacing_at.is_some() {
+            return Ok(());
+        }
+        Timer::new(ctx.workspace, PACE_TIMER, at).arm(writes)?;
+        self.pacing_at = Some(Timestamp(at));
+        writes.put(ctx.key(PACING, 0u64), &self.pacing_at)?;
+        Ok(())
+    }
+
+    /// A campaign message's final outcome (from the sender): the recipient becomes sent or
+    /// failed, the stats follow, and a campaign with nothing outstanding completes.
+    pub(super) fn settled(
+        &mut self,
+        ctx: &Ctx,
+        message: MessageId,
+        outcome: Result<(), String>,
+        writes: &mut Batch,
+        events: &mut Vec<DomainEvent>,
+    ) -> Result<(), DomainError> {
+        let Some((campaign, contact)) = self.awaiting.remove(&message) else {
+            return Ok(());
+        };
+        writes.delete(ctx.key(AWAITING, message));
+        self.record_outcome(
+            ctx,
+            campaign,
+            contact,
+            Some(message),
+            outcome,
+            writes,
+            events,
+        )?;
+        self.complete_if_done(ctx, campaign, writes, events)
+    }
+
+    /// Sets a recipient's outcome and counts it.
+    #[allow(clippy::too_many_arguments)]
+    fn record_outcome(
+        &mut self,
+        ctx: &Ctx,
+        campaign: CampaignId,
+        contact: ContactId,
+        message: Option<MessageId>,
+        outcome: Result<(), String>,
+        writes: &mut Batch,
+        events: &mut Vec<DomainEvent>,
+    ) -> Result<(), DomainError> {
+        let Some(mut c) = self.by_id.get(&campaign).cloned() else {
+            return Ok(());
+        };
+        let (status, error) = match outcome {
+            Ok(()) => {
+                c.stats.sent += 1;
+                self.recent
+                    .entry(contact)
+                    .or_default()
+                    .push((campaign, ctx.now));
+                (RecipientStatus::Sent, None)
+            }
+            Err(e) => {
+                c.stats.failed += 1;
+                (RecipientStatus::Failed, Some(e))
+            }
+        };
+        let r = CampaignRecipient {
+            campaign_id: campaign,
+            contact_id: contact,
+            status,
+            message_id: message,
+            error,
+            updated_at: ctx.now,
+        };
+        writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+        if status == RecipientStatus::Failed {
+            events.push(DomainEvent::new(
+                "campaign_recipient.failed",
+                "campaign_recipient",
+                campaign,
+                json!({"object": "campaign_recipient", "campaign_id": campaign, "contact_id": contact,
+                       "status": r.status, "message_id": r.message_id, "error": r.error, "updated_at": r.updated_at}),
+            ));
+        }
+        self.put(ctx, c, writes)
+    }
+
+    fn complete_if_done(
+        &mut self,
+        ctx: &Ctx,
+        campaign: CampaignId,
+        writes: &mut Batch,
+        events: &mut Vec<DomainEvent>,
+    ) -> Result<(), DomainError> {
+        let Some(mut c) = self.by_id.get(&campaign).cloned() else {
+            return Ok(());
+        };
+        let waiting = self.queued.get(&campaign).is_some_and(|q| !q.is_empty());
+        if c.status != CampaignStatus::Sending || waiting || c.outstanding() > 0 {
+            return Ok(());
+        }
+        c.status = CampaignStatus::Completed;
+        c.completed_at = Some(ctx.now);
+        self.queued.remove(&campaign);
+        events.push(DomainEvent::new("campaign.completed", "campaign", c.id, &c));
+        self.put(ctx, c, writes)
+    }
+
+    /// A contact's inbound message: the first one within seven days of a campaign message
+    /// makes that recipient `replied` (campaign_recipient.replied).
+    pub(super) fn replied(
+        &mut self,
+        ctx: &Ctx,
+        contact: ContactId,
+        writes: &mut Batch,
+        events: &mut Vec<DomainEvent>,
+    ) -> Result<(), DomainError> {
+        let Some(sent) = self.recent.remove(&contact) else {
+            return Ok(());
+        };
+        for (campaign, at) in sent {
+            if *ctx.now - *at > REPLY_WINDOW {
+                continue;
+            }
+            let Some(mut c) = self.by_id.get(&campaign).cloned() else {
+                continue;
+            };
+            let key = recipient_key(ctx.workspace, campaign, contact);
+            let Some(mut r) = ctx.store.get::<CampaignRecipient>(&key)? else {
+                continue;
+            };
+            r.status = RecipientStatus::Replied;
+            r.updated_at = ctx.now;
+            writes.put(key, &r)?;
+            c.stats.replied += 1;
+            events.push(DomainEvent::new(
+                "campaign_recipient.replied",
+                "campaign_recipient",
+                campaign,
+                json!({"object": "campaign_recipient", "campaign_id": campaign, "contact_id": contact,
+                       "status": r.status, "message_id": r.message_id, "error": r.error, "updated_at": r.updated_at}),
+            ));
+            self.put(ctx, c, writes)?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn handle(msg: CampaignMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    use CampaignMsg as M;
+    match msg {
+        M::List { page, reply } => answer(reply, Ok(page.select(&data.campaigns.by_id, |_| true))),
+        M::Get { id, reply } => answer(reply, data.campaigns.get(id).cloned()),
+        M::Create {
+            origin,
+            change,
+            reply,
+        } => finish(reply, origin, create(data, ctx, change)),
+        M::Update {
+            origin,
+            id,
+            change,
+            reply,
+        } => finish(reply, origin, update(data, ctx, id, change)),
+        M::Delete { origin, id, reply } => finish(reply, origin, delete(data, ctx, id)),
+        M::Send {
+            origin,
+            id,
+            at,
+            reply,
+        } => finish(reply, origin, send(data, ctx, id, at)),
+        M::Cancel { origin, id, reply } => finish(reply, origin, cancel(data, ctx, id)),
+        M::Recipients {
+            id,
+            filter,
+            page,
+            reply,
+        } => answer(reply, recipients(data, ctx, id, &filter, page)),
+    }
+}
+
+fn change_of<T>(value: T, writes: Batch, events: Vec<DomainEvent>) -> Change<T> {
+    Change {
+        value,
+        writes,
+        events,
+    }
+}
+
+/// Tags and stage of an audience must be the workspace's (404 naming the field).
+fn check_audience(data: &WorkspaceData, audience: &Audience) -> Result<(), DomainError> {
+    for (i, tag) in audience.tags.iter().enumerate() {
+        if data.tags.get(*tag).is_none() {
+            return Err(DomainError::missing(format!("audience.tags[{i}]"), "tag"));
+        }
+    }
+    if let Some(stage) = audience.stage_id {
+        if data.funnels.stage(stage).is_none() {
+            return Err(DomainError::missing("audience.stage_id", "stage"));
+        }
+    }
+    Ok(())
+}
+
+fn draft(data: &WorkspaceData, id: CampaignId, doing: &str) -> Result<Campaign, DomainError> {
+    let c = data.campaigns.get(id)?;
+    if c.status != CampaignStatus::Draft {
+        return Err(DomainError::Conflict {
+            code: "conflict",
+            message: format!(
+                "only a draft campaign can be {doing}; this one is {:?}",
+                c.status
+            )
+            .to_lowercase(),
+        });
+    }
+    Ok(c.clone())
+}
+
+fn create(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    change: CampaignChange,
+) -> Result<Change<Campaign>, DomainError> {
+    let audience = change.audience.unwrap_or_default();
+    check_audience(data, &audience)?;
+    let (Some(name), Some(text), Some(channel)) = (change.name, change.text, change.channel) else {
+        return Err(DomainError::invalid(
+            "",
+            "name, text and channel are required",
+        ));
+    };
+    let c = Campaign {
+        id: ctx.next_id()?,
+        name,
+        text,
+        channel,
+        audience,
+        status: CampaignStatus::Draft,
+        scheduled_at: None,
+        stats: CampaignStats::default(),
+        error: None,
+        created_at: ctx.now,
+        started_at: None,
+        completed_at: None,
+    };
+    let mut writes = Batch::default();
+    data.campaigns.put(ctx, c.clone(), &mut writes)?;
+    Ok(change_of(c, writes, Vec::new()))
+}
+
+fn update(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: CampaignId,
+    change: CampaignChange,
+) -> Result<Change<Campaign>, DomainError> {
+    let mut c = draft(data, id, "changed")?;
+    if let Some(audience) = change.audience {
+        check_audience(data, &audience)?;
+        c.audience = audience;
+    }
+    if let Some(name) = change.name {
+        c.name = name;
+    }
+    if let Some(text) = change.text {
+        c.text = text;
+    }
+    if let Some(channel) = change.channel {
+        c.channel = channel;
+    }
+    let mut writes = Batch::default();
+    data.campaigns.put(ctx, c.clone(), &mut writes)?;
+    Ok(change_of(c, writes, Vec::new()))
+}
+
+fn delete(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: CampaignId,
+) -> Result<Change<CampaignId>, DomainError> {
+    draft(data, id, "deleted")?;
+    data.campaigns.by_id.remove(&id);
+    let mut writes = Batch::default();
+    writes.delete(ctx.key(CAMPAIGN, id));
+    Ok(change_of(id, writes, Vec::new()))
+}
+
+/// The contacts a campaign reaches now: (matched, of which do-not-contact).
+fn resolve(data: &WorkspaceData, audience: &Audience) -> (Vec<ContactId>, Vec<ContactId>) {
+    let mut reach = Vec::new();
+    let mut skipped = Vec::new();
+    for contact in data.contacts.all() {
+        if audience.matches(&contact.tag_ids, contact.stage_id) {
+            if contact.do_not_contact {
+                skipped.push(contact.id);
+            } else {
+                reach.push(contact.id);
+            }
+        }
+    }
+    (reach, skipped)
+}
+
+fn credits_cover(data: &WorkspaceData, ctx: &Ctx, needed: usize) -> Result<(), DomainError> {
+    let remaining = data
+        .credits
+        .clone()
+        .unwrap_or_else(|| Credits::new(*ctx.now))
+        .remaining_at(*ctx.now);
+    if needed as i64 > remaining {
+        return Err(DomainError::InsufficientCredits(format!(
+            "the campaign needs {needed} credits and {} remain",
+            remaining.max(0)
+        )));
+    }
+    Ok(())
+}
+
+fn schedule_timer(ctx: &Ctx, c: &Campaign) -> Option<Timer> {
+    c.scheduled_at
+        .map(|at| Timer::new(ctx.workspace, format!("campaign/{}/start", c.id), *at))
+}
+
+fn send(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: CampaignId,
+    at: Option<DateTime<Utc>>,
+) -> Result<Change<Campaign>, DomainError> {
+    let mut c = data.campaigns.get(id)?.clone();
+    if !matches!(c.status, CampaignStatus::Draft | CampaignStatus::Scheduled) {
+        return Err(DomainError::Conflict {
+            code: "conflict",
+            message: "only a draft or scheduled campaign can be sent".into(),
+        });
+    }
+    let (reach, _) = resolve(data, &c.audience);
+    credits_cover(data, ctx, reach.len())?;
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    if let Some(old) = schedule_timer(ctx, &c) {
+        old.disarm(&mut writes);
+    }
+    match at {
+        Some(at) => {
+            c.status = CampaignStatus::Scheduled;
+            c.scheduled_at = Some(Timestamp(at));
+            if let Some(t) = schedule_timer(ctx, &c) {
+                t.arm(&mut writes)?;
+            }
+            data.campaigns.put(ctx, c.clone(), &mut writes)?;
+        }
+        None => {
+            c.scheduled_at = None;
+            start(data, ctx, c.clone(), &mut writes, &mut events)?;
+        }
+    }
+    let c = data.campaigns.get(id)?.clone();
+    Ok(change_of(c, writes, events))
+}
+
+/// Resolves the audience and queues every recipient: the campaign is `sending`.
+fn start(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    mut c: Campaign,
+    writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
+) -> Result<(), DomainError> {
+    let (reach, skipped) = resolve(data, &c.audience);
+    for (list, status) in [
+        (&reach, RecipientStatus::Queued),
+        (&skipped, RecipientStatus::Skipped),
+    ] {
+        for contact in list {
+            let r = CampaignRecipient {
+                campaign_id: c.id,
+                contact_id: *contact,
+                status,
+                message_id: None,
+                error: None,
+                updated_at: ctx.now,
+            };
+            writes.put(recipient_key(ctx.workspace, c.id, *contact), &r)?;
+        }
+    }
+    c.status = CampaignStatus::Sending;
+    c.started_at = Some(ctx.now);
+    c.stats = CampaignStats {
+        recipients: (reach.len() + skipped.len()) as u64,
+        skipped_do_not_contact: skipped.len() as u64,
+        ..CampaignStats::default()
+    };
+    let id = c.id;
+    data.campaigns.put(ctx, c, writes)?;
+    data.campaigns.queued.insert(id, reach.into());
+    data.campaigns.pace_from(ctx, *ctx.now, writes)?;
+    data.campaigns.complete_if_done(ctx, id, writes, events)
+}
+
+fn cancel(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: CampaignId,
+) -> Result<Change<Campaign>, DomainError> {
+    let mut c = data.campaigns.get(id)?.clone();
+    let mut writes = Batch::default();
+    match c.status {
+        CampaignStatus::Draft => {
+            return Err(DomainError::Conflict {
+                code: "conflict",
+                message: "a draft is not sending: delete it instead".into(),
+            })
+        }
+        CampaignStatus::Completed | CampaignStatus::Cancelled => {
+            return Err(DomainError::Conflict {
+                code: "conflict",
+                message: "the campaign has finished".into(),
+            })
+        }
+        CampaignStatus::Scheduled => {
+            if let Some(t) = schedule_timer(ctx, &c) {
+                t.disarm(&mut writes);
+            }
+        }
+        CampaignStatus::Sending => {
+            for contact in data.campaigns.queued.remove(&id).unwrap_or_default() {
+                let r = CampaignRecipient {
+                    campaign_id: id,
+                    contact_id: contact,
+                    status: RecipientStatus::Cancelled,
+                    message_id: None,
+                    error: None,
+                    updated_at: ctx.now,
+                };
+                writes.put(recipient_key(ctx.workspace, id, contact), &r)?;
+            }
+        }
+    }
+    c.status = CampaignStatus::Cancelled;
+    c.completed_at = Some(ctx.now);
+    data.campaigns.put(ctx, c.clone(), &mut writes)?;
+    Ok(change_of(c, writes, Vec::new()))
+}
+
+fn recipients(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    id: CampaignId,
+    filter: &RecipientFilter,
+    page: PageRequest,
+) -> Result<Page<CampaignRecipient>, DomainError> {
+    data.campaigns.get(id)?;
+    let all: BTreeMap<ContactId, CampaignRecipient> = ctx
+        .store
+        .scan::<CampaignRecipient>(&recipient_prefix(ctx.workspace, id))?
+        .into_iter()
+        .map(|(_, r)| (r.contact_id, r))
+        .collect();
+    Ok(page.select(&all, |r| {
+        filter.contact_id.is_none_or(|c| r.contact_id == c)
+            && filter.status.is_none_or(|s| r.status == s)
+    }))
+}
+
+/// A campaign timer is due: a scheduled campaign starts (or is cancelled when the credits
+/// no longer cover it), or the pacing timer sends the next recipients.
+pub(super) fn timer_due(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    timer: &Timer,
+) -> Option<Result<Change<()>, DomainError>> {
+    if timer.name == PACE_TIMER {
+        return Some(pace(data, ctx, timer));
+    }
+    let id = timer
+        .name
+        .strip_prefix("campaign/")?
+        .strip_suffix("/start")?
+        .parse::<u64>()
+        .ok()?;
+    Some(fire_scheduled(data, ctx, timer, CampaignId(id)))
+}
+
+fn fire_scheduled(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    timer: &Timer,
+    id: CampaignId,
+) -> Result<Change<()>, DomainError> {
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    timer.disarm(&mut writes);
+    let Some(c) = data.campaigns.by_id.get(&id).cloned() else {
+        return Ok(change_of((), writes, events));
+    };
+    let expected =
+        c.status == CampaignStatus::Scheduled && c.scheduled_at.map(|t| *t) == Some(timer.due_at);
+    if !expected {
+        return Ok(change_of((), writes, events));
+    }
+    let (reach, _) = resolve(data, &c.audience);
+    if credits_cover(data, ctx, reach.len()).is_err() {
+        let mut c = c;
+        c.status = CampaignStatus::Cancelled;
+        c.error = Some("insufficient_credits".into());
+        c.completed_at = Some(ctx.now);
+        data.campaigns.put(ctx, c, &mut writes)?;
+        return Ok(change_of((), writes, events));
+    }
+    start(data, ctx, c, &mut writes, &mut events)?;
+    Ok(change_of((), writes, events))
+}
+
+/// Sends up to the campaign rate of queued recipients, oldest campaign first, and arms
+/// the next step a second after this one while any remain.
+fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>, DomainError> {
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    timer.disarm(&mut writes);
+    if data.campaigns.pacing_at.map(|t| *t) != Some(timer.due_at) {
+        return Ok(change_of((), writes, events));
+    }
+    data.campaigns.pacing_at = None;
+    writes.delete(ctx.key(PACING, 0u64));
+    let mut budget = ctx.relays.settings().campaign_rate.max(1) as usize;
+    let sending: Vec<CampaignId> = data.campaigns.queued.keys().copied().collect();
+    for id in sending {
+        while budget > 0 {
+            let Some(contact) = data
+                .campaigns
+                .queued
+                .get_mut(&id)
+                .and_then(VecDeque::pop_front)
+            else {
+                break;
+            };
+            budget -= 1;
+            send_one(data, ctx, id, contact, &mut writes, &mut events)?;
+        }
+        data.campaigns
+            .complete_if_done(ctx, id, &mut writes, &mut events)?;
+    }
+    let more = data.campaigns.queued.values().any(|q| !q.is_empty());
+    if more {
+        let next = timer.due_at + chrono::Duration::seconds(1);
+        data.campaigns.pace_from(ctx, next, &mut writes)?;
+    }
+    Ok(change_of((), writes, events))
+}
+
+/// One recipient's message. A contact gone since the audience was resolved fails; one
+/// marked do-not-contact since is skipped.
+fn send_one(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    campaign: CampaignId,
+    contact: ContactId,
+    writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
+) -> Result<(), DomainError> {
+    let Some(c) = data.campaigns.by_id.get(&campaign).cloned() else {
+        return Ok(());
+    };
+    let live = data.contacts.get(contact).map(|k| (k.id, k.do_not_contact));
+    let Some((to, dnc)) = live else {
+        let gone = Err("the contact was deleted before the message was sent".to_string());
+        return data
+            .campaigns
+            .record_outcome(ctx, campaign, contact, None, gone, writes, events);
+    };
+    if dnc {
+        let mut c = c;
+        c.stats.skipped_do_not_contact += 1;
+        let r = CampaignRecipient {
+            campaign_id: campaign,
+            contact_id: contact,
+            status: RecipientStatus::Skipped,
+            message_id: None,
+            error: None,
+            updated_at: ctx.now,
+        };
+        writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+        return data.campaigns.put(ctx, c, writes);
+    }
+    let sent = super::conversations::campaign_message(data, ctx, to, c.channel, c.text.clone())?;
+    writes.extend(sent.writes);
+    events.extend(sent.events);
+    let m = sent.value;
+    match m.status {
+        MessageStatus::Queued => {
+            let r = CampaignRecipient {
+                campaign_id: campaign,
+                contact_id: contact,
+                status: RecipientStatus::Queued,
+                message_id: Some(m.id),
+                error: None,
+                updated_at: ctx.now,
+            };
+            writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+            writes.put(ctx.key(AWAITING, m.id), &(campaign, contact))?;
+            data.campaigns.awaiting.insert(m.id, (campaign, contact));
+            Ok(())
+        }
+        MessageStatus::Failed => {
+            let error = m.error.unwrap_or_else(|| "the message was not sent".into());
+            data.campaigns.record_outcome(
+                ctx,
+                campaign,
+                contact,
+                Some(m.id),
+                Err(error),
+                writes,
+                events,
+            )
+        }
+        _ => data.campaigns.record_outcome(
+            ctx,
+            campaign,
+            contact,
+            Some(m.id),
+            Ok(()),
+            writes,
+            events,
+        ),
+    }
+}

@@ -1,0 +1,556 @@
+//! Campaigns: drafts and their rules, sending to an audience through the relay with
+//! do-not-contact contacts skipped and counted, exact stats and credit use, 402 with
+//! nothing sent, cancelling, failures and replies, and a scheduled campaign that fires
+//! once after kill -9.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::Method;
+use serde_json::{json, Value};
+use switchboard::config::Settings;
+
+use crate::helpers::*;
+use crate::receiver::*;
+use crate::sending::fast_relays;
+use crate::webhooks::hook;
+
+/// Relays on this machine, a fast ladder, and a campaign rate that lets tests finish.
+fn campaign_settings(s: &mut Settings) {
+    fast_relays(s);
+    s.campaign_rate = 5_000;
+}
+
+async fn spawn_campaign_app() -> TestApp {
+    spawn_app_with(campaign_settings).await
+}
+
+async fn new_campaign(app: &TestApp, body: Value) -> Value {
+    app.post("/campaigns", &app.key, body)
+        .await
+        .expect(201)
+        .body
+}
+
+async fn campaign(app: &TestApp, id: &Value) -> Value {
+    app.get(&format!("/campaigns/{id}"), &app.key)
+        .await
+        .expect(200)
+        .body
+}
+
+/// Campaign `id` once its status is `status` (fails after 30 s).
+async fn campaign_when(app: &TestApp, id: &Value, status: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let c = campaign(app, id).await;
+        if c["status"] == status {
+            return c;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never {status}: {c}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Every recipient of campaign `id` with `query`, across pages.
+async fn recipients(app: &TestApp, id: &Value, query: &str) -> Vec<Value> {
+    let first = format!("/campaigns/{id}/recipients?limit=100{query}");
+    let (mut all, mut url) = (Vec::new(), first.clone());
+    loop {
+        let page = app.get(&url, &app.key).await.expect(200).body;
+        all.extend(page["data"].as_array().expect("data").iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(cursor) => url = format!("{first}&starting_after={cursor}"),
+            None => return all,
+        }
+    }
+}
+
+/// `n` contacts created concurrently with `body`; their ids.
+async fn contacts(app: &TestApp, n: usize, body: Value) -> Vec<u64> {
+    futures::stream::iter(0..n)
+        .map(|i| {
+            let mut b = body.clone();
+            b["first_name"] = json!(format!("C{i}"));
+            b["chan_a_username"] = json!(format!("user_{i}_{}", rand_suffix()));
+            async move {
+                app.post("/contacts", &app.key, b).await.expect(201).body["id"]
+                    .as_u64()
+                    .unwrap()
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await
+}
+
+fn rand_suffix() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+async fn tag_id(app: &TestApp, name: &str) -> Value {
+    listed(app.get("/tags?limit=100", &app.key).await)
+        .into_iter()
+        .find(|t| t["name"] == name)
+        .expect("the tag exists")["id"]
+        .clone()
+}
+
+async fn opt_out(app: &TestApp, contact: u64) {
+    app.put(
+        &format!("/contacts/{contact}/dnc"),
+        &app.key,
+        json!({"do_not_contact": true}),
+    )
+    .await
+    .expect(200);
+}
+
+async fn set_allowance(app: &TestApp, allowance: u64) {
+    app.admin_post(
+        &format!("/admin/workspaces/{}/credits", app.workspace_id),
+        json!({"allowance": allowance}),
+    )
+    .await
+    .expect(200);
+}
+
+async fn send(app: &TestApp, id: &Value, body: Value) -> Resp {
+    app.post(&format!("/campaigns/{id}/send"), &app.key, body)
+        .await
+}
+
+#[tokio::test]
+async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
+    let app = spawn_campaign_app().await;
+    let c = new_campaign(
+        &app,
+        json!({"name": "Spring", "text": "20% off", "channel": "api"}),
+    )
+    .await;
+    assert_fields(
+        &c,
+        "object id name text channel audience status scheduled_at stats error created_at started_at completed_at",
+    );
+    assert_eq!(c["object"], "campaign");
+    assert_eq!(c["status"], "draft");
+    assert_eq!(c["audience"], json!({"tags": [], "stage_id": null}));
+    assert_eq!(
+        c["stats"],
+        json!({"recipients": 0, "sent": 0, "failed": 0, "replied": 0, "skipped_do_not_contact": 0})
+    );
+    let path = format!("/campaigns/{}", c["id"]);
+    let changed = app
+        .patch(&path, &app.key, json!({"name": "Spring sale"}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(changed["name"], "Spring sale");
+    assert_eq!(listed(app.get("/campaigns", &app.key).await).len(), 1);
+
+    let other = new_campaign(&app, json!({"name": "Gone", "text": "x", "channel": "sms"})).await;
+    let gone = app
+        .delete(&format!("/campaigns/{}", other["id"]), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(
+        gone,
+        json!({"object": "campaign", "id": other["id"], "deleted": true})
+    );
+    app.get(&format!("/campaigns/{}", other["id"]), &app.key)
+        .await
+        .expect_error(404, "not_found");
+
+    send(&app, &c["id"], json!({})).await.expect(200);
+    app.patch(&path, &app.key, json!({"name": "late"}))
+        .await
+        .expect_error(409, "conflict");
+    app.delete(&path, &app.key)
+        .await
+        .expect_error(409, "conflict");
+}
+
+#[tokio::test]
+async fn a_campaign_checks_its_fields_audience_and_permission() {
+    let app = spawn_campaign_app().await;
+    let r = app
+        .post("/campaigns", &app.key, json!({}))
+        .await
+        .expect(422);
+    let mut paths = r.paths();
+    paths.sort();
+    assert_eq!(paths, ["channel", "name", "text"]);
+    for (body, path) in [
+        (
+            json!({"name": "a", "text": "b", "channel": "pigeon"}),
+            "channel",
+        ),
+        (json!({"name": "", "text": "b", "channel": "sms"}), "name"),
+        (json!({"name": "a", "text": "", "channel": "sms"}), "text"),
+        (
+            json!({"name": "a", "text": "b", "channel": "sms", "extra": 1}),
+            "extra",
+        ),
+    ] {
+        let r = app.post("/campaigns", &app.key, body).await.expect(422);
+        assert_eq!(r.paths(), [path]);
+    }
+    let r = app
+        .post(
+            "/campaigns",
+            &app.key,
+            json!({"name": "a", "text": "b", "channel": "sms", "audience": {"tags": [999999]}}),
+        )
+        .await
+        .expect_error(404, "not_found");
+    assert!(r.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("audience.tags[0]"));
+    app.post(
+        "/campaigns",
+        &app.key,
+        json!({"name": "a", "text": "b", "channel": "sms", "audience": {"stage_id": 999999}}),
+    )
+    .await
+    .expect_error(404, "not_found");
+    let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    send(
+        &app,
+        &c["id"],
+        json!({"scheduled_at": "2020-01-01T00:00:00Z"}),
+    )
+    .await
+    .expect(422);
+    let member = app.member_token("member", &["contacts", "inbox"]).await;
+    app.get("/campaigns", &member)
+        .await
+        .expect_error(403, "insufficient_permissions");
+    let allowed = app.member_token("member", &["campaigns"]).await;
+    app.get("/campaigns", &allowed).await.expect(200);
+}
+
+#[tokio::test]
+async fn five_thousand_recipients_through_the_relay_with_exact_stats_and_credit_use() {
+    let app = spawn_campaign_app().await;
+    set_allowance(&app, 10_000).await;
+    let relay = TestReceiver::start().await;
+    app.post(
+        "/channels",
+        &app.key,
+        json!({"type": "chan_a", "relay_url": relay.url}),
+    )
+    .await
+    .expect(201);
+    let hooks = TestReceiver::start().await;
+    hook(&app, &hooks.url, &["campaign.completed"]).await;
+    let members = contacts(&app, 5_000, json!({"tags": ["vip"]})).await;
+    contacts(&app, 40, json!({"tags": ["other"]})).await;
+    for contact in &members[..150] {
+        opt_out(&app, *contact).await;
+    }
+    let vip = tag_id(&app, "vip").await;
+    let c = new_campaign(
+        &app,
+        json!({"name": "VIP", "text": "Early access", "channel": "chan_a", "audience": {"tags": [vip]}}),
+    )
+    .await;
+
+    let started = send(&app, &c["id"], json!({})).await.expect(200).body;
+    assert_eq!(started["status"], "sending");
+    assert_eq!(started["stats"]["recipients"], 5_000);
+    assert_eq!(started["stats"]["skipped_do_not_contact"], 150);
+
+    let done = campaign_when(&app, &c["id"], "completed").await;
+    assert_eq!(
+        done["stats"],
+        json!({"recipients": 5000, "sent": 4850, "failed": 0, "replied": 0, "skipped_do_not_contact": 150})
+    );
+    assert!(done["completed_at"].is_string());
+    let got = relay.received();
+    let mut ids: Vec<String> = got
+        .iter()
+        .map(|r| r.json()["message_id"].to_string())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 4_850, "one message per reachable recipient");
+    assert_eq!(got[0].json()["text"], "Early access");
+    let credits = app.get("/credits", &app.key).await.expect(200).body;
+    assert_eq!(credits["used"], 4_850, "one credit per message sent");
+
+    let skipped = recipients(&app, &c["id"], "&status=skipped").await;
+    assert_eq!(skipped.len(), 150);
+    assert!(skipped.iter().all(|r| r["message_id"].is_null()));
+    let one = recipients(&app, &c["id"], &format!("&contact_id={}", members[200])).await;
+    assert_eq!(one.len(), 1);
+    assert_fields(
+        &one[0],
+        "object campaign_id contact_id status message_id error updated_at",
+    );
+    assert_eq!(one[0]["status"], "sent");
+    assert!(one[0]["message_id"].is_u64());
+
+    let events = hooks.wait_for(1).await;
+    assert_eq!(events[0].json()["data"]["stats"]["sent"], 4850);
+    assert!(
+        events[0].json()["data"].get("text").is_none(),
+        "the campaign text is content, withheld by default"
+    );
+    hooks.stays_at(1, Duration::from_millis(200)).await;
+}
+
+#[tokio::test]
+async fn a_campaign_the_credits_do_not_cover_answers_402_and_sends_nothing() {
+    let app = spawn_campaign_app().await;
+    set_allowance(&app, 2).await;
+    let all = contacts(&app, 4, json!({})).await;
+    opt_out(&app, all[0]).await;
+    opt_out(&app, all[1]).await;
+    let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    // Two reachable recipients fit in two credits.
+    let fits = send(&app, &c["id"], json!({})).await.expect(200).body;
+    assert_eq!(fits["stats"]["skipped_do_not_contact"], 2);
+    campaign_when(&app, &c["id"], "completed").await;
+
+    contacts(&app, 1, json!({})).await;
+    let c = new_campaign(&app, json!({"name": "c", "text": "d", "channel": "api"})).await;
+    let r = send(&app, &c["id"], json!({}))
+        .await
+        .expect_error(402, "insufficient_credits");
+    assert!(r.body["error"]["message"].as_str().unwrap().contains("3"));
+    assert_eq!(campaign(&app, &c["id"]).await["status"], "draft");
+    assert!(recipients(&app, &c["id"], "").await.is_empty());
+    let credits = app.get("/credits", &app.key).await.expect(200).body;
+    assert_eq!(credits["used"], 2, "nothing more was sent");
+}
+
+#[tokio::test]
+async fn cancelling_follows_the_states_and_stops_what_is_queued() {
+    let app = spawn_app_with(|s| {
+        campaign_settings(s);
+        s.campaign_rate = 1;
+    })
+    .await;
+    let hooks = TestReceiver::start().await;
+    hook(&app, &hooks.url, &["campaign.completed"]).await;
+    contacts(&app, 5, json!({})).await;
+    let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    let cancel = format!("/campaigns/{}/cancel", c["id"]);
+    app.post(&cancel, &app.key, json!({}))
+        .await
+        .expect_error(409, "conflict");
+
+    send(&app, &c["id"], json!({})).await.expect(200);
+    let cancelled = app
+        .post(&cancel, &app.key, json!({}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(cancelled["status"], "cancelled");
+    let all = recipients(&app, &c["id"], "").await;
+    let statuses: Vec<&str> = all.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses.len(), 5);
+    assert!(
+        statuses.iter().filter(|s| **s == "cancelled").count() >= 3,
+        "{statuses:?}"
+    );
+    assert!(statuses.iter().all(|s| *s == "cancelled" || *s == "sent"));
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(
+        recipients(&app, &c["id"], "&status=cancelled").await.len(),
+        statuses.iter().filter(|s| **s == "cancelled").count(),
+        "nothing cancelled is sent later"
+    );
+    hooks.stays_at(0, Duration::from_millis(100)).await;
+    app.post(&cancel, &app.key, json!({}))
+        .await
+        .expect_error(409, "conflict");
+    send(&app, &c["id"], json!({}))
+        .await
+        .expect_error(409, "conflict");
+
+    let later = new_campaign(&app, json!({"name": "b", "text": "c", "channel": "api"})).await;
+    let scheduled = send(
+        &app,
+        &later["id"],
+        json!({"scheduled_at": "2999-01-01T00:00:00Z"}),
+    )
+    .await
+    .expect(200)
+    .body;
+    assert_eq!(scheduled["status"], "scheduled");
+    assert_eq!(scheduled["scheduled_at"], "2999-01-01T00:00:00.000Z");
+    let off = app
+        .post(
+            &format!("/campaigns/{}/cancel", later["id"]),
+            &app.key,
+            json!({}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(off["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn failed_sends_and_first_replies_are_counted_and_announced() {
+    let app = spawn_campaign_app().await;
+    let hooks = TestReceiver::start().await;
+    hook(
+        &app,
+        &hooks.url,
+        &["campaign_recipient.*", "campaign.completed"],
+    )
+    .await;
+    let people = contacts(&app, 2, json!({})).await;
+
+    let nowhere = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "sms"})).await;
+    send(&app, &nowhere["id"], json!({})).await.expect(200);
+    let failed = campaign_when(&app, &nowhere["id"], "completed").await;
+    assert_eq!(failed["stats"]["failed"], 2);
+    let rs = recipients(&app, &nowhere["id"], "&status=failed").await;
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[0]["error"], "channel_not_connected");
+
+    let c = new_campaign(&app, json!({"name": "c", "text": "d", "channel": "api"})).await;
+    send(&app, &c["id"], json!({})).await.expect(200);
+    campaign_when(&app, &c["id"], "completed").await;
+    for _ in 0..2 {
+        app.post(
+            "/messages",
+            &app.key,
+            json!({"contact_id": people[0], "channel": "chan_b", "text": "tell me more"}),
+        )
+        .await
+        .expect(202);
+    }
+    let got = hooks
+        .wait_until("a reply", |r| {
+            r.iter()
+                .any(|x| x.event_type() == "campaign_recipient.replied")
+        })
+        .await;
+    let replied: Vec<Value> = got
+        .iter()
+        .filter(|r| r.event_type() == "campaign_recipient.replied")
+        .map(Received::json)
+        .collect();
+    assert_eq!(replied.len(), 1);
+    assert_eq!(replied[0]["data"]["contact_id"], people[0]);
+    assert_eq!(replied[0]["data"]["campaign_id"], c["id"]);
+    let after = campaign(&app, &c["id"]).await;
+    assert_eq!(
+        after["stats"]["replied"], 1,
+        "a reply on any channel counts, once"
+    );
+    assert_eq!(after["stats"]["sent"], 2);
+    let them = recipients(&app, &c["id"], "&status=replied").await;
+    assert_eq!(them.len(), 1);
+    let types: Vec<&str> = got.iter().map(Received::event_type).collect();
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| **t == "campaign_recipient.failed")
+            .count(),
+        2
+    );
+    hooks.stays_at(got.len(), Duration::from_millis(200)).await;
+}
+
+#[tokio::test]
+async fn a_scheduled_campaign_fires_once_after_kill_9_and_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("SWITCHBOARD_CAMPAIGN_RATE", "1000")];
+    let mut server = launch(dir.path(), &env, &[]).await;
+    let key = server.key.clone().unwrap();
+    let post = async |server: &Server, path: &str, body: Value| -> Value {
+        let r = server.send(Method::POST, &key, path, body).await;
+        r.json().await.unwrap()
+    };
+    for i in 0..3 {
+        post(&server, "/contacts", json!({"first_name": format!("P{i}")})).await;
+    }
+    let c = post(
+        &server,
+        "/campaigns",
+        json!({"name": "Later", "text": "Now", "channel": "api"}),
+    )
+    .await;
+    let at = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
+    let scheduled = post(
+        &server,
+        &format!("/campaigns/{}/send", c["id"]),
+        json!({"scheduled_at": at}),
+    )
+    .await;
+    assert_eq!(scheduled["status"], "scheduled", "{scheduled}");
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    crate::store_safety::assert_store_checks(dir.path());
+
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let server = launch(dir.path(), &env, &[]).await;
+    let path = format!("/campaigns/{}", c["id"]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let done = loop {
+        let now = server.get_json(&key, &path).await;
+        if now["status"] == "completed" {
+            break now;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["stats"]["sent"], 3);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let conversations = server.get_json(&key, "/conversations?limit=100").await;
+    let all = conversations["data"].as_array().unwrap();
+    assert_eq!(all.len(), 3);
+    for conv in all {
+        let messages = server
+            .get_json(&key, &format!("/conversations/{}/messages", conv["id"]))
+            .await;
+        assert_eq!(
+            messages["data"].as_array().unwrap().len(),
+            1,
+            "each recipient got the campaign exactly once"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_scheduled_campaign_the_credits_no_longer_cover_is_cancelled_when_it_fires() {
+    use chrono::TimeZone;
+    let start = chrono::Utc.with_ymd_and_hms(2026, 5, 4, 9, 0, 0).unwrap();
+    let clock = switchboard_actors::clock::ManualClock::new(start);
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let app = spawn_in(dir, Some(clock.clone()), campaign_settings).await;
+    let hooks = TestReceiver::start().await;
+    hook(&app, &hooks.url, &["campaign.completed"]).await;
+    contacts(&app, 3, json!({})).await;
+    set_allowance(&app, 3).await;
+    let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    send(
+        &app,
+        &c["id"],
+        json!({"scheduled_at": "2026-05-04T10:00:00Z"}),
+    )
+    .await
+    .expect(200);
+    set_allowance(&app, 1).await;
+    clock.advance(Duration::from_secs(3_600));
+    let off = campaign_when(&app, &c["id"], "cancelled").await;
+    assert_eq!(off["error"], "insufficient_credits");
+    assert!(recipients(&app, &c["id"], "").await.is_empty());
+    assert_eq!(
+        app.get("/credits", &app.key).await.expect(200).body["used"],
+        0
+    );
+    hooks.stays_at(0, Duration::from_millis(200)).await;
+}
