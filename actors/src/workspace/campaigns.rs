@@ -133,6 +133,36 @@ fn recipient_prefix(ws: &WorkspaceId, campaign: CampaignId) -> Vec<u8> {
         .prefix()
 }
 
+/// Writes recipient `contact` of `campaign` with `status`; answers it.
+fn write_recipient(
+    ctx: &Ctx,
+    writes: &mut Batch,
+    (campaign, contact): (CampaignId, ContactId),
+    status: RecipientStatus,
+    message_id: Option<MessageId>,
+    error: Option<String>,
+) -> Result<CampaignRecipient, DomainError> {
+    let r = CampaignRecipient {
+        campaign_id: campaign,
+        contact_id: contact,
+        status,
+        message_id,
+        error,
+        updated_at: ctx.now,
+    };
+    writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+    Ok(r)
+}
+
+/// campaign_recipient.failed and campaign_recipient.replied carry the recipient.
+fn recipient_event(event_type: &'static str, r: &CampaignRecipient) -> DomainEvent {
+    let mut data = serde_json::to_value(r).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("object".into(), json!("campaign_recipient"));
+    }
+    DomainEvent::new(event_type, "campaign_recipient", r.campaign_id, data)
+}
+
 impl Campaigns {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         let mut campaigns = Self::default();
@@ -259,23 +289,9 @@ impl Campaigns {
                 (RecipientStatus::Failed, Some(e))
             }
         };
-        let r = CampaignRecipient {
-            campaign_id: campaign,
-            contact_id: contact,
-            status,
-            message_id: message,
-            error,
-            updated_at: ctx.now,
-        };
-        writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+        let r = write_recipient(ctx, writes, (campaign, contact), status, message, error)?;
         if status == RecipientStatus::Failed {
-            events.push(DomainEvent::new(
-                "campaign_recipient.failed",
-                "campaign_recipient",
-                campaign,
-                json!({"object": "campaign_recipient", "campaign_id": campaign, "contact_id": contact,
-                       "status": r.status, "message_id": r.message_id, "error": r.error, "updated_at": r.updated_at}),
-            ));
+            events.push(recipient_event("campaign_recipient.failed", &r));
         }
         self.put(ctx, c, writes)
     }
@@ -328,13 +344,7 @@ impl Campaigns {
             r.updated_at = ctx.now;
             writes.put(key, &r)?;
             c.stats.replied += 1;
-            events.push(DomainEvent::new(
-                "campaign_recipient.replied",
-                "campaign_recipient",
-                campaign,
-                json!({"object": "campaign_recipient", "campaign_id": campaign, "contact_id": contact,
-                       "status": r.status, "message_id": r.message_id, "error": r.error, "updated_at": r.updated_at}),
-            ));
+            events.push(recipient_event("campaign_recipient.replied", &r));
             self.put(ctx, c, writes)?;
         }
         Ok(())
@@ -569,15 +579,7 @@ fn start(
         (&skipped, RecipientStatus::Skipped),
     ] {
         for contact in list {
-            let r = CampaignRecipient {
-                campaign_id: c.id,
-                contact_id: *contact,
-                status,
-                message_id: None,
-                error: None,
-                updated_at: ctx.now,
-            };
-            writes.put(recipient_key(ctx.workspace, c.id, *contact), &r)?;
+            write_recipient(ctx, writes, (c.id, *contact), status, None, None)?;
         }
     }
     c.status = CampaignStatus::Sending;
@@ -621,15 +623,8 @@ fn cancel(
         }
         CampaignStatus::Sending => {
             for contact in data.campaigns.queued.remove(&id).unwrap_or_default() {
-                let r = CampaignRecipient {
-                    campaign_id: id,
-                    contact_id: contact,
-                    status: RecipientStatus::Cancelled,
-                    message_id: None,
-                    error: None,
-                    updated_at: ctx.now,
-                };
-                writes.put(recipient_key(ctx.workspace, id, contact), &r)?;
+                let cancelled = RecipientStatus::Cancelled;
+                write_recipient(ctx, &mut writes, (id, contact), cancelled, None, None)?;
             }
         }
     }
@@ -768,15 +763,8 @@ fn send_one(
     if dnc {
         let mut c = c;
         c.stats.skipped_do_not_contact += 1;
-        let r = CampaignRecipient {
-            campaign_id: campaign,
-            contact_id: contact,
-            status: RecipientStatus::Skipped,
-            message_id: None,
-            error: None,
-            updated_at: ctx.now,
-        };
-        writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+        let skipped = RecipientStatus::Skipped;
+        write_recipient(ctx, writes, (campaign, contact), skipped, None, None)?;
         return data.campaigns.put(ctx, c, writes);
     }
     let sent = super::conversations::campaign_message(data, ctx, to, c.channel, c.text.clone())?;
@@ -785,15 +773,8 @@ fn send_one(
     let m = sent.value;
     match m.status {
         MessageStatus::Queued => {
-            let r = CampaignRecipient {
-                campaign_id: campaign,
-                contact_id: contact,
-                status: RecipientStatus::Queued,
-                message_id: Some(m.id),
-                error: None,
-                updated_at: ctx.now,
-            };
-            writes.put(recipient_key(ctx.workspace, campaign, contact), &r)?;
+            let queued = RecipientStatus::Queued;
+            write_recipient(ctx, writes, (campaign, contact), queued, Some(m.id), None)?;
             writes.put(ctx.key(AWAITING, m.id), &(campaign, contact))?;
             data.campaigns.awaiting.insert(m.id, (campaign, contact));
             Ok(())
