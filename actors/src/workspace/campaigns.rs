@@ -3,9 +3,9 @@
 //!
 //! Sending resolves the audience once, writes every recipient (queued, or skipped for
 //! do-not-contact) in one batch with the campaign, and leaves the rest to one pacing timer
-//! per workspace (`campaigns/pace`): each time it fires, the workspace sends up to its
-//! campaign rate of queued recipients, oldest campaign first, and arms it again a second
-//! later while any remain. A recipient's message goes through the sender like every other;
+//! per workspace (`campaigns/pace`): every 250 ms while recipients are queued, the
+//! workspace sends as many as its campaign rate allows for the time since the last step,
+//! oldest campaign first. A recipient's message goes through the sender like every other;
 //! its outcome comes back through [`Campaigns::settled`], and a recipient's first inbound
 //! message within seven days through [`Campaigns::replied`].
 
@@ -114,7 +114,13 @@ pub struct Campaigns {
     recent: HashMap<ContactId, Vec<(CampaignId, Timestamp)>>,
     /// When the pacing timer is due, if armed.
     pacing_at: Option<Timestamp>,
+    /// When the last pacing step ran, and the fraction of a message it left unspent.
+    last_step: Option<(DateTime<Utc>, f64)>,
 }
+
+/// How often the pacing timer fires while recipients are queued (the scheduler looks
+/// for due timers every 250 ms).
+const PACE_EVERY: chrono::Duration = chrono::Duration::milliseconds(250);
 
 fn recipient_key(ws: &WorkspaceId, campaign: CampaignId, contact: ContactId) -> Vec<u8> {
     Key::new("w")
@@ -232,6 +238,22 @@ impl Campaigns {
         self.pacing_at = Some(Timestamp(at));
         writes.put(ctx.key(PACING, 0u64), &self.pacing_at)?;
         Ok(())
+    }
+
+    /// How many recipients this pacing step may send: the campaign rate times the time
+    /// since the last step (a step's worth at first, a second's at most), so the rate
+    /// holds however late the timer fires.
+    fn budget(&mut self, ctx: &Ctx) -> usize {
+        let rate = f64::from(ctx.relays.settings().campaign_rate.max(1));
+        let now = *ctx.now;
+        let (elapsed, carry) = match self.last_step {
+            Some((at, carry)) => ((now - at).to_std().unwrap_or_default().as_secs_f64(), carry),
+            None => (PACE_EVERY.to_std().unwrap_or_default().as_secs_f64(), 0.0),
+        };
+        let allowed = rate * elapsed.min(1.0) + carry;
+        let budget = allowed.floor();
+        self.last_step = Some((now, (allowed - budget).min(1.0)));
+        budget as usize
     }
 
     /// A campaign message's final outcome (from the sender): the recipient becomes sent or
@@ -703,8 +725,8 @@ fn fire_scheduled(
     Ok(change_of((), writes, events))
 }
 
-/// Sends up to the campaign rate of queued recipients, oldest campaign first, and arms
-/// the next step a second after this one while any remain.
+/// Sends what the campaign rate allows since the last step, oldest campaign first, and
+/// arms the next step while recipients remain.
 fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>, DomainError> {
     let mut writes = Batch::default();
     let mut events = Vec::new();
@@ -714,7 +736,7 @@ fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>
     }
     data.campaigns.pacing_at = None;
     writes.delete(ctx.key(PACING, 0u64));
-    let mut budget = ctx.relays.settings().campaign_rate.max(1) as usize;
+    let mut budget = data.campaigns.budget(ctx);
     let sending: Vec<CampaignId> = data.campaigns.queued.keys().copied().collect();
     for id in sending {
         while budget > 0 {
@@ -734,8 +756,10 @@ fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>
     }
     let more = data.campaigns.queued.values().any(|q| !q.is_empty());
     if more {
-        let next = timer.due_at + chrono::Duration::seconds(1);
-        data.campaigns.pace_from(ctx, next, &mut writes)?;
+        data.campaigns
+            .pace_from(ctx, *ctx.now + PACE_EVERY, &mut writes)?;
+    } else {
+        data.campaigns.last_step = None;
     }
     Ok(change_of((), writes, events))
 }
