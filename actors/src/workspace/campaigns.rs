@@ -2,10 +2,13 @@
 //! cancelling, and the recipients list.
 //!
 //! Sending resolves the audience once, writes every recipient (queued, or skipped for
-//! do-not-contact) in one batch with the campaign, and leaves the rest to one pacing timer
-//! per workspace (`campaigns/pace`): every 250 ms while recipients are queued, the
-//! workspace sends as many as its campaign rate allows for the time since the last step,
-//! oldest campaign first. A recipient's message goes through the sender like every other;
+//! do-not-contact) in one batch with the campaign, and leaves the rest to pacing: each
+//! step sends as many recipients as the campaign rate allows for the time since the last
+//! step, oldest campaign first. Steps come from two sources. A live actor gives itself a
+//! small step every [`slice_every`] (an in-memory timer), so messages leave evenly rather
+//! than in bursts that would crowd other workspaces off the cores; the durable pacing
+//! timer (`campaigns/pace`, every 250 ms while recipients are queued) resumes sending
+//! after a restart or passivation. A recipient's message goes through the sender like every other;
 //! its outcome comes back through [`Campaigns::settled`], and a recipient's first inbound
 //! message within seven days through [`Campaigns::replied`].
 
@@ -114,8 +117,43 @@ pub struct Campaigns {
     recent: HashMap<ContactId, Vec<(CampaignId, Timestamp)>>,
     /// When the pacing timer is due, if armed.
     pacing_at: Option<Timestamp>,
-    /// When the last pacing step ran, and the fraction of a message it left unspent.
+    pacer: Pacer,
+    /// Whether an in-memory pacing slice is on its way to the actor.
+    slice_armed: bool,
+}
+
+/// Spreads a workspace's campaign sends at its rate, however late or often steps come.
+#[derive(Debug, Default)]
+struct Pacer {
+    /// When the last step ran, and the fraction of a message it left unspent.
     last_step: Option<(DateTime<Utc>, f64)>,
+}
+
+impl Pacer {
+    /// How many recipients the step at `now` may send: `rate` times the time since the
+    /// last step (a slice's worth at first, a second's at most, so a long pause never
+    /// turns into a burst).
+    fn budget(&mut self, rate: u32, now: DateTime<Utc>) -> usize {
+        let rate = rate.max(1);
+        let (elapsed, carry) = match self.last_step {
+            Some((at, carry)) => ((now - at).to_std().unwrap_or_default().as_secs_f64(), carry),
+            None => (slice_every(rate).as_secs_f64(), 0.0),
+        };
+        let allowed = f64::from(rate) * elapsed.min(1.0) + carry;
+        let budget = allowed.floor();
+        self.last_step = Some((now, (allowed - budget).min(1.0)));
+        budget as usize
+    }
+}
+
+/// How often a live actor takes a pacing step: one message's worth of the rate, between
+/// 10 ms (so a fast rate is still spread evenly) and the durable timer's period.
+pub(super) fn slice_every(rate: u32) -> std::time::Duration {
+    let one = std::time::Duration::from_secs(1) / rate.max(1);
+    one.clamp(
+        std::time::Duration::from_millis(10),
+        std::time::Duration::from_millis(250),
+    )
 }
 
 /// How often the pacing timer fires while recipients are queued (the scheduler looks
@@ -240,20 +278,17 @@ impl Campaigns {
         Ok(())
     }
 
-    /// How many recipients this pacing step may send: the campaign rate times the time
-    /// since the last step (a step's worth at first, a second's at most), so the rate
-    /// holds however late the timer fires.
+    /// Asks the actor for an in-memory pacing slice unless one is on its way.
+    fn want_slice(&mut self, ctx: &Ctx) {
+        if !self.slice_armed {
+            self.slice_armed = true;
+            ctx.pace_soon.set(true);
+        }
+    }
+
     fn budget(&mut self, ctx: &Ctx) -> usize {
-        let rate = f64::from(ctx.relays.settings().campaign_rate.max(1));
-        let now = *ctx.now;
-        let (elapsed, carry) = match self.last_step {
-            Some((at, carry)) => ((now - at).to_std().unwrap_or_default().as_secs_f64(), carry),
-            None => (PACE_EVERY.to_std().unwrap_or_default().as_secs_f64(), 0.0),
-        };
-        let allowed = rate * elapsed.min(1.0) + carry;
-        let budget = allowed.floor();
-        self.last_step = Some((now, (allowed - budget).min(1.0)));
-        budget as usize
+        self.pacer
+            .budget(ctx.relays.settings().campaign_rate, *ctx.now)
     }
 
     /// A campaign message's final outcome (from the sender): the recipient becomes sent or
@@ -615,6 +650,7 @@ fn start(
     data.campaigns.put(ctx, c, writes)?;
     data.campaigns.queued.insert(id, reach.into());
     data.campaigns.pace_from(ctx, *ctx.now, writes)?;
+    data.campaigns.want_slice(ctx);
     data.campaigns.complete_if_done(ctx, id, writes, events)
 }
 
@@ -725,8 +761,8 @@ fn fire_scheduled(
     Ok(change_of((), writes, events))
 }
 
-/// Sends what the campaign rate allows since the last step, oldest campaign first, and
-/// arms the next step while recipients remain.
+/// The durable pacing step: sends what the rate allows since the last step and arms the
+/// next while recipients remain.
 fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>, DomainError> {
     let mut writes = Batch::default();
     let mut events = Vec::new();
@@ -736,6 +772,50 @@ fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>
     }
     data.campaigns.pacing_at = None;
     writes.delete(ctx.key(PACING, 0u64));
+    if step(data, ctx, &mut writes, &mut events)? {
+        data.campaigns
+            .pace_from(ctx, *ctx.now + PACE_EVERY, &mut writes)?;
+        data.campaigns.want_slice(ctx);
+    }
+    Ok(change_of((), writes, events))
+}
+
+/// An in-memory pacing slice of a live actor: one step, and the next slice while
+/// recipients remain (the durable timer stays armed meanwhile).
+pub(super) fn slice(data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    data.campaigns.slice_armed = false;
+    let mut writes = Batch::default();
+    let mut events = Vec::new();
+    match step(data, ctx, &mut writes, &mut events) {
+        Ok(more) => {
+            if more {
+                data.campaigns.want_slice(ctx);
+            }
+            if writes.is_empty() && events.is_empty() {
+                return Handled::Done;
+            }
+            finish(
+                super::unanswered(),
+                Origin::system(),
+                Ok(change_of((), writes, events)),
+            )
+        }
+        Err(e) => finish(super::unanswered::<()>(), Origin::system(), Err(e)),
+    }
+}
+
+/// Sends what the campaign rate allows since the last step, oldest campaign first;
+/// answers whether recipients remain.
+fn step(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    writes: &mut Batch,
+    events: &mut Vec<DomainEvent>,
+) -> Result<bool, DomainError> {
+    if data.campaigns.queued.is_empty() {
+        data.campaigns.pacer = Pacer::default();
+        return Ok(false);
+    }
     let mut budget = data.campaigns.budget(ctx);
     let sending: Vec<CampaignId> = data.campaigns.queued.keys().copied().collect();
     for id in sending {
@@ -749,19 +829,15 @@ fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>
                 break;
             };
             budget -= 1;
-            send_one(data, ctx, id, contact, &mut writes, &mut events)?;
+            send_one(data, ctx, id, contact, writes, events)?;
         }
-        data.campaigns
-            .complete_if_done(ctx, id, &mut writes, &mut events)?;
+        data.campaigns.complete_if_done(ctx, id, writes, events)?;
     }
     let more = data.campaigns.queued.values().any(|q| !q.is_empty());
-    if more {
-        data.campaigns
-            .pace_from(ctx, *ctx.now + PACE_EVERY, &mut writes)?;
-    } else {
-        data.campaigns.last_step = None;
+    if !more {
+        data.campaigns.pacer = Pacer::default();
     }
-    Ok(change_of((), writes, events))
+    Ok(more)
 }
 
 /// One recipient's message. A contact gone since the audience was resolved fails; one
@@ -824,5 +900,54 @@ fn send_one(
             writes,
             events,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: i64) -> DateTime<Utc> {
+        DateTime::<Utc>::UNIX_EPOCH + chrono::Duration::milliseconds(ms)
+    }
+
+    /// Steps every `every_ms` for `for_ms`: how many messages they sent in all.
+    fn sent(rate: u32, every_ms: i64, for_ms: i64) -> usize {
+        let mut p = Pacer::default();
+        (0..=for_ms / every_ms)
+            .map(|i| p.budget(rate, at(i * every_ms)))
+            .sum()
+    }
+
+    #[test]
+    fn the_rate_holds_whether_steps_come_often_or_seldom() {
+        for every in [10, 50, 250, 1_000] {
+            let n = sent(20, every, 10_000);
+            assert!((200..=221).contains(&n), "every {every} ms: {n}");
+        }
+        let n = sent(1_000, 10, 5_000);
+        assert!((5_000..=5_011).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn fractions_of_a_message_carry_over_to_the_next_step() {
+        // 3 a second in 10 ms steps is 0.03 a step: nothing would ever go without the carry.
+        assert_eq!(sent(3, 10, 2_000) as i64, 6);
+    }
+
+    #[test]
+    fn a_long_pause_allows_at_most_a_second_of_sends() {
+        let mut p = Pacer::default();
+        p.budget(100, at(0));
+        assert_eq!(p.budget(100, at(60_000)), 100);
+    }
+
+    #[test]
+    fn slices_are_one_message_long_between_10_and_250_ms() {
+        use std::time::Duration;
+        assert_eq!(slice_every(20), Duration::from_millis(50));
+        assert_eq!(slice_every(1), Duration::from_millis(250));
+        assert_eq!(slice_every(0), Duration::from_millis(250));
+        assert_eq!(slice_every(50_000), Duration::from_millis(10));
     }
 }

@@ -77,6 +77,8 @@ pub enum WorkspaceMsg {
     Stats(Reply<WorkspaceCounts>),
     /// A durable timer of this workspace is due (from the scheduler).
     TimerDue(crate::schedule::Timer),
+    /// The actor's own in-memory timer: send the next few campaign recipients.
+    PaceSlice,
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
@@ -162,6 +164,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
+            WorkspaceMsg::PaceSlice => "pace_slice",
             WorkspaceMsg::IdleCheck => "idle_check",
             WorkspaceMsg::Crash => "crash",
             WorkspaceMsg::Panic => "panic",
@@ -197,6 +200,8 @@ pub struct Ctx<'a> {
     pub later: std::cell::RefCell<Vec<conversations::TurnJob>>,
     /// Connections with new pending sends, woken once the handler's change is durable.
     pub wake: std::cell::RefCell<Vec<RelayConfig>>,
+    /// Campaign recipients are queued: the actor gives itself a pacing slice soon.
+    pub pace_soon: std::cell::Cell<bool>,
 }
 
 impl Ctx<'_> {
@@ -362,6 +367,7 @@ impl Actor for WorkspaceActor {
             now: Timestamp(state.args.clock.now()),
             later: Default::default(),
             wake: Default::default(),
+            pace_soon: Default::default(),
         };
         let done = match msg {
             WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
@@ -383,6 +389,7 @@ impl Actor for WorkspaceActor {
                 sending::settle(&mut state.data, &ctx, *report),
             ),
             WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
+            WorkspaceMsg::PaceSlice => campaigns::slice(&mut state.data, &ctx),
             WorkspaceMsg::Stats(reply) => {
                 let d = &state.data;
                 let counts = WorkspaceCounts {
@@ -412,6 +419,10 @@ impl Actor for WorkspaceActor {
         };
         let turns = ctx.later.take();
         let wake = ctx.wake.take();
+        if ctx.pace_soon.get() {
+            let every = campaigns::slice_every(state.args.relays.settings().campaign_rate);
+            myself.send_after(every, || WorkspaceMsg::PaceSlice);
+        }
         if let Handled::Commit(pending) = done {
             match pending.commit(&state.args, &state.data) {
                 Ok(()) => {

@@ -650,6 +650,7 @@ mod tests {
                 now: crate::clock::Timestamp(chrono::Utc::now()),
                 later: Default::default(),
                 wake: Default::default(),
+                pace_soon: Default::default(),
             };
             let change = f(&mut self.data, &ctx).unwrap();
             self.store.apply(change.writes).unwrap();
