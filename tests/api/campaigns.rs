@@ -525,6 +525,102 @@ async fn a_scheduled_campaign_fires_once_after_kill_9_and_a_restart() {
 }
 
 #[tokio::test]
+async fn a_campaign_cut_off_by_kill_9_resumes_and_reaches_everyone_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("SWITCHBOARD_CAMPAIGN_RATE", "40")];
+    let mut server = launch(dir.path(), &env, &[]).await;
+    let key = server.key.clone().unwrap();
+    let post = async |server: &Server, path: &str, body: Value| -> Value {
+        let r = server.send(Method::POST, &key, path, body).await;
+        r.json().await.unwrap()
+    };
+    let total = 60;
+    for i in 0..total {
+        post(&server, "/contacts", json!({"first_name": format!("K{i}")})).await;
+    }
+    let dnc = post(&server, "/contacts", json!({"first_name": "No"})).await;
+    let opted = server
+        .send(
+            Method::PUT,
+            &key,
+            &format!("/contacts/{}/dnc", dnc["id"]),
+            json!({"do_not_contact": true}),
+        )
+        .await;
+    assert_eq!(opted.status(), 200);
+    let c = post(
+        &server,
+        "/campaigns",
+        json!({"name": "Cut", "text": "Once", "channel": "api"}),
+    )
+    .await;
+    let path = format!("/campaigns/{}", c["id"]);
+    post(&server, &format!("{path}/send"), json!({})).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let now = server.get_json(&key, &path).await;
+        let sent = now["stats"]["sent"].as_u64().unwrap();
+        if sent >= 5 {
+            assert!(sent < total, "the campaign must still be sending: {now}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    crate::store_safety::assert_store_checks(dir.path());
+
+    let server = launch(dir.path(), &env, &[]).await;
+    let recipients_path = format!("{path}/recipients?limit=100");
+    let listed = server.get_json(&key, &recipients_path).await;
+    let statuses: Vec<&str> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.len(), total as usize + 1, "{listed}");
+    assert!(
+        statuses.contains(&"queued"),
+        "some wait after the restart: {statuses:?}"
+    );
+    let skipped = server
+        .get_json(&key, &format!("{recipients_path}&status=skipped"))
+        .await;
+    assert_eq!(skipped["data"][0]["contact_id"], dnc["id"]);
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let done = loop {
+        let now = server.get_json(&key, &path).await;
+        if now["status"] == "completed" {
+            break now;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["stats"]["sent"], total);
+    assert_eq!(done["stats"]["skipped_do_not_contact"], 1);
+    let sent = server
+        .get_json(&key, &format!("{recipients_path}&status=sent"))
+        .await;
+    assert_eq!(sent["data"].as_array().unwrap().len(), total as usize);
+    let conversations = server.get_json(&key, "/conversations?limit=100").await;
+    let all = conversations["data"].as_array().unwrap();
+    assert_eq!(all.len(), total as usize);
+    for conv in all {
+        let messages = server
+            .get_json(&key, &format!("/conversations/{}/messages", conv["id"]))
+            .await;
+        assert_eq!(
+            messages["data"].as_array().unwrap().len(),
+            1,
+            "each recipient got the campaign exactly once"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_scheduled_campaign_the_credits_no_longer_cover_is_cancelled_when_it_fires() {
     use chrono::TimeZone;
     let start = chrono::Utc.with_ymd_and_hms(2026, 5, 4, 9, 0, 0).unwrap();

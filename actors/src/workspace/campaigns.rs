@@ -1,8 +1,12 @@
 //! Broadcast campaigns: drafts (create, change, delete), sending now or at a set time,
 //! cancelling, and the recipients list.
 //!
-//! Sending resolves the audience once, writes every recipient (queued, or skipped for
-//! do-not-contact) in one batch with the campaign, and leaves the rest to pacing: each
+//! Sending resolves the audience once and writes it as one record with the campaign (the
+//! contacts to reach, in order, and those skipped for do-not-contact), so that starting
+//! a campaign of any size is one small write. A recipient gets a record of its own only
+//! when something happens to it (its message is queued, sent or failed); until then the
+//! recipients list derives it from the audience: queued while the campaign sends,
+//! cancelled once it is cancelled. The rest is left to pacing: each
 //! step sends as many recipients as the campaign rate allows for the time since the last
 //! step, oldest campaign first. Steps come from two sources. A live actor gives itself a
 //! small step every [`slice_every`] (an in-memory timer), so messages leave evenly rather
@@ -38,6 +42,25 @@ const RECIPIENT: &str = "cmr";
 const AWAITING: &str = "cmm";
 /// When the pacing timer is due, so that it can be disarmed.
 const PACING: &str = "cmpt";
+/// The audience of a campaign as resolved when it started.
+const AUDIENCE: &str = "cmau";
+
+/// Who a campaign was sent to, resolved once when it started.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct ResolvedAudience {
+    /// Contacts to reach, in sending order.
+    reach: Vec<ContactId>,
+    /// Contacts left out because they were marked do-not-contact.
+    skipped: Vec<ContactId>,
+}
+
+impl ResolvedAudience {
+    fn load(store: &Store, ws: &WorkspaceId, campaign: CampaignId) -> Result<Self, DomainError> {
+        Ok(store
+            .get(&super::record_key(ws, AUDIENCE, campaign.0))?
+            .unwrap_or_default())
+    }
+}
 const PACE_TIMER: &str = "campaigns/pace";
 
 /// The filters of GET /campaigns/{id}/recipients.
@@ -224,21 +247,21 @@ impl Campaigns {
         let mut queued = BTreeMap::new();
         let mut recent: HashMap<ContactId, Vec<(CampaignId, Timestamp)>> = HashMap::new();
         for c in live {
-            let mut waiting = VecDeque::new();
+            let mut recorded = std::collections::HashSet::new();
             for (_, r) in store.scan::<CampaignRecipient>(&recipient_prefix(ws, c.id))? {
-                match r.status {
-                    RecipientStatus::Queued if r.message_id.is_none() => {
-                        waiting.push_back(r.contact_id)
-                    }
-                    RecipientStatus::Sent => recent
+                recorded.insert(r.contact_id);
+                if r.status == RecipientStatus::Sent {
+                    recent
                         .entry(r.contact_id)
                         .or_default()
-                        .push((c.id, r.updated_at)),
-                    _ => {}
+                        .push((c.id, r.updated_at));
                 }
             }
             if c.status == CampaignStatus::Sending {
-                queued.insert(c.id, waiting);
+                // Still to send: whoever has no record of their own yet.
+                let audience = ResolvedAudience::load(store, ws, c.id)?;
+                let waiting = audience.reach.into_iter().filter(|r| !recorded.contains(r));
+                queued.insert(c.id, waiting.collect());
             }
         }
         campaigns.queued = queued;
@@ -274,7 +297,8 @@ impl Campaigns {
         }
         Timer::new(ctx.workspace, PACE_TIMER, at).arm(writes)?;
         self.pacing_at = Some(Timestamp(at));
-        writes.put(ctx.key(PACING, 0u64), &self.pacing_at)?;
+        // The record is the due time itself, as `load` reads it.
+        writes.put(ctx.key(PACING, 0u64), &Timestamp(at))?;
         Ok(())
     }
 
@@ -631,14 +655,6 @@ fn start(
     events: &mut Vec<DomainEvent>,
 ) -> Result<(), DomainError> {
     let (reach, skipped) = resolve(data, &c.audience);
-    for (list, status) in [
-        (&reach, RecipientStatus::Queued),
-        (&skipped, RecipientStatus::Skipped),
-    ] {
-        for contact in list {
-            write_recipient(ctx, writes, (c.id, *contact), status, None, None)?;
-        }
-    }
     c.status = CampaignStatus::Sending;
     c.started_at = Some(ctx.now);
     c.stats = CampaignStats {
@@ -648,7 +664,10 @@ fn start(
     };
     let id = c.id;
     data.campaigns.put(ctx, c, writes)?;
-    data.campaigns.queued.insert(id, reach.into());
+    data.campaigns
+        .queued
+        .insert(id, reach.iter().copied().collect());
+    writes.put(ctx.key(AUDIENCE, id), &ResolvedAudience { reach, skipped })?;
     data.campaigns.pace_from(ctx, *ctx.now, writes)?;
     data.campaigns.want_slice(ctx);
     data.campaigns.complete_if_done(ctx, id, writes, events)
@@ -680,10 +699,8 @@ fn cancel(
             }
         }
         CampaignStatus::Sending => {
-            for contact in data.campaigns.queued.remove(&id).unwrap_or_default() {
-                let cancelled = RecipientStatus::Cancelled;
-                write_recipient(ctx, &mut writes, (id, contact), cancelled, None, None)?;
-            }
+            // Those not sent yet have no record: the list shows them cancelled.
+            data.campaigns.queued.remove(&id);
         }
     }
     c.status = CampaignStatus::Cancelled;
@@ -699,13 +716,33 @@ fn recipients(
     filter: &RecipientFilter,
     page: PageRequest,
 ) -> Result<Page<CampaignRecipient>, DomainError> {
-    data.campaigns.get(id)?;
-    let all: BTreeMap<ContactId, CampaignRecipient> = ctx
+    let c = data.campaigns.get(id)?;
+    let audience = ResolvedAudience::load(ctx.store, ctx.workspace, id)?;
+    let unsent = match c.status {
+        CampaignStatus::Cancelled => (RecipientStatus::Cancelled, c.completed_at),
+        _ => (RecipientStatus::Queued, c.started_at),
+    };
+    let derived = |contact, (status, at): (RecipientStatus, Option<Timestamp>)| CampaignRecipient {
+        campaign_id: id,
+        contact_id: contact,
+        status,
+        message_id: None,
+        error: None,
+        updated_at: at.or(c.started_at).unwrap_or(c.created_at),
+    };
+    let skipped = (RecipientStatus::Skipped, c.started_at);
+    let mut all: BTreeMap<ContactId, CampaignRecipient> = audience
+        .reach
+        .iter()
+        .map(|r| (*r, derived(*r, unsent)))
+        .chain(audience.skipped.iter().map(|r| (*r, derived(*r, skipped))))
+        .collect();
+    for (_, r) in ctx
         .store
         .scan::<CampaignRecipient>(&recipient_prefix(ctx.workspace, id))?
-        .into_iter()
-        .map(|(_, r)| (r.contact_id, r))
-        .collect();
+    {
+        all.insert(r.contact_id, r);
+    }
     Ok(page.select(&all, |r| {
         filter.contact_id.is_none_or(|c| r.contact_id == c)
             && filter.status.is_none_or(|s| r.status == s)
