@@ -11,7 +11,7 @@
 //! step, oldest campaign first. Steps come from two sources. A live actor gives itself a
 //! small step every [`slice_every`] (an in-memory timer), so messages leave evenly rather
 //! than in bursts that would crowd other workspaces off the cores; the durable pacing
-//! timer (`campaigns/pace`, every 250 ms while recipients are queued) resumes sending
+//! timer (`campaigns/pace`, every 2 s while recipients are queued) resumes sending
 //! after a restart or passivation. A recipient's message goes through the sender like every other;
 //! its outcome comes back through [`Campaigns::settled`], and a recipient's first inbound
 //! message within seven days through [`Campaigns::replied`].
@@ -148,23 +148,30 @@ pub struct Campaigns {
 /// Spreads a workspace's campaign sends at its rate, however late or often steps come.
 #[derive(Debug, Default)]
 struct Pacer {
-    /// When the last step ran, and the fraction of a message it left unspent.
+    /// When the last step ran, and what it left unspent (fractions of a message, and
+    /// whole messages beyond one step's cap).
     last_step: Option<(DateTime<Utc>, f64)>,
 }
 
+/// The most one pacing step sends, so that no handler holds the actor (and a core) for
+/// long: a backlog drains over several steps, between which other messages are handled.
+const MAX_PER_STEP: f64 = 200.0;
+
 impl Pacer {
     /// How many recipients the step at `now` may send: `rate` times the time since the
-    /// last step (a slice's worth at first, a second's at most, so a long pause never
-    /// turns into a burst).
+    /// last step plus what earlier steps left (a slice's worth at first), at most
+    /// [`MAX_PER_STEP`]; what is left over never exceeds one second's worth, so a long
+    /// pause never turns into a burst.
     fn budget(&mut self, rate: u32, now: DateTime<Utc>) -> usize {
         let rate = rate.max(1);
         let (elapsed, carry) = match self.last_step {
             Some((at, carry)) => ((now - at).to_std().unwrap_or_default().as_secs_f64(), carry),
             None => (slice_every(rate).as_secs_f64(), 0.0),
         };
-        let allowed = f64::from(rate) * elapsed.min(1.0) + carry;
-        let budget = allowed.floor();
-        self.last_step = Some((now, (allowed - budget).min(1.0)));
+        let second = f64::from(rate);
+        let allowed = (second * elapsed + carry).min(second.max(1.0));
+        let budget = allowed.floor().min(MAX_PER_STEP);
+        self.last_step = Some((now, allowed - budget));
         budget as usize
     }
 }
@@ -179,9 +186,10 @@ pub(super) fn slice_every(rate: u32) -> std::time::Duration {
     )
 }
 
-/// How often the pacing timer fires while recipients are queued (the scheduler looks
-/// for due timers every 250 ms).
-const PACE_EVERY: chrono::Duration = chrono::Duration::milliseconds(250);
+/// How often the durable pacing timer fires while recipients are queued. A live actor
+/// paces itself with slices; the timer only brings sending back after a restart or a
+/// passivation, so it fires seldom: each firing is a durable write.
+const PACE_EVERY: chrono::Duration = chrono::Duration::seconds(2);
 
 fn recipient_key(ws: &WorkspaceId, campaign: CampaignId, contact: ContactId) -> Vec<u8> {
     Key::new("w")
@@ -977,6 +985,22 @@ mod tests {
         let mut p = Pacer::default();
         p.budget(100, at(0));
         assert_eq!(p.budget(100, at(60_000)), 100);
+        assert_eq!(p.budget(100, at(60_000)), 0, "nothing left over");
+    }
+
+    #[test]
+    fn a_step_sends_at_most_its_cap_and_leaves_the_rest_to_the_next() {
+        let mut p = Pacer::default();
+        p.budget(5_000, at(0));
+        assert_eq!(p.budget(5_000, at(100)), 200, "500 allowed, 200 a step");
+        assert_eq!(p.budget(5_000, at(100)), 200);
+        assert_eq!(p.budget(5_000, at(100)), 100);
+        assert_eq!(p.budget(5_000, at(100)), 0);
+        let n = sent(50_000, 10, 10_000);
+        assert!(
+            (190_000..=200_200).contains(&n),
+            "capped at 200 a step: {n}"
+        );
     }
 
     #[test]
