@@ -185,3 +185,37 @@ fn the_check_sees_a_circle_when_there_is_one() {
     assert_eq!(circles(&crate_graph(&files)).len(), 3);
     assert_eq!(circles(&sibling_graph(&files)).len(), 2);
 }
+
+/// Store record kinds (`const X: &str = "..."` in the workspace handlers) name key
+/// prefixes: two resources sharing one would read each other's records.
+#[test]
+fn every_workspace_record_kind_is_its_own() {
+    let mut seen: std::collections::BTreeMap<String, PathBuf> = Default::default();
+    let mut repeats = Vec::new();
+    for (path, text) in sources(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/actors/src/workspace"
+    ))) {
+        for line in text.lines() {
+            let line = line.trim();
+            let is_kind = (line.starts_with("const ") || line.starts_with("pub(super) const "))
+                && line.contains(": &str = \"");
+            let Some(kind) = is_kind
+                .then(|| line.split('"').nth(1))
+                .flatten()
+                .filter(|k| !k.contains('/') && !k.contains('_'))
+            else {
+                continue;
+            };
+            if let Some(first) = seen.insert(kind.to_string(), path.clone()) {
+                repeats.push(format!(
+                    "`{kind}` in {} and {}",
+                    first.display(),
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(seen.len() > 20, "the check found the kinds: {seen:?}");
+    assert!(repeats.is_empty(), "record kinds used twice: {repeats:?}");
+}

@@ -145,6 +145,13 @@ int_id! {
     NoteId: "A note on a contact.",
     DeliveryId: "One event's delivery to one webhook endpoint.",
     CampaignId: "A broadcast campaign.",
+    ReminderId: "A reminder for team members.",
+    NotificationId: "A notification to one person (a reminder fired).",
+    BookingId: "A booked appointment of a contact.",
+    DocumentId: "A file attached to a booking, or a payment proof attached to an order.",
+    CallId: "A phone call reported by the telephony integration.",
+    FormId: "A form whose submissions capture leads.",
+    SubmissionId: "One submission of a form.",
 }
 
 #[cfg(test)]

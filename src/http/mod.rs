@@ -142,6 +142,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::channels::router())
         .merge(routes::credits::router())
         .merge(routes::campaigns::router())
+        .merge(routes::reminders::router())
         .split_for_parts()
 }
 

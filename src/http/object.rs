@@ -17,6 +17,7 @@ use switchboard_actors::domain::handover::Handover;
 use switchboard_actors::domain::message::{Feedback, Message};
 use switchboard_actors::domain::order::OrderView;
 use switchboard_actors::domain::product::ProductView;
+use switchboard_actors::domain::reminder::{Reminder, ReminderNotification};
 use switchboard_actors::domain::tag::{Tag, TagDeleted};
 use switchboard_actors::domain::webhook::{EndpointView, Notification};
 use switchboard_actors::events::catalog::EventType;
@@ -122,4 +123,6 @@ api_objects! {
     CreditsView => "credits",
     Campaign => "campaign",
     CampaignRecipient => "campaign_recipient",
+    Reminder => "reminder",
+    ReminderNotification => "notification",
 }

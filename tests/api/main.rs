@@ -25,6 +25,7 @@ mod orders;
 mod panics;
 mod products;
 mod rate_limit;
+mod reminders;
 mod repeats;
 mod resources;
 mod sending;

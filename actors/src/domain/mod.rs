@@ -20,6 +20,7 @@ pub mod order;
 pub mod page;
 pub mod patch;
 pub mod product;
+pub mod reminder;
 pub mod tag;
 pub mod text;
 pub mod webhook;

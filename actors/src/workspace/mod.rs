@@ -18,6 +18,7 @@ mod custom_fields;
 mod funnels;
 mod orders;
 mod products;
+mod reminders;
 pub mod search;
 mod sending;
 mod tag_links;
@@ -41,6 +42,7 @@ pub use custom_fields::CustomFieldMsg;
 pub use funnels::FunnelMsg;
 pub use orders::OrderMsg;
 pub use products::ProductMsg;
+pub use reminders::{ReminderFilter, ReminderMsg};
 pub use tags::TagMsg;
 pub use webhooks::{EndpointCaller, WebhookMsg};
 
@@ -71,6 +73,7 @@ pub enum WorkspaceMsg {
     Channel(Box<ChannelMsg>),
     Credits(CreditsMsg),
     Campaign(Box<CampaignMsg>),
+    Reminder(Box<ReminderMsg>),
     /// A relay's final outcome for one of this workspace's messages.
     Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
@@ -114,6 +117,12 @@ impl From<OrderMsg> for WorkspaceMsg {
 impl From<CampaignMsg> for WorkspaceMsg {
     fn from(m: CampaignMsg) -> Self {
         WorkspaceMsg::Campaign(Box::new(m))
+    }
+}
+
+impl From<ReminderMsg> for WorkspaceMsg {
+    fn from(m: ReminderMsg) -> Self {
+        WorkspaceMsg::Reminder(Box::new(m))
     }
 }
 
@@ -161,6 +170,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Channel(m) => m.kind(),
             WorkspaceMsg::Credits(m) => m.kind(),
             WorkspaceMsg::Campaign(m) => m.kind(),
+            WorkspaceMsg::Reminder(m) => m.kind(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -239,6 +249,7 @@ pub struct WorkspaceData {
     pub webhooks: webhooks::Webhooks,
     pub channels: channels::Channels,
     pub campaigns: campaigns::Campaigns,
+    pub reminders: reminders::Reminders,
     /// None until the workspace first spends or is given an allowance.
     pub credits: Option<crate::domain::credits::Credits>,
 }
@@ -258,15 +269,16 @@ impl WorkspaceData {
             webhooks: webhooks::Webhooks::load(store, ws)?,
             channels: channels::Channels::load(store, ws)?,
             campaigns: campaigns::Campaigns::load(store, ws)?,
+            reminders: reminders::Reminders::load(store, ws)?,
             credits: credits::load(store, ws)?,
         })
     }
 }
 
 impl WorkspaceData {
-    /// Points what belongs to contact `from` (orders, conversations, handovers) at `to`,
-    /// for a merge; answers the events of the records it moved. Lives here, not in the
-    /// contact handlers, so that resource handler files never import each other.
+    /// Points what belongs to contact `from` (orders, conversations, handovers, reminders)
+    /// at `to`, for a merge; answers the events of the records it moved. Lives here, not
+    /// in the contact handlers, so that resource handler files never import each other.
     fn move_contact_records(
         &mut self,
         ctx: &Ctx,
@@ -276,6 +288,7 @@ impl WorkspaceData {
     ) -> Result<Vec<DomainEvent>, DomainError> {
         let events = orders::reassign(self, ctx, from, to, writes)?;
         conversations::reassign(self, ctx, from, to, writes)?;
+        reminders::reassign(self, ctx, from, to, writes)?;
         Ok(events)
     }
 
@@ -383,6 +396,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Credits(m) => credits::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Campaign(m) => campaigns::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Reminder(m) => reminders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Sent(report) => finish(
                 unanswered(),
                 Origin::system(),

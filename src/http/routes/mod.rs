@@ -14,6 +14,7 @@ pub mod legacy;
 pub mod me;
 pub mod orders;
 pub mod products;
+pub mod reminders;
 pub mod tags;
 pub mod users;
 pub mod webhooks;

@@ -1,0 +1,535 @@
+//! Reminders over HTTP: create and its refusals, filters, edits by any member, firing on
+//! the clock (passivated, restarted, killed), notifications, closing and deleting.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use switchboard_actors::clock::ManualClock;
+
+use crate::helpers::*;
+use crate::receiver::TestReceiver;
+use crate::webhooks::{fast_webhooks, new_endpoint};
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+async fn clocked(
+    configure: impl FnOnce(&mut switchboard::config::Settings),
+) -> (TestApp, ManualClock) {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = spawn_in(dir, Some(clock.clone()), configure).await;
+    (app, clock)
+}
+
+/// An ISO 8601 time `minutes` after the app's clock.
+fn in_minutes(clock: &ManualClock, minutes: i64) -> String {
+    use switchboard_actors::clock::Clock;
+    (clock.now() + chrono::Duration::minutes(minutes)).to_rfc3339()
+}
+
+/// The workspace owner's user id (the bootstrap key acts for the owner).
+async fn owner(app: &TestApp) -> String {
+    let users = listed(app.get("/users", &app.key).await.expect(200));
+    users.iter().find(|u| u["role"] == "owner").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A member with no permission at all (reminders need none) and their token.
+async fn plain_member(app: &TestApp, name: &str) -> (String, String) {
+    let user = app.new_user(name).await;
+    app.add_member(&app.workspace_id, &user, "member", &[])
+        .await;
+    let token = app.token_for(&user, 30 * 86_400).await;
+    (user, token)
+}
+
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..250 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} never happened");
+}
+
+#[tokio::test]
+async fn creating_checks_every_field_and_names_what_is_wrong() {
+    let (app, clock) = clocked(|_| {}).await;
+    let me = owner(&app).await;
+    let due = in_minutes(&clock, 60);
+    invalid(
+        app.post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call", "due_at": due}),
+        )
+        .await,
+        "assignee_user_ids",
+    );
+    invalid(
+        app.post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call", "due_at": in_minutes(&clock, -1), "assignee_user_ids": [me]}),
+        )
+        .await,
+        "due_at",
+    );
+    invalid(
+        app.post(
+            "/reminders",
+            &app.key,
+            json!({"title": " ", "due_at": due, "assignee_user_ids": [me]}),
+        )
+        .await,
+        "title",
+    );
+    let stranger = app.new_user("Stranger").await;
+    invalid(
+        app.post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me, stranger]}),
+        )
+        .await,
+        "assignee_user_ids[1]",
+    );
+    not_found(
+        app.post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "contact_id": 999}),
+        )
+        .await,
+    );
+    app.post(
+        "/reminders",
+        &app.key,
+        json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "colour": "red"}),
+    )
+    .await
+    .expect(422);
+
+    let ann = app
+        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .await
+        .expect(201)
+        .body["id"]
+        .clone();
+    let bob = app
+        .post("/contacts", &app.key, json!({"first_name": "Bob"}))
+        .await
+        .expect(201)
+        .body["id"]
+        .clone();
+    let conv = app
+        .post(
+            "/conversations",
+            &app.key,
+            json!({"contact_id": bob, "channel": "api"}),
+        )
+        .await
+        .expect(201)
+        .body["id"]
+        .clone();
+    invalid(
+        app.post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me],
+                   "contact_id": ann, "conversation_id": conv}),
+        )
+        .await,
+        "conversation_id",
+    );
+    let r = app
+        .post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call Bob", "note": "about the order", "due_at": due,
+                   "assignee_user_ids": [me], "conversation_id": conv}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_fields(
+        &r,
+        "object id title note due_at assignee_user_ids contact_id conversation_id status created_at fired_at closed_at",
+    );
+    assert_eq!(r["object"], "reminder");
+    assert_eq!(r["status"], "open");
+    assert_eq!(r["contact_id"], bob, "the conversation names its contact");
+    assert_eq!(r["assignee_user_ids"], json!([me]));
+    assert_eq!(
+        app.get(&format!("/reminders/{}", r["id"]), &app.key)
+            .await
+            .expect(200)
+            .body,
+        r
+    );
+}
+
+#[tokio::test]
+async fn a_person_is_their_own_default_assignee_and_any_member_may_edit_or_delete() {
+    let (app, clock) = clocked(|_| {}).await;
+    let (ann, ann_token) = plain_member(&app, "Ann").await;
+    let (bob, bob_token) = plain_member(&app, "Bob").await;
+    let r = app
+        .post(
+            "/reminders",
+            &ann_token,
+            json!({"title": "Renew", "due_at": in_minutes(&clock, 30)}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(r["assignee_user_ids"], json!([ann]));
+    let path = format!("/reminders/{}", r["id"]);
+    let edited = app
+        .patch(
+            &path,
+            &bob_token,
+            json!({"title": "Renew the lease", "note": "call first", "assignee_user_ids": [ann, bob]}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(edited["title"], "Renew the lease");
+    assert_eq!(edited["assignee_user_ids"], json!([ann, bob]));
+    let cleared = app
+        .patch(&path, &bob_token, json!({"note": null}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(cleared["note"], Value::Null);
+    invalid(app.patch(&path, &bob_token, json!({})).await, "");
+    invalid(
+        app.patch(&path, &bob_token, json!({"due_at": in_minutes(&clock, -5)}))
+            .await,
+        "due_at",
+    );
+    let gone = app.delete(&path, &bob_token).await.expect(200).body;
+    assert_eq!(
+        gone,
+        json!({"object": "reminder", "id": r["id"], "deleted": true})
+    );
+    not_found(app.get(&path, &ann_token).await);
+    not_found(app.delete(&path, &ann_token).await);
+}
+
+#[tokio::test]
+async fn lists_filter_by_status_assignee_and_contact_newest_first() {
+    let (app, clock) = clocked(|_| {}).await;
+    let (ann, ann_token) = plain_member(&app, "Ann").await;
+    let me = owner(&app).await;
+    let contact = app
+        .post("/contacts", &app.key, json!({"first_name": "Cy"}))
+        .await
+        .expect(201)
+        .body["id"]
+        .clone();
+    let mut ids = Vec::new();
+    for (i, who) in [&me, &ann, &me].iter().enumerate() {
+        let body = if i == 1 {
+            json!({"title": format!("r{i}"), "due_at": in_minutes(&clock, 10), "assignee_user_ids": [who], "contact_id": contact})
+        } else {
+            json!({"title": format!("r{i}"), "due_at": in_minutes(&clock, 10), "assignee_user_ids": [who]})
+        };
+        ids.push(
+            app.post("/reminders", &app.key, body)
+                .await
+                .expect(201)
+                .body["id"]
+                .clone(),
+        );
+    }
+    app.post(
+        &format!("/reminders/{}/close", ids[0]),
+        &ann_token,
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let ids_of = |r: Resp| {
+        listed(r)
+            .iter()
+            .map(|v| v["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids_of(app.get("/reminders", &app.key).await),
+        [ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+    assert_eq!(
+        ids_of(app.get("/reminders?status=done", &app.key).await),
+        [ids[0].clone()]
+    );
+    assert_eq!(
+        ids_of(
+            app.get(&format!("/reminders?assignee_user_id={ann}"), &app.key)
+                .await
+        ),
+        [ids[1].clone()]
+    );
+    assert_eq!(
+        ids_of(
+            app.get(&format!("/reminders?contact_id={contact}"), &app.key)
+                .await
+        ),
+        [ids[1].clone()]
+    );
+    invalid(
+        app.get("/reminders?assignee_user_id=bob", &app.key).await,
+        "assignee_user_id",
+    );
+    let (counts, _) = walk_pages(&app, "/reminders", 2).await;
+    assert_eq!(counts, [2, 1]);
+}
+
+#[tokio::test]
+async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
+    let (app, clock) = clocked(|s| {
+        fast_webhooks(s);
+        s.actor_idle = Duration::from_millis(50);
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(&app, json!({"url": rx.url, "events": ["reminder.*"]})).await;
+    let private = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": private.url, "events": ["reminder.fired"], "include_content": true}),
+    )
+    .await;
+    let (ann, ann_token) = plain_member(&app, "Ann").await;
+    let me = owner(&app).await;
+    let r = app
+        .post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call Ann back", "note": "she asked twice", "due_at": in_minutes(&clock, 30),
+                   "assignee_user_ids": [ann, me]}),
+        )
+        .await
+        .expect(201)
+        .body;
+    let path = format!("/reminders/{}", r["id"]);
+
+    clock.advance(29 * MINUTE);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        app.get(&path, &app.key).await.body["status"],
+        "open",
+        "not early"
+    );
+
+    // The workspace has passivated meanwhile (50 ms idle): the timer wakes it.
+    clock.advance(2 * MINUTE);
+    eventually("the reminder fires", async || {
+        app.get(&path, &app.key).await.body["status"] == "fired"
+    })
+    .await;
+    let fired = app.get(&path, &app.key).await.body;
+    assert!(fired["fired_at"].is_string());
+
+    let mine = listed(app.get("/notifications", &ann_token).await.expect(200));
+    assert_eq!(mine.len(), 1);
+    assert_fields(&mine[0], "object id user_id kind reminder_id created_at");
+    assert_eq!(mine[0]["object"], "notification");
+    assert_eq!(mine[0]["kind"], "reminder_fired");
+    assert_eq!(mine[0]["user_id"], ann);
+    assert_eq!(mine[0]["reminder_id"], r["id"]);
+    let owners = listed(app.get("/notifications", &app.key).await.expect(200));
+    assert_eq!(owners.len(), 1, "an API key reads the owner's");
+    assert_eq!(owners[0]["user_id"], me);
+
+    let events = rx.wait_for(2).await;
+    assert_eq!(rx.event_types(), ["reminder.created", "reminder.fired"]);
+    let data = &events[1].json()["data"];
+    assert_eq!(data["status"], "fired");
+    assert!(
+        data.get("title").is_none() && data.get("note").is_none(),
+        "{data}"
+    );
+    let shown = private.wait_for(1).await[0].json();
+    assert_eq!(shown["data"]["title"], "Call Ann back");
+    assert_eq!(shown["data"]["note"], "she asked twice");
+
+    clock.advance(120 * MINUTE);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        listed(app.get("/notifications", &ann_token).await).len(),
+        1,
+        "once"
+    );
+
+    // A new due time re-arms it.
+    let rearmed = app
+        .patch(&path, &app.key, json!({"due_at": in_minutes(&clock, 10)}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(rearmed["status"], "open");
+    assert_eq!(rearmed["fired_at"], Value::Null);
+    clock.advance(11 * MINUTE);
+    eventually("the re-armed reminder fires", async || {
+        listed(app.get("/notifications", &ann_token).await).len() == 2
+    })
+    .await;
+
+    let closed = app
+        .post(&format!("{path}/close"), &app.key, json!({}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(closed["status"], "done");
+    assert!(closed["closed_at"].is_string());
+    app.post(&format!("{path}/close"), &app.key, json!({}))
+        .await
+        .expect_error(409, "conflict");
+    rx.wait_for(4).await;
+    assert_eq!(
+        rx.event_types(),
+        [
+            "reminder.created",
+            "reminder.fired",
+            "reminder.fired",
+            "reminder.closed"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn closed_edited_or_deleted_reminders_do_not_fire_at_their_old_time() {
+    let (app, clock) = clocked(|_| {}).await;
+    let me = owner(&app).await;
+    let new = |title: &str| json!({"title": title, "due_at": in_minutes(&clock, 10), "assignee_user_ids": [me]});
+    let closed = app
+        .post("/reminders", &app.key, new("closed"))
+        .await
+        .expect(201)
+        .body;
+    let deleted = app
+        .post("/reminders", &app.key, new("deleted"))
+        .await
+        .expect(201)
+        .body;
+    let moved = app
+        .post("/reminders", &app.key, new("moved"))
+        .await
+        .expect(201)
+        .body;
+    app.post(
+        &format!("/reminders/{}/close", closed["id"]),
+        &app.key,
+        json!({}),
+    )
+    .await
+    .expect(200);
+    app.delete(&format!("/reminders/{}", deleted["id"]), &app.key)
+        .await
+        .expect(200);
+    app.patch(
+        &format!("/reminders/{}", moved["id"]),
+        &app.key,
+        json!({"due_at": in_minutes(&clock, 60)}),
+    )
+    .await
+    .expect(200);
+    clock.advance(20 * MINUTE);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(listed(app.get("/notifications", &app.key).await).is_empty());
+    let moved_now = app
+        .get(&format!("/reminders/{}", moved["id"]), &app.key)
+        .await
+        .body;
+    assert_eq!(moved_now["status"], "open");
+    clock.advance(45 * MINUTE);
+    eventually("the moved reminder fires", async || {
+        listed(app.get("/notifications", &app.key).await).len() == 1
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_reminder_armed_before_kill_9_fires_once_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path(), &[], &[]).await;
+    let key = server.key.clone().unwrap();
+    let users = server.get_json(&key, "/users").await;
+    let me = users["data"][0]["id"].clone();
+    let due = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
+    let r: Value = server
+        .send(
+            Method::POST,
+            &key,
+            "/reminders",
+            json!({"title": "After the crash", "due_at": due, "assignee_user_ids": [me]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+
+    let server = launch(dir.path(), &[], &[]).await;
+    let path = format!("/reminders/{}", r["id"]);
+    for _ in 0..250 {
+        if server.get_json(&key, &path).await["status"] == "fired" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(server.get_json(&key, &path).await["status"], "fired");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let notes = server.get_json(&key, "/notifications").await;
+    assert_eq!(notes["data"].as_array().unwrap().len(), 1, "exactly once");
+}
+
+#[tokio::test]
+async fn a_merge_moves_the_secondary_contacts_reminders() {
+    let (app, clock) = clocked(|_| {}).await;
+    let me = owner(&app).await;
+    let mut ids = Vec::new();
+    for name in ["Primary", "Secondary"] {
+        ids.push(
+            app.post("/contacts", &app.key, json!({"first_name": name}))
+                .await
+                .expect(201)
+                .body["id"]
+                .clone(),
+        );
+    }
+    let r = app
+        .post(
+            "/reminders",
+            &app.key,
+            json!({"title": "t", "due_at": in_minutes(&clock, 5), "assignee_user_ids": [me], "contact_id": ids[1]}),
+        )
+        .await
+        .expect(201)
+        .body;
+    app.post(
+        "/contacts/merge",
+        &app.key,
+        json!({"primary_contact_id": ids[0], "secondary_contact_id": ids[1]}),
+    )
+    .await
+    .expect(200);
+    let moved = app
+        .get(&format!("/reminders/{}", r["id"]), &app.key)
+        .await
+        .body;
+    assert_eq!(moved["contact_id"], ids[0]);
+    let listed_for = listed(
+        app.get(&format!("/reminders?contact_id={}", ids[0]), &app.key)
+            .await,
+    );
+    assert_eq!(listed_for.len(), 1);
+}
