@@ -143,6 +143,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::credits::router())
         .merge(routes::campaigns::router())
         .merge(routes::reminders::router())
+        .merge(routes::bookings::router())
         .split_for_parts()
 }
 

@@ -5,6 +5,7 @@ use serde::{Serialize, Serializer};
 use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::ai_settings::AiSettings;
+use switchboard_actors::domain::booking::BookingView;
 use switchboard_actors::domain::campaign::{Campaign, CampaignRecipient};
 use switchboard_actors::domain::channel::ChannelView;
 use switchboard_actors::domain::closing_note::ClosingNote;
@@ -124,5 +125,6 @@ api_objects! {
     Campaign => "campaign",
     CampaignRecipient => "campaign_recipient",
     Reminder => "reminder",
+    BookingView => "booking",
     ReminderNotification => "notification",
 }

@@ -5,6 +5,7 @@ mod receiver;
 
 mod access;
 mod ai;
+mod bookings;
 mod campaigns;
 mod channels;
 mod connections;

@@ -4,6 +4,7 @@
 //! its path.
 
 pub mod ai_settings;
+pub mod booking;
 pub mod campaign;
 pub mod channel;
 pub mod closing_note;

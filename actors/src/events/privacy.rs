@@ -17,9 +17,10 @@ const CONTACT_CHANNEL_FIELDS: [&str; 4] = [
 /// Fields of records that are private in every event carrying the record, beyond the
 /// catalog's columns for the type: a conversation's closing note text rides along on
 /// every conversation event, a message's text on message.send_failed, a handover's
-/// summary and customer details on handover.resolved. By event type prefix:
-/// (prefix, content fields, contact-detail fields).
-const RECORD_FIELDS: [(&str, &[&str], &[&str]); 5] = [
+/// summary and customer details on handover.resolved, a booking's summary, files and
+/// customer on every booking event. By event type prefix: (prefix, content fields,
+/// contact-detail fields).
+const RECORD_FIELDS: [(&str, &[&str], &[&str]); 6] = [
     ("conversation.", &["closing_note_text"], &[]),
     ("message.", &["text", "attachments"], &[]),
     ("campaign.", &["text"], &[]),
@@ -29,6 +30,11 @@ const RECORD_FIELDS: [(&str, &[&str], &[&str]); 5] = [
         &["customer_name", "customer_phone"],
     ),
     ("message_feedback.", &["comment"], &[]),
+    (
+        "booking.",
+        &["conversation_summary", "documents"],
+        &["customer_name", "customer_phone"],
+    ),
 ];
 
 /// What an endpoint may receive.

@@ -50,7 +50,10 @@ fn change(
     let next = data.ai_settings.patched(*patch)?;
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, 0u64), &next)?;
-    data.ai_settings = next.clone();
+    let old = std::mem::replace(&mut data.ai_settings, next.clone());
+    if old.appointment_reminders != next.appointment_reminders {
+        data.rearm_appointment_reminders(ctx, &old.appointment_reminders, &mut writes)?;
+    }
     Ok(Change {
         value: next,
         writes,

@@ -952,7 +952,6 @@ fn receive(
     Ok(step.done(accepted))
 }
 
-/// A repeat guard's window has passed: forget it (the timer's own change).
 /// A campaign's message to `contact`: on the contact's most recent conversation on
 /// `channel` (created if there is none), sent through the sender like every other.
 pub(super) fn campaign_message(
@@ -962,8 +961,58 @@ pub(super) fn campaign_message(
     channel: Channel,
     text: String,
 ) -> Result<Change<Message>, DomainError> {
+    let existing = data.conversations.latest_of(contact, channel).cloned();
+    outbound(
+        data,
+        ctx,
+        existing,
+        contact,
+        channel,
+        SenderType::Campaign,
+        text,
+    )
+}
+
+/// An automatic message to `contact` (an appointment reminder): on the conversation with
+/// the latest message on any channel, or a new `api` conversation when there is none.
+pub(super) fn automation_message(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    contact: ContactId,
+    text: String,
+) -> Result<Change<Message>, DomainError> {
+    let existing = data
+        .conversations
+        .latest
+        .iter()
+        .filter(|((owner, _), _)| *owner == contact)
+        .filter_map(|(_, id)| data.conversations.get(*id))
+        .max_by_key(|c| (c.last_message_at, c.id))
+        .cloned();
+    outbound(
+        data,
+        ctx,
+        existing,
+        contact,
+        Channel::Api,
+        SenderType::Automation,
+        text,
+    )
+}
+
+/// An outbound message from the service on `existing`, or on a new conversation of
+/// `contact` on `channel`.
+fn outbound(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    existing: Option<Conversation>,
+    contact: ContactId,
+    channel: Channel,
+    sender_type: SenderType,
+    text: String,
+) -> Result<Change<Message>, DomainError> {
     let mut step = Step::new(ctx);
-    let mut c = match data.conversations.latest_of(contact, channel).cloned() {
+    let mut c = match existing {
         Some(c) => c,
         None => {
             let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
@@ -973,7 +1022,7 @@ pub(super) fn campaign_message(
     };
     let new = NewMessage {
         direction: Direction::Outbound,
-        sender_type: SenderType::Campaign,
+        sender_type,
         sender_user_id: None,
         body: Body {
             text,
@@ -987,6 +1036,7 @@ pub(super) fn campaign_message(
     Ok(step.done(m))
 }
 
+/// A repeat guard's window has passed: forget it (the timer's own change).
 pub(super) fn forget_guard(ctx: &Ctx, key: &str, timer: &Timer) -> Result<Change<()>, DomainError> {
     let mut step = Step::new(ctx);
     let seen: Option<GuardRecord> = ctx.store.get(&guard_key(ctx, key))?;

@@ -8,6 +8,7 @@
 //! next message at once and concurrent writers share flushes.
 
 pub mod ai_settings;
+mod bookings;
 pub mod campaigns;
 mod channels;
 mod closing_notes;
@@ -32,6 +33,7 @@ use std::time::{Duration, Instant};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use ai_settings::AiSettingsMsg;
+pub use bookings::{BookingFilter, BookingMsg};
 pub use campaigns::CampaignMsg;
 pub use channels::ChannelMsg;
 pub use closing_notes::ClosingNoteMsg;
@@ -74,6 +76,7 @@ pub enum WorkspaceMsg {
     Credits(CreditsMsg),
     Campaign(Box<CampaignMsg>),
     Reminder(Box<ReminderMsg>),
+    Booking(Box<BookingMsg>),
     /// A relay's final outcome for one of this workspace's messages.
     Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
@@ -117,6 +120,12 @@ impl From<OrderMsg> for WorkspaceMsg {
 impl From<CampaignMsg> for WorkspaceMsg {
     fn from(m: CampaignMsg) -> Self {
         WorkspaceMsg::Campaign(Box::new(m))
+    }
+}
+
+impl From<BookingMsg> for WorkspaceMsg {
+    fn from(m: BookingMsg) -> Self {
+        WorkspaceMsg::Booking(Box::new(m))
     }
 }
 
@@ -171,6 +180,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Credits(m) => m.kind(),
             WorkspaceMsg::Campaign(m) => m.kind(),
             WorkspaceMsg::Reminder(m) => m.kind(),
+            WorkspaceMsg::Booking(m) => m.kind(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -250,6 +260,7 @@ pub struct WorkspaceData {
     pub channels: channels::Channels,
     pub campaigns: campaigns::Campaigns,
     pub reminders: reminders::Reminders,
+    pub bookings: bookings::Bookings,
     /// None until the workspace first spends or is given an allowance.
     pub credits: Option<crate::domain::credits::Credits>,
 }
@@ -270,15 +281,17 @@ impl WorkspaceData {
             channels: channels::Channels::load(store, ws)?,
             campaigns: campaigns::Campaigns::load(store, ws)?,
             reminders: reminders::Reminders::load(store, ws)?,
+            bookings: bookings::Bookings::load(store, ws)?,
             credits: credits::load(store, ws)?,
         })
     }
 }
 
 impl WorkspaceData {
-    /// Points what belongs to contact `from` (orders, conversations, handovers, reminders)
-    /// at `to`, for a merge; answers the events of the records it moved. Lives here, not
-    /// in the contact handlers, so that resource handler files never import each other.
+    /// Points what belongs to contact `from` (orders, conversations, handovers, reminders,
+    /// bookings) at `to`, for a merge; answers the events of the records it moved. Lives
+    /// here, not in the contact handlers, so that resource handler files never import
+    /// each other.
     fn move_contact_records(
         &mut self,
         ctx: &Ctx,
@@ -289,7 +302,19 @@ impl WorkspaceData {
         let events = orders::reassign(self, ctx, from, to, writes)?;
         conversations::reassign(self, ctx, from, to, writes)?;
         reminders::reassign(self, ctx, from, to, writes)?;
+        bookings::reassign(self, ctx, from, to, writes)?;
         Ok(events)
+    }
+
+    /// The appointment reminder lead times changed from `old`: every upcoming booking's
+    /// reminder timers follow.
+    fn rearm_appointment_reminders(
+        &self,
+        ctx: &Ctx,
+        old: &[crate::domain::ai_settings::Span],
+        writes: &mut Batch,
+    ) -> Result<(), DomainError> {
+        bookings::rearm_all(self, ctx, old, writes)
     }
 
     /// Takes a deleted tag off every contact that carries it; answers how many did.
@@ -397,6 +422,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Credits(m) => credits::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::Campaign(m) => campaigns::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Reminder(m) => reminders::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Booking(m) => bookings::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Sent(report) => finish(
                 unanswered(),
                 Origin::system(),

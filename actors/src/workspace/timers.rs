@@ -12,6 +12,9 @@ pub(super) fn handle(timer: Timer, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
         Some(("dedupe", key)) => super::conversations::forget_guard(ctx, key, &timer),
         Some(("conversation", _)) => super::conversations::timer_due(data, ctx, &timer)
             .unwrap_or_else(|| Ok(disarm_only(&timer))),
+        Some(("booking", _)) => {
+            super::bookings::timer_due(data, ctx, &timer).unwrap_or_else(|| Ok(disarm_only(&timer)))
+        }
         Some(("reminder", _)) => super::reminders::timer_due(data, ctx, &timer)
             .unwrap_or_else(|| Ok(disarm_only(&timer))),
         Some(("campaign" | "campaigns", _)) => super::campaigns::timer_due(data, ctx, &timer)

@@ -1,6 +1,7 @@
 //! One file per resource, each with its own `router()`.
 
 pub mod ai_settings;
+pub mod bookings;
 pub mod campaigns;
 pub mod channels;
 pub mod closing_notes;

@@ -1,0 +1,713 @@
+//! Bookings over HTTP: create and its refusals, filters, rescheduling and updates, status
+//! and cancellation, documents, privacy in events, and appointment reminders on the clock
+//! and across kill -9.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use switchboard_actors::clock::{Clock, ManualClock};
+
+use crate::helpers::*;
+use crate::receiver::TestReceiver;
+use crate::webhooks::{fast_webhooks, new_endpoint};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+async fn clocked(
+    configure: impl FnOnce(&mut switchboard::config::Settings),
+) -> (TestApp, ManualClock) {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = spawn_in(dir, Some(clock.clone()), configure).await;
+    (app, clock)
+}
+
+fn at(clock: &ManualClock, minutes: i64) -> String {
+    (clock.now() + chrono::Duration::minutes(minutes)).to_rfc3339()
+}
+
+async fn contact(app: &TestApp, body: Value) -> Value {
+    app.post("/contacts", &app.key, body).await.expect(201).body["id"].clone()
+}
+
+async fn booking(app: &TestApp, body: Value) -> Value {
+    app.post("/bookings", &app.key, body).await.expect(201).body
+}
+
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..250 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} never happened");
+}
+
+/// Every message of the contact's conversations, oldest first.
+async fn messages_of(app: &TestApp, contact: &Value) -> Vec<Value> {
+    let mut all = Vec::new();
+    for c in listed(
+        app.get(&format!("/conversations?contact_id={contact}"), &app.key)
+            .await,
+    ) {
+        all.extend(listed(
+            app.get(&format!("/conversations/{}/messages", c["id"]), &app.key)
+                .await,
+        ));
+    }
+    all.sort_by_key(|m| m["id"].as_u64());
+    all
+}
+
+#[tokio::test]
+async fn creating_checks_every_field_and_shows_the_customer() {
+    let app = spawn_app().await;
+    let ann = contact(
+        &app,
+        json!({"first_name": "Ann", "last_name": "Lee", "phone": "+15550100"}),
+    )
+    .await;
+    let bob = contact(&app, json!({"first_name": "Bob"})).await;
+    let bobs = app
+        .post(
+            "/conversations",
+            &app.key,
+            json!({"contact_id": bob, "channel": "api"}),
+        )
+        .await
+        .expect(201)
+        .body["id"]
+        .clone();
+    let ok = json!({"contact_id": ann, "service": "Haircut", "starts_at": "2030-05-01T10:00:00+02:00", "duration_minutes": 45});
+    let with = |extra: Value| {
+        let mut b = ok.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b
+    };
+    not_found(
+        app.post("/bookings", &app.key, with(json!({"contact_id": 999})))
+            .await,
+    );
+    invalid(
+        app.post(
+            "/bookings",
+            &app.key,
+            with(json!({"conversation_id": bobs})),
+        )
+        .await,
+        "conversation_id",
+    );
+    not_found(
+        app.post("/bookings", &app.key, with(json!({"conversation_id": 999})))
+            .await,
+    );
+    let cases = vec![
+        (with(json!({"service": ""})), "service"),
+        (with(json!({"service": "x".repeat(201)})), "service"),
+        (with(json!({"duration_minutes": 4})), "duration_minutes"),
+        (with(json!({"duration_minutes": 1441})), "duration_minutes"),
+        (with(json!({"starts_at": "next tuesday"})), "starts_at"),
+        (with(json!({"location": "x".repeat(501)})), "location"),
+        (with(json!({"notes": "x".repeat(2001)})), "notes"),
+        (with(json!({"status": "completed"})), "status"),
+    ];
+    for (body, path) in cases {
+        invalid(app.post("/bookings", &app.key, body).await, path);
+    }
+    app.post("/bookings", &app.key, with(json!({"customer_name": "X"})))
+        .await
+        .expect(422);
+
+    let b = booking(&app, with(json!({"location": "Main St", "status": "confirmed", "conversation_summary": "wants a trim"}))).await;
+    assert_fields(
+        &b,
+        "object id contact_id conversation_id service starts_at duration_minutes location notes status documents conversation_summary cancel_reason customer_name customer_phone created_at updated_at",
+    );
+    assert_eq!(b["object"], "booking");
+    assert_eq!(b["status"], "confirmed");
+    assert_eq!(b["starts_at"], "2030-05-01T08:00:00.000Z");
+    assert_eq!(b["customer_name"], "Ann Lee");
+    assert_eq!(b["customer_phone"], "+15550100");
+    assert_eq!(b["documents"], json!([]));
+    // The customer fields follow the contact.
+    app.patch(
+        &format!("/contacts/{ann}"),
+        &app.key,
+        json!({"first_name": "Anne"}),
+    )
+    .await
+    .expect(200);
+    let again = app
+        .get(&format!("/bookings/{}", b["id"]), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(again["customer_name"], "Anne Lee");
+    assert_eq!(again["status"], "confirmed");
+
+    let outsider = app.member_token("member", &["contacts"]).await;
+    app.get("/bookings", &outsider)
+        .await
+        .expect_error(403, "insufficient_permissions");
+    let booker = app.member_token("member", &["calendar"]).await;
+    app.get("/bookings", &booker).await.expect(200);
+}
+
+#[tokio::test]
+async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
+    let app = spawn_app().await;
+    let ann = contact(&app, json!({"first_name": "Ann"})).await;
+    let bob = contact(&app, json!({"first_name": "Bob"})).await;
+    let mut ids = Vec::new();
+    for (who, day) in [(&ann, 1), (&bob, 2), (&ann, 3)] {
+        let b = booking(
+            &app,
+            json!({"contact_id": who, "service": "Visit", "starts_at": format!("2030-01-0{day}T09:00:00Z"), "duration_minutes": 30}),
+        )
+        .await;
+        ids.push(b["id"].clone());
+    }
+    app.put(
+        &format!("/bookings/{}/status", ids[2]),
+        &app.key,
+        json!({"status": "confirmed"}),
+    )
+    .await
+    .expect(200);
+    let ids_of = |r: Resp| {
+        listed(r)
+            .iter()
+            .map(|v| v["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids_of(app.get("/bookings", &app.key).await),
+        [ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+    assert_eq!(
+        ids_of(
+            app.get(&format!("/bookings?contact_id={ann}"), &app.key)
+                .await
+        ),
+        [ids[2].clone(), ids[0].clone()]
+    );
+    assert_eq!(
+        ids_of(app.get("/bookings?status=confirmed", &app.key).await),
+        [ids[2].clone()]
+    );
+    assert_eq!(
+        ids_of(
+            app.get(
+                "/bookings?starts_after=2030-01-02T09:00:00Z&starts_before=2030-01-03T09:00:00Z",
+                &app.key
+            )
+            .await
+        ),
+        [ids[2].clone(), ids[1].clone()]
+    );
+    app.get("/bookings?starts_after=soon", &app.key)
+        .await
+        .expect(422);
+    let (sizes, _) = walk_pages(&app, "/bookings", 2).await;
+    assert_eq!(sizes, [2, 1]);
+}
+
+#[tokio::test]
+async fn changes_statuses_and_files_announce_exactly_what_happened() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["booking.*"], "include_content": true, "include_contact_details": true}),
+    )
+    .await;
+    let bare = TestReceiver::start().await;
+    new_endpoint(&app, json!({"url": bare.url, "events": ["booking.*"]})).await;
+    let ann = contact(&app, json!({"first_name": "Ann", "phone": "+15550100"})).await;
+    let b = booking(
+        &app,
+        json!({"contact_id": ann, "service": "Haircut", "starts_at": "2030-05-01T10:00:00Z", "duration_minutes": 30, "conversation_summary": "a trim"}),
+    )
+    .await;
+    let path = format!("/bookings/{}", b["id"]);
+
+    // A new time alone: rescheduled, not updated.
+    app.patch(
+        &path,
+        &app.key,
+        json!({"starts_at": "2030-05-02T10:00:00Z"}),
+    )
+    .await
+    .expect(200);
+    // A new time and a new place: both, and `changes` lists only the place.
+    app.patch(
+        &path,
+        &app.key,
+        json!({"starts_at": "2030-05-03T10:00:00Z", "location": "Main St"}),
+    )
+    .await
+    .expect(200);
+    // A duration alone: updated.
+    let longer = app
+        .patch(&path, &app.key, json!({"duration_minutes": 60}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(longer["duration_minutes"], 60);
+    invalid(app.patch(&path, &app.key, json!({})).await, "");
+    // The same status again: nothing to announce.
+    app.put(
+        &format!("{path}/status"),
+        &app.key,
+        json!({"status": "pending"}),
+    )
+    .await
+    .expect(200);
+    app.put(
+        &format!("{path}/status"),
+        &app.key,
+        json!({"status": "confirmed"}),
+    )
+    .await
+    .expect(200);
+    let files = json!({"documents": [
+        {"url": "https://files.example/id.pdf", "name": "id.pdf", "content_type": "application/pdf"},
+        {"url": "https://files.example/id.pdf"},
+        {"url": "https://files.example/photo.jpg"}
+    ]});
+    let with_files = app
+        .post(&format!("{path}/documents"), &app.key, files)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(with_files["documents"].as_array().unwrap().len(), 2);
+    let more = app
+        .post(
+            &format!("{path}/documents"),
+            &app.key,
+            json!({"documents": [{"url": "https://files.example/photo.jpg"}, {"url": "https://files.example/scan.png"}]}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(more["documents"].as_array().unwrap().len(), 3);
+    invalid(
+        app.post(
+            &format!("{path}/documents"),
+            &app.key,
+            json!({"documents": [{"url": "http://files.example/x"}]}),
+        )
+        .await,
+        "documents[0].url",
+    );
+    invalid(
+        app.post(
+            &format!("{path}/documents"),
+            &app.key,
+            json!({"documents": []}),
+        )
+        .await,
+        "documents",
+    );
+    // PUT status cancelled is a cancel: only booking.cancelled.
+    let cancelled = app
+        .put(
+            &format!("{path}/status"),
+            &app.key,
+            json!({"status": "cancelled"}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(cancelled["status"], "cancelled");
+    app.post(&format!("{path}/cancel"), &app.key, json!({}))
+        .await
+        .expect_error(409, "conflict");
+    app.put(
+        &format!("{path}/status"),
+        &app.key,
+        json!({"status": "confirmed"}),
+    )
+    .await
+    .expect_error(409, "conflict");
+    app.patch(&path, &app.key, json!({"notes": "late"}))
+        .await
+        .expect_error(409, "conflict");
+
+    let events = rx.wait_for(9).await;
+    assert_eq!(
+        rx.event_types(),
+        [
+            "booking.created",
+            "booking.rescheduled",
+            "booking.rescheduled",
+            "booking.updated",
+            "booking.updated",
+            "booking.status_changed",
+            "booking.documents.added",
+            "booking.documents.added",
+            "booking.cancelled",
+        ]
+    );
+    let data = |i: usize| events[i].json()["data"].clone();
+    let whole = |i: usize| events[i].json();
+    assert_eq!(data(1)["previous_starts_at"], "2030-05-01T10:00:00.000Z");
+    assert_eq!(data(1)["starts_at"], "2030-05-02T10:00:00.000Z");
+    assert_eq!(data(2)["previous_starts_at"], "2030-05-02T10:00:00.000Z");
+    assert_eq!(whole(3)["changes"], json!({"location": null}));
+    assert_eq!(whole(4)["changes"], json!({"duration_minutes": 30}));
+    assert_eq!(data(5)["previous_status"], "pending");
+    assert_eq!(data(5)["status"], "confirmed");
+    let first_files: Vec<_> = data(6)["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["url"].clone())
+        .collect();
+    assert_eq!(
+        first_files,
+        [
+            "https://files.example/id.pdf",
+            "https://files.example/photo.jpg"
+        ]
+    );
+    let second_files: Vec<_> = data(7)["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["url"].clone())
+        .collect();
+    assert_eq!(
+        second_files,
+        ["https://files.example/scan.png"],
+        "only the new file"
+    );
+    assert_eq!(data(0)["conversation_summary"], "a trim");
+    assert_eq!(data(0)["customer_phone"], "+15550100");
+
+    // Without the endpoint's consent the summary, files and customer are absent.
+    let hidden = bare.wait_for(9).await;
+    for r in hidden {
+        let d = r.json()["data"].clone();
+        for field in [
+            "conversation_summary",
+            "documents",
+            "customer_name",
+            "customer_phone",
+        ] {
+            assert!(d.get(field).is_none(), "{field} in {}: {d}", r.event_type());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cancel_keeps_its_reason_and_a_booking_holds_at_most_100_files() {
+    let app = spawn_app().await;
+    let ann = contact(&app, json!({"first_name": "Ann"})).await;
+    let b = booking(
+        &app,
+        json!({"contact_id": ann, "service": "Visit", "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
+    )
+    .await;
+    let path = format!("/bookings/{}", b["id"]);
+    for batch in 0..5 {
+        let docs: Vec<Value> = (0..20)
+            .map(|i| json!({"url": format!("https://files.example/{batch}/{i}")}))
+            .collect();
+        app.post(
+            &format!("{path}/documents"),
+            &app.key,
+            json!({"documents": docs}),
+        )
+        .await
+        .expect(200);
+    }
+    app.post(
+        &format!("{path}/documents"),
+        &app.key,
+        json!({"documents": [{"url": "https://files.example/one-more"}]}),
+    )
+    .await
+    .expect_error(422, "limit_reached");
+    invalid(
+        app.post(
+            &format!("{path}/cancel"),
+            &app.key,
+            json!({"reason": "x".repeat(501)}),
+        )
+        .await,
+        "reason",
+    );
+    let c = app
+        .post(
+            &format!("{path}/cancel"),
+            &app.key,
+            json!({"reason": "feeling ill"}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(c["cancel_reason"], "feeling ill");
+    assert_eq!(c["status"], "cancelled");
+    not_found(app.post("/bookings/999/cancel", &app.key, json!({})).await);
+}
+
+#[tokio::test]
+async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes() {
+    let (app, clock) = clocked(|s| {
+        fast_webhooks(s);
+        s.actor_idle = Duration::from_millis(50);
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["appointment_reminder.sent"]}),
+    )
+    .await;
+    let ann = contact(&app, json!({"first_name": "Ann"})).await;
+    let sms = app
+        .post(
+            "/conversations",
+            &app.key,
+            json!({"contact_id": ann, "channel": "api"}),
+        )
+        .await
+        .expect(201)
+        .body;
+    // 25 h ahead: the default 24 h reminder is due in 1 h.
+    let b = booking(
+        &app,
+        json!({"contact_id": ann, "service": "Haircut", "starts_at": at(&clock, 25 * 60), "duration_minutes": 30}),
+    )
+    .await;
+    // 2 h ahead: its 24 h lead is already past, so it gets no reminder.
+    booking(
+        &app,
+        json!({"contact_id": ann, "service": "Late", "starts_at": at(&clock, 120), "duration_minutes": 30}),
+    )
+    .await;
+    clock.advance(HOUR - Duration::from_secs(60));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(messages_of(&app, &ann).await.is_empty(), "not early");
+
+    clock.advance(Duration::from_secs(120));
+    eventually("the reminder", async || {
+        messages_of(&app, &ann).await.len() == 1
+    })
+    .await;
+    let m = &messages_of(&app, &ann).await[0];
+    assert_eq!(
+        m["conversation_id"], sms["id"],
+        "on the contact's conversation"
+    );
+    assert_eq!(m["sender_type"], "automation");
+    assert_eq!(m["direction"], "outbound");
+    let starts = utc(&b["starts_at"]);
+    assert_eq!(
+        m["text"],
+        format!(
+            "Reminder: Haircut on {}.",
+            starts.format("%Y-%m-%d %H:%M UTC")
+        )
+    );
+    let e = rx.wait_for(1).await[0].json();
+    assert_eq!(
+        e["data"],
+        json!({"booking_id": b["id"], "lead": "1d", "message_id": m["id"], "starts_at": b["starts_at"]})
+    );
+
+    // Past the "Late" booking and well past: still one message.
+    clock.advance(3 * HOUR);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(messages_of(&app, &ann).await.len(), 1, "exactly once");
+
+    // Rescheduling re-arms; a 1 h lead added later applies to the booking too.
+    app.patch(
+        &format!("/bookings/{}", b["id"]),
+        &app.key,
+        json!({"starts_at": at(&clock, 30 * 60)}),
+    )
+    .await
+    .expect(200);
+    app.patch(
+        "/ai-settings",
+        &app.key,
+        json!({"appointment_reminders": ["24h", "1h"]}),
+    )
+    .await
+    .expect(200);
+    clock.advance(6 * HOUR + Duration::from_secs(60));
+    eventually("the 24 h reminder of the new time", async || {
+        messages_of(&app, &ann).await.len() == 2
+    })
+    .await;
+    clock.advance(23 * HOUR);
+    eventually("the 1 h reminder", async || {
+        messages_of(&app, &ann).await.len() == 3
+    })
+    .await;
+    let leads: Vec<String> = rx
+        .wait_for(3)
+        .await
+        .iter()
+        .map(|r| r.json()["data"]["lead"].as_str().unwrap().to_string())
+        .collect();
+    // A lead reads as the AI settings show it: 24h is `1d`.
+    assert_eq!(leads, ["1d", "1d", "1h"]);
+}
+
+#[tokio::test]
+async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_an_api_conversation()
+{
+    let (app, clock) = clocked(|_| {}).await;
+    let ann = contact(&app, json!({"first_name": "Ann"})).await;
+    let bob = contact(&app, json!({"first_name": "Bob"})).await;
+    let cy = contact(&app, json!({"first_name": "Cy"})).await;
+    let starts = at(&clock, 25 * 60);
+    let new = |who: &Value| json!({"contact_id": who, "service": "Visit", "starts_at": starts, "duration_minutes": 30});
+    let a = booking(&app, new(&ann)).await;
+    let b = booking(&app, new(&bob)).await;
+    booking(&app, new(&cy)).await;
+    app.post(
+        &format!("/bookings/{}/cancel", a["id"]),
+        &app.key,
+        json!({}),
+    )
+    .await
+    .expect(200);
+    app.put(
+        &format!("/bookings/{}/status", b["id"]),
+        &app.key,
+        json!({"status": "completed"}),
+    )
+    .await
+    .expect(200);
+    clock.advance(2 * HOUR);
+    eventually("Cy's reminder", async || {
+        messages_of(&app, &cy).await.len() == 1
+    })
+    .await;
+    let conversations = listed(
+        app.get(&format!("/conversations?contact_id={cy}"), &app.key)
+            .await,
+    );
+    assert_eq!(conversations.len(), 1);
+    assert_eq!(conversations[0]["channel"], "api");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(messages_of(&app, &ann).await.is_empty(), "cancelled");
+    assert!(messages_of(&app, &bob).await.is_empty(), "completed");
+}
+
+#[tokio::test]
+async fn an_appointment_reminder_armed_before_kill_9_goes_out_once_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path(), &[], &[]).await;
+    let key = server.key.clone().unwrap();
+    server
+        .send(
+            Method::PATCH,
+            &key,
+            "/ai-settings",
+            json!({"appointment_reminders": ["1h"]}),
+        )
+        .await;
+    let ann: Value = server
+        .send(
+            Method::POST,
+            &key,
+            "/contacts",
+            json!({"first_name": "Ann"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let starts = chrono::Utc::now() + chrono::Duration::seconds(3600 + 2);
+    server
+        .send(
+            Method::POST,
+            &key,
+            "/bookings",
+            json!({"contact_id": ann["id"], "service": "Visit", "starts_at": starts.to_rfc3339(), "duration_minutes": 30}),
+        )
+        .await;
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+
+    let server = launch(dir.path(), &[], &[]).await;
+    let count = async || {
+        let cs = server
+            .get_json(&key, &format!("/conversations?contact_id={}", ann["id"]))
+            .await;
+        let Some(c) = cs["data"].as_array().and_then(|a| a.first()).cloned() else {
+            return 0;
+        };
+        server
+            .get_json(&key, &format!("/conversations/{}/messages", c["id"]))
+            .await["data"]
+            .as_array()
+            .map_or(0, |a| a.len())
+    };
+    for _ in 0..300 {
+        if count().await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(count().await, 1, "the reminder went out after the restart");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(count().await, 1, "once");
+}
+
+#[tokio::test]
+async fn a_merge_moves_the_secondary_contacts_bookings() {
+    let app = spawn_app().await;
+    let primary = contact(&app, json!({"first_name": "Primary"})).await;
+    let secondary = contact(
+        &app,
+        json!({"first_name": "Secondary", "phone": "+15550199"}),
+    )
+    .await;
+    let b = booking(
+        &app,
+        json!({"contact_id": secondary, "service": "Visit", "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
+    )
+    .await;
+    app.post(
+        "/contacts/merge",
+        &app.key,
+        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
+    )
+    .await
+    .expect(200);
+    let moved = app
+        .get(&format!("/bookings/{}", b["id"]), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(moved["contact_id"], primary);
+    assert_eq!(moved["customer_name"], "Primary");
+    assert_eq!(
+        listed(
+            app.get(&format!("/bookings?contact_id={primary}"), &app.key)
+                .await
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        listed(
+            app.get(&format!("/bookings?contact_id={secondary}"), &app.key)
+                .await
+        )
+        .len(),
+        1,
+        "the old id follows the merge"
+    );
+}
