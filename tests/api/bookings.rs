@@ -666,8 +666,9 @@ async fn an_appointment_reminder_armed_before_kill_9_goes_out_once_after_the_res
 }
 
 #[tokio::test]
-async fn a_merge_moves_the_secondary_contacts_bookings() {
-    let app = spawn_app().await;
+async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merge() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = TestReceiver::start().await;
     let primary = contact(&app, json!({"first_name": "Primary"})).await;
     let secondary = contact(
         &app,
@@ -677,6 +678,26 @@ async fn a_merge_moves_the_secondary_contacts_bookings() {
     let b = booking(
         &app,
         json!({"contact_id": secondary, "service": "Visit", "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
+    )
+    .await;
+    app.post(
+        "/orders",
+        &app.key,
+        json!({"contact_id": secondary, "items": [{"name": "Tea", "quantity": 1, "unit_price": 5}]}),
+    )
+    .await
+    .expect(201);
+    let users = listed(app.get("/users", &app.key).await);
+    app.post(
+        "/reminders",
+        &app.key,
+        json!({"title": "t", "due_at": "2030-01-01T00:00:00Z", "assignee_user_ids": [users[0]["id"]], "contact_id": secondary}),
+    )
+    .await
+    .expect(201);
+    new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["contact.*", "order.*", "booking.*", "reminder.*", "conversation.*"]}),
     )
     .await;
     app.post(
@@ -710,4 +731,28 @@ async fn a_merge_moves_the_secondary_contacts_bookings() {
         1,
         "the old id follows the merge"
     );
+    assert_eq!(
+        listed(
+            app.get(&format!("/orders?contact_id={primary}"), &app.key)
+                .await
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        listed(
+            app.get(&format!("/reminders?contact_id={primary}"), &app.key)
+                .await
+        )
+        .len(),
+        1
+    );
+    rx.wait_for(1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let types = rx.event_types();
+    assert!(
+        types.iter().all(|t| t.starts_with("contact.")),
+        "moved records announce nothing: {types:?}"
+    );
+    assert!(types.contains(&"contact.merged".to_string()), "{types:?}");
 }

@@ -1,5 +1,6 @@
 //! Reminders over HTTP: create and its refusals, filters, edits by any member, firing on
-//! the clock (passivated, restarted, killed), notifications, closing and deleting.
+//! the clock (passivated, restarted, killed), notifications, closing and deleting (merges:
+//! see the bookings tests).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -490,46 +491,4 @@ async fn a_reminder_armed_before_kill_9_fires_once_after_the_restart() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     let notes = server.get_json(&key, "/notifications").await;
     assert_eq!(notes["data"].as_array().unwrap().len(), 1, "exactly once");
-}
-
-#[tokio::test]
-async fn a_merge_moves_the_secondary_contacts_reminders() {
-    let (app, clock) = clocked(|_| {}).await;
-    let me = owner(&app).await;
-    let mut ids = Vec::new();
-    for name in ["Primary", "Secondary"] {
-        ids.push(
-            app.post("/contacts", &app.key, json!({"first_name": name}))
-                .await
-                .expect(201)
-                .body["id"]
-                .clone(),
-        );
-    }
-    let r = app
-        .post(
-            "/reminders",
-            &app.key,
-            json!({"title": "t", "due_at": in_minutes(&clock, 5), "assignee_user_ids": [me], "contact_id": ids[1]}),
-        )
-        .await
-        .expect(201)
-        .body;
-    app.post(
-        "/contacts/merge",
-        &app.key,
-        json!({"primary_contact_id": ids[0], "secondary_contact_id": ids[1]}),
-    )
-    .await
-    .expect(200);
-    let moved = app
-        .get(&format!("/reminders/{}", r["id"]), &app.key)
-        .await
-        .body;
-    assert_eq!(moved["contact_id"], ids[0]);
-    let listed_for = listed(
-        app.get(&format!("/reminders?contact_id={}", ids[0]), &app.key)
-            .await,
-    );
-    assert_eq!(listed_for.len(), 1);
 }

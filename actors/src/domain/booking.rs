@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::ai_settings::Span;
+use super::document::{Document, DocumentInput, NewDocument};
 use super::error::Checks;
 use super::{text, DomainError, Patch};
 use crate::clock::Timestamp;
-use crate::ids::{BookingId, ContactId, ConversationId, DocumentId};
+use crate::ids::{BookingId, ContactId, ConversationId};
 
 pub const MAX_SERVICE: usize = 200;
 pub const MAX_LOCATION: usize = 500;
@@ -21,9 +22,6 @@ pub const MAX_DURATION: i64 = 1_440;
 /// Files in one request, and on one booking.
 pub const MAX_DOCUMENTS_PER_REQUEST: usize = 20;
 pub const MAX_DOCUMENTS: usize = 100;
-pub const MAX_URL: usize = 2_048;
-pub const MAX_FILE_NAME: usize = 255;
-pub const MAX_CONTENT_TYPE: usize = 255;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -40,16 +38,6 @@ impl BookingStatus {
     pub fn upcoming(self) -> bool {
         matches!(self, BookingStatus::Pending | BookingStatus::Confirmed)
     }
-}
-
-/// A file attached to a booking or an order (a payment proof).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Document {
-    pub id: DocumentId,
-    pub url: String,
-    pub name: Option<String>,
-    pub content_type: Option<String>,
-    pub added_at: Timestamp,
 }
 
 /// A booking as stored.
@@ -337,58 +325,6 @@ pub struct CancelInput {
 impl CancelInput {
     pub fn parse(self) -> Result<Option<String>, DomainError> {
         text::optional(self.reason, MAX_REASON).map_err(|m| DomainError::invalid("reason", m))
-    }
-}
-
-/// A file as sent: an https URL, with an optional name and content type.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DocumentInput {
-    /// An https URL of up to 2,048 characters.
-    #[schema(max_length = 2048, pattern = "^https://")]
-    pub url: String,
-    #[serde(default)]
-    #[schema(max_length = 255)]
-    pub name: Option<String>,
-    #[serde(default)]
-    #[schema(max_length = 255)]
-    pub content_type: Option<String>,
-}
-
-/// A file to attach, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewDocument {
-    pub url: String,
-    pub name: Option<String>,
-    pub content_type: Option<String>,
-}
-
-/// An https URL with a host.
-pub fn https_url(raw: &str) -> Result<String, String> {
-    let raw = raw.trim();
-    text::bounded(raw, 1, MAX_URL)?;
-    match url::Url::parse(raw) {
-        Ok(u) if u.scheme() == "https" && u.host_str().is_some_and(|h| !h.is_empty()) => {
-            Ok(raw.to_string())
-        }
-        _ => Err("must be an https URL".into()),
-    }
-}
-
-impl NewDocument {
-    /// One file; `path` prefixes the field paths (`documents[2].`, or empty).
-    pub fn parse_at(checks: &mut Checks, path: &str, d: DocumentInput) -> Option<Self> {
-        let url = checks.take(format!("{path}url"), https_url(&d.url));
-        let name = checks.take(format!("{path}name"), text::optional(d.name, MAX_FILE_NAME));
-        let content_type = checks.take(
-            format!("{path}content_type"),
-            text::optional(d.content_type, MAX_CONTENT_TYPE),
-        );
-        Some(Self {
-            url: url?,
-            name: name?,
-            content_type: content_type?,
-        })
     }
 }
 

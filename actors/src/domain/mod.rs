@@ -12,6 +12,7 @@ pub mod contact;
 pub mod conversation;
 pub mod credits;
 pub mod custom_field;
+pub mod document;
 pub mod error;
 pub mod funnel;
 pub mod handover;

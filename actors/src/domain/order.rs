@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::document::Document;
 use super::error::Checks;
 use super::money::{Amount, Currency, MajorUnits};
 use super::{text, DomainError, Patch};
@@ -18,6 +19,8 @@ pub const MAX_QUANTITY: i64 = 100_000;
 /// The highest unit price, in major units of any currency.
 pub const MAX_UNIT_PRICE: u64 = 100_000_000;
 pub const MAX_NOTES: usize = 2_000;
+/// Payment receipts one order can hold; they cannot be removed.
+pub const MAX_PAYMENT_PROOFS: usize = 20;
 pub const DEFAULT_CURRENCY: &str = "USD";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -111,6 +114,14 @@ impl Order {
             .sum()
     }
 
+    /// The order as answered, with its payment proofs (kept in a record of their own).
+    pub fn view_with(&self, payment_proofs: &[Document]) -> OrderView {
+        OrderView {
+            payment_proofs: payment_proofs.to_vec(),
+            ..self.view()
+        }
+    }
+
     pub fn view(&self) -> OrderView {
         let c = self.currency;
         let major = |minor: i128| c.major_wide(minor);
@@ -140,6 +151,7 @@ impl Order {
             paid_amount: c.major(self.paid_amount),
             notes: self.notes.clone(),
             timeline: self.timeline.clone(),
+            payment_proofs: Vec::new(),
             created_at: self.created_at,
             updated_at: self.updated_at,
         }
@@ -181,6 +193,8 @@ pub struct OrderView {
     pub paid_amount: MajorUnits,
     pub notes: Option<String>,
     pub timeline: Vec<TimelineEntry>,
+    /// Payment receipts, oldest first (at most 20).
+    pub payment_proofs: Vec<Document>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }

@@ -11,9 +11,9 @@ use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, Workspac
 use crate::clock::Timestamp;
 use crate::domain::ai_settings::Span;
 use crate::domain::booking::{
-    reminder_text, Booking, BookingChange, BookingStatus, BookingView, Document, NewBooking,
-    NewDocument, MAX_DOCUMENTS,
+    reminder_text, Booking, BookingChange, BookingStatus, BookingView, NewBooking, MAX_DOCUMENTS,
 };
+use crate::domain::document::{Document, NewDocument};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::{field_changes, DomainEvent, Origin};

@@ -289,21 +289,20 @@ impl WorkspaceData {
 
 impl WorkspaceData {
     /// Points what belongs to contact `from` (orders, conversations, handovers, reminders,
-    /// bookings) at `to`, for a merge; answers the events of the records it moved. Lives
-    /// here, not in the contact handlers, so that resource handler files never import
-    /// each other.
+    /// bookings) at `to`, for a merge. Lives here, not in the contact handlers, so that
+    /// resource handler files never import each other.
     fn move_contact_records(
         &mut self,
         ctx: &Ctx,
         from: crate::ids::ContactId,
         to: crate::ids::ContactId,
         writes: &mut Batch,
-    ) -> Result<Vec<DomainEvent>, DomainError> {
-        let events = orders::reassign(self, ctx, from, to, writes)?;
+    ) -> Result<(), DomainError> {
+        orders::reassign(self, ctx, from, to, writes)?;
         conversations::reassign(self, ctx, from, to, writes)?;
         reminders::reassign(self, ctx, from, to, writes)?;
         bookings::reassign(self, ctx, from, to, writes)?;
-        Ok(events)
+        Ok(())
     }
 
     /// The appointment reminder lead times changed from `old`: every upcoming booking's

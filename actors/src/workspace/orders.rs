@@ -2,13 +2,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::document::{Document, NewDocument};
 use crate::domain::money::{Amount, Currency};
 use crate::domain::order::{
     FulfillmentStatus, NewItem, NewOrder, Order, OrderChange, OrderFilter, OrderItem, OrderView,
-    PaymentStatus, TimelineEntry, MAX_ITEMS,
+    PaymentStatus, TimelineEntry, MAX_ITEMS, MAX_PAYMENT_PROOFS,
 };
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
@@ -70,6 +71,12 @@ pub enum OrderMsg {
         note: String,
         reply: Reply<OrderView>,
     },
+    AddPaymentProof {
+        origin: Origin,
+        id: OrderId,
+        proof: NewDocument,
+        reply: Reply<OrderView>,
+    },
 }
 
 impl OrderMsg {
@@ -84,16 +91,20 @@ impl OrderMsg {
             OrderMsg::SetItemQuantity { .. } => "order.set_item_quantity",
             OrderMsg::RemoveItem { .. } => "order.remove_item",
             OrderMsg::AddTimeline { .. } => "order.add_timeline",
+            OrderMsg::AddPaymentProof { .. } => "order.add_payment_proof",
         }
     }
 }
 
 const KIND: &str = "or";
+/// An order's payment proofs, one record per order (the order record keeps its shape).
+const PROOFS: &str = "opp";
 
 #[derive(Default)]
 pub struct Orders {
     by_id: BTreeMap<OrderId, Order>,
     by_contact: HashMap<ContactId, BTreeSet<OrderId>>,
+    proofs: HashMap<OrderId, Vec<Document>>,
 }
 
 impl Orders {
@@ -107,7 +118,17 @@ impl Orders {
                 .insert(o.id);
             orders.by_id.insert(o.id, o);
         }
+        for (key, proofs) in store.scan::<Vec<Document>>(&record_prefix(ws, PROOFS))? {
+            if let Some(id) = crate::store::trailing_id(&key) {
+                orders.proofs.insert(OrderId(id), proofs);
+            }
+        }
         Ok(orders)
+    }
+
+    /// An order as answered, with its payment proofs.
+    fn view(&self, o: &Order) -> OrderView {
+        o.view_with(self.proofs.get(&o.id).map_or(&[], Vec::as_slice))
     }
 
     pub fn len(&self) -> usize {
@@ -155,12 +176,12 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
             answer(
                 reply,
                 Ok(Page {
-                    items: found.items.iter().map(Order::view).collect(),
+                    items: found.items.iter().map(|o| data.orders.view(o)).collect(),
                     has_more: found.has_more,
                 }),
             )
         }
-        OrderMsg::Get { id, reply } => answer(reply, get(data, id).map(Order::view)),
+        OrderMsg::Get { id, reply } => answer(reply, get(data, id).map(|o| data.orders.view(o))),
         OrderMsg::Create {
             origin: o,
             new,
@@ -255,7 +276,49 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
                 }),
             )
         }
+        OrderMsg::AddPaymentProof {
+            origin: o,
+            id,
+            proof,
+            reply,
+        } => finish(reply, o, add_payment_proof(data, ctx, id, proof)),
     }
+}
+
+/// Attaches a payment receipt in any status: order.payment_proof_uploaded with the new
+/// proof beside the order, and no order.updated.
+fn add_payment_proof(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: OrderId,
+    proof: NewDocument,
+) -> Result<Change<OrderView>, DomainError> {
+    let order = get(data, id)?.clone();
+    let mut proofs = data.orders.proofs.get(&id).cloned().unwrap_or_default();
+    if proofs.len() >= MAX_PAYMENT_PROOFS {
+        return Err(DomainError::LimitReached(format!(
+            "an order holds at most {MAX_PAYMENT_PROOFS} payment proofs"
+        )));
+    }
+    let added = Document {
+        id: ctx.next_id()?,
+        url: proof.url,
+        name: proof.name,
+        content_type: proof.content_type,
+        added_at: ctx.now,
+    };
+    proofs.push(added.clone());
+    let mut writes = Batch::default();
+    writes.put(ctx.key(PROOFS, id), &proofs)?;
+    data.orders.proofs.insert(id, proofs);
+    let view = data.orders.view(&order);
+    let mut e = event(data, "order.payment_proof_uploaded", &view);
+    e.data["payment_proof"] = json!(added);
+    Ok(Change {
+        value: view,
+        writes,
+        events: vec![e],
+    })
 }
 
 fn get(data: &WorkspaceData, id: OrderId) -> Result<&Order, DomainError> {
@@ -422,13 +485,13 @@ fn change_order(
     let mut writes = Batch::default();
     if order == before {
         return Ok(Change {
-            value: before.view(),
+            value: data.orders.view(&before),
             writes,
             events: Vec::new(),
         });
     }
     order.updated_at = ctx.now;
-    let (old, new) = (before.view(), order.view());
+    let (old, new) = (data.orders.view(&before), data.orders.view(&order));
     data.orders.put(ctx, order.clone(), &mut writes)?;
     let mut events =
         vec![event(data, "order.updated", &new).with_changes(field_changes(&old, &new))];
@@ -450,31 +513,26 @@ fn change_order(
     })
 }
 
-/// Moves every order of contact `from` to contact `to` (a merge).
+/// Moves every order of contact `from` to contact `to` (a merge); no events of their own.
 pub(super) fn reassign(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     from: ContactId,
     to: ContactId,
     writes: &mut Batch,
-) -> Result<Vec<DomainEvent>, DomainError> {
+) -> Result<(), DomainError> {
     let ids: Vec<OrderId> = data
         .orders
         .by_contact
         .remove(&from)
         .map(|s| s.into_iter().collect())
         .unwrap_or_default();
-    let mut events = Vec::new();
     for id in ids {
         if let Some(mut o) = data.orders.by_id.get(&id).cloned() {
             o.contact_id = to;
             o.updated_at = ctx.now;
-            let view = o.view();
             data.orders.put(ctx, o, writes)?;
-            let mut changes = Map::new();
-            changes.insert("contact_id".into(), json!(from));
-            events.push(event(data, "order.updated", &view).with_changes(changes));
         }
     }
-    Ok(events)
+    Ok(())
 }

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
+use switchboard_actors::domain::document::{DocumentInput, NewDocument};
 use switchboard_actors::domain::order::{
     self, FulfillmentStatus, ItemInput, NewOrder, NewOrderInput, OrderChange, OrderFilter,
     OrderPatchInput, OrderView, PaymentStatus, QuantityInput, StatusInput, TimelineInput,
@@ -29,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(add_order_item))
         .routes(routes!(update_order_item, remove_order_item))
         .routes(routes!(add_order_timeline_note))
+        .routes(routes!(add_order_payment_proof))
 }
 
 type OrderJson = Json<Obj<OrderView>>;
@@ -242,6 +244,29 @@ async fn add_order_timeline_note(
             origin,
             id,
             note: note.clone(),
+            reply,
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(Obj(o))))
+}
+
+/// Attaches a payment receipt (an https URL; name and content_type optional) in any
+/// status; at most 20 per order (422 `limit_reached`), never removed.
+#[utoipa::path(post, path = "/orders/{id}/payment-proofs", tag = "orders", params(("id" = u64, Path)),
+    request_body = DocumentInput,
+    responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn add_order_payment_proof(
+    State(app): State<AppState>,
+    ws: Allowed<need::Orders>,
+    PathId(id): PathId<OrderId>,
+    ApiJson(input): ApiJson<DocumentInput>,
+) -> ApiResult<(StatusCode, OrderJson)> {
+    let proof = NewDocument::parse(input)?;
+    let o = app
+        .ask_as(&ws, |origin, reply| OrderMsg::AddPaymentProof {
+            origin,
+            id,
+            proof: proof.clone(),
             reply,
         })
         .await?;

@@ -14,7 +14,8 @@ use crate::helpers::*;
 
 const ORDERS: &str = "/orders";
 const ORDER_FIELDS: &str = "object id contact_id status payment_status currency items \
-    items_total shipping_fee grand_total paid_amount notes timeline created_at updated_at";
+    items_total shipping_fee grand_total paid_amount notes timeline payment_proofs created_at \
+    updated_at";
 const ITEM_FIELDS: &str = "id name quantity unit_price product_id sku total";
 const TIMELINE_FIELDS: &str = "id note created_at";
 
@@ -101,5 +102,6 @@ mod amounts;
 mod changes;
 mod create;
 mod items;
+mod payment_proofs;
 mod reading;
 mod timeline_and_access;

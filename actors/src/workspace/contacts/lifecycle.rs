@@ -90,11 +90,11 @@ pub(super) fn merge(
         data.contacts.unindex(p);
         data.contacts.index(p);
     }
-    let moved_orders = data.move_contact_records(ctx, s, p, &mut writes)?;
+    // Moved records emit no events of their own: contact.merged covers them.
+    data.move_contact_records(ctx, s, p, &mut writes)?;
     let mut all = writes;
     all.extend(change.writes);
     change.writes = all;
-    change.events.extend(moved_orders);
     change.events.push(DomainEvent::new(
         "contact.merged",
         "contact",
