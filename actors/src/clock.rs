@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 /// Time as the service sees it; always truncated to milliseconds, the precision of the wire.
 pub trait Clock: Send + Sync + 'static {
@@ -12,8 +12,12 @@ pub trait Clock: Send + Sync + 'static {
 
 pub type SharedClock = Arc<dyn Clock>;
 
-fn millis(t: DateTime<Utc>) -> DateTime<Utc> {
-    t.duration_trunc(Duration::milliseconds(1)).unwrap_or(t)
+/// `t` truncated to milliseconds, the precision of the wire and of the store: a time a
+/// client sends is kept as it will read back (and as timer keys name it).
+pub fn millis(t: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::Timelike;
+    t.with_nanosecond(t.nanosecond() / 1_000_000 * 1_000_000)
+        .unwrap_or(t)
 }
 
 /// The wall clock.

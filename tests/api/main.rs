@@ -7,6 +7,7 @@ mod access;
 mod ai;
 mod bookings;
 mod campaigns;
+mod catalog_walk;
 mod channels;
 mod connections;
 mod contacts;

@@ -198,7 +198,7 @@ pub struct BookingChange {
 /// A time with an offset, answered in UTC.
 pub fn time(raw: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(raw.trim())
-        .map(|t| t.with_timezone(&Utc))
+        .map(|t| crate::clock::millis(t.with_timezone(&Utc)))
         .map_err(|_| "must be an ISO 8601 time with an offset".to_string())
 }
 
@@ -433,6 +433,12 @@ mod tests {
         }
         .parse()
         .is_err());
+    }
+
+    #[test]
+    fn times_keep_the_milliseconds_of_the_wire_so_timer_keys_match_them() {
+        let t = time("2030-01-02T10:30:00.123456789Z").unwrap();
+        assert_eq!(t.timestamp_subsec_nanos(), 123_000_000);
     }
 
     #[test]

@@ -206,7 +206,7 @@ impl SendInput {
             return Ok(None);
         };
         let at = DateTime::parse_from_rfc3339(raw.trim())
-            .map(|t| t.with_timezone(&Utc))
+            .map(|t| crate::clock::millis(t.with_timezone(&Utc)))
             .map_err(|_| DomainError::invalid("scheduled_at", "must be an ISO 8601 time"))?;
         if at <= now {
             return Err(DomainError::invalid(
@@ -273,5 +273,14 @@ mod tests {
         assert!(at("tomorrow").when(now).is_err());
         assert!(at("2999-01-01T00:00:00Z").when(now).unwrap().is_some());
         assert_eq!(SendInput::default().when(now).unwrap(), None);
+        let precise = at("2999-01-01T00:00:00.987654321Z")
+            .when(now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            precise.timestamp_subsec_nanos(),
+            987_000_000,
+            "as the timer key reads"
+        );
     }
 }

@@ -1,0 +1,480 @@
+//! The whole catalog from real operations: one workspace does, through the public API, the
+//! operation behind each of the 58 event types (the README's table "Where each event
+//! comes from" lists them), and a real receiver gets every type, signed with the
+//! endpoint's secret. The operator trigger is not used.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_actors::events::{catalog, signature};
+
+use crate::helpers::*;
+use crate::receiver::TestReceiver;
+use crate::sending::fast_relays;
+use crate::webhooks::new_endpoint;
+
+/// A chat-completions server that fails turns whose last message says "explode" and
+/// answers the others.
+async fn model() -> String {
+    use axum::routing::post;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(|axum::Json(req): axum::Json<Value>| async move {
+            let last = req["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map(|m| m["content"].to_string())
+                .unwrap_or_default();
+            if last.contains("explode") {
+                (
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    axum::Json(json!({"error": "down"})),
+                )
+            } else {
+                (
+                    axum::http::StatusCode::OK,
+                    axum::Json(
+                        json!({"choices": [{"message": {"role": "assistant", "content": "Happy to help."}}]}),
+                    ),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+fn id(v: &Value) -> Value {
+    v["id"].clone()
+}
+
+async fn created(app: &TestApp, path: &str, body: Value) -> Value {
+    app.post(path, &app.key, body).await.expect(201).body
+}
+
+async fn ok(r: Resp) -> Value {
+    r.expect(200).body
+}
+
+fn soon(seconds: i64) -> String {
+    (chrono::Utc::now() + chrono::Duration::seconds(seconds)).to_rfc3339()
+}
+
+/// Waits until the receiver holds at least one event of `ty`.
+async fn received(rx: &TestReceiver, ty: &str) {
+    rx.wait_until(ty, |all| all.iter().any(|r| r.event_type() == ty))
+        .await;
+}
+
+#[tokio::test]
+async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() {
+    let model = model().await;
+    let app = spawn_app_with(move |s| {
+        fast_relays(s);
+        s.ai.url = Some(model);
+        s.ai.timeout = Duration::from_millis(500);
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    let (_, secret) = new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["*", "message.received", "message.sent"],
+               "include_content": true, "include_contact_details": true}),
+    )
+    .await;
+    let owner = listed(app.get("/users", &app.key).await)[0]["id"].clone();
+
+    // Tags and contacts.
+    let tag = created(&app, "/tags", json!({"name": "walk"})).await;
+    ok(app
+        .patch(
+            &format!("/tags/{}", id(&tag)),
+            &app.key,
+            json!({"name": "walked"}),
+        )
+        .await)
+    .await;
+    let ann = created(
+        &app,
+        "/contacts",
+        json!({"first_name": "Ann", "phone": "+15550100"}),
+    )
+    .await;
+    let at = |c: &Value, rest: &str| format!("/contacts/{}{rest}", id(c));
+    ok(app
+        .patch(&at(&ann, ""), &app.key, json!({"last_name": "Lee"}))
+        .await)
+    .await;
+    ok(app
+        .post(&at(&ann, "/tags"), &app.key, json!({"tags": ["vip"]}))
+        .await)
+    .await;
+    ok(app
+        .call(reqwest::Method::DELETE, &at(&ann, "/tags"))
+        .token(&app.key)
+        .json(json!({"tags": ["vip"]}))
+        .send()
+        .await)
+    .await;
+    let funnel = app.new_funnel("Sales", &["New", "Won"]).await;
+    let stage = funnel["stages"][0]["id"].clone();
+    ok(app
+        .put(&at(&ann, "/stage"), &app.key, json!({"stage_id": stage}))
+        .await)
+    .await;
+    ok(app
+        .put(&at(&ann, "/assignee"), &app.key, json!({"user_id": owner}))
+        .await)
+    .await;
+    created(&app, &at(&ann, "/notes"), json!({"body": "likes tea"})).await;
+    ok(app
+        .put(&at(&ann, "/dnc"), &app.key, json!({"do_not_contact": true}))
+        .await)
+    .await;
+    let twin = created(&app, "/contacts", json!({"first_name": "Annie"})).await;
+    ok(app
+        .post(
+            "/contacts/merge",
+            &app.key,
+            json!({"primary_contact_id": id(&ann), "secondary_contact_id": id(&twin)}),
+        )
+        .await)
+    .await;
+    let gone = created(&app, "/contacts", json!({"first_name": "Gone"})).await;
+    ok(app.delete(&at(&gone, ""), &app.key).await).await;
+    ok(app.delete(&format!("/tags/{}", id(&tag)), &app.key).await).await;
+
+    // Conversations, the team and the AI.
+    ok(app
+        .patch(
+            "/ai-settings",
+            &app.key,
+            json!({"followup_after": "1s", "appointment_reminders": ["1h"]}),
+        )
+        .await)
+    .await;
+    let bea = created(
+        &app,
+        "/contacts",
+        json!({"first_name": "Bea", "phone": "+15550111"}),
+    )
+    .await;
+    let conv = created(
+        &app,
+        "/conversations",
+        json!({"contact_id": id(&bea), "channel": "api", "text": "Hello from the team"}),
+    )
+    .await;
+    let c = |rest: &str| format!("/conversations/{}{rest}", id(&conv));
+    created(&app, &c("/comments"), json!({"body": "VIP"})).await;
+    ok(app
+        .put(&c("/assignee"), &app.key, json!({"user_id": owner}))
+        .await)
+    .await;
+    ok(app
+        .post(&c("/ai/pause"), &app.key, json!({"reason": "api"}))
+        .await)
+    .await;
+    ok(app.post(&c("/ai/resume"), &app.key, json!({})).await).await;
+    ok(app
+        .post(&c("/close"), &app.key, json!({"closing_note_text": "done"}))
+        .await)
+    .await;
+    ok(app.post(&c("/reopen"), &app.key, json!({})).await).await;
+    // A customer writes: received, answered by the model, a lead captured from the text,
+    // and a follow-up a second later.
+    let chat = |text: &str| json!({"message": text, "contact": {"phone": "+15550122"}});
+    let answered = app
+        .post("/chat", &app.key, chat("Hi, my email is cy@example.com"))
+        .await
+        .expect(200)
+        .body;
+    let cy_conv = answered["conversationId"].clone();
+    received(&rx, "conversation.followup_sent").await;
+    let ai_message = listed(
+        app.get(&format!("/conversations/{cy_conv}/messages"), &app.key)
+            .await,
+    )
+    .into_iter()
+    .find(|m| m["sender_type"] == "ai")
+    .expect("an AI reply");
+    created(
+        &app,
+        &format!(
+            "/conversations/{cy_conv}/messages/{}/feedback",
+            id(&ai_message)
+        ),
+        json!({"rating": "up"}),
+    )
+    .await;
+    app.post("/chat", &app.key, chat("please explode"))
+        .await
+        .expect(502);
+    app.post("/chat", &app.key, chat("I want an agent"))
+        .await
+        .expect(200);
+    received(&rx, "handover.requested").await;
+    let handover = listed(app.get("/handovers", &app.key).await)[0].clone();
+    ok(app
+        .post(
+            &format!("/handovers/{}/resolve", id(&handover)),
+            &app.key,
+            json!({}),
+        )
+        .await)
+    .await;
+
+    // Channels: a relay that refuses, then recovers.
+    let relay = TestReceiver::start().await;
+    relay.respond_with(401);
+    let channel = created(
+        &app,
+        "/channels",
+        json!({"type": "chan_c", "relay_url": relay.url}),
+    )
+    .await;
+    let dee = created(
+        &app,
+        "/contacts",
+        json!({"first_name": "Dee", "chan_c_username": "dee_c"}),
+    )
+    .await;
+    let on_relay = created(
+        &app,
+        "/conversations",
+        json!({"contact_id": id(&dee), "channel": "chan_c"}),
+    )
+    .await;
+    let reply = |text: &str| json!({"text": text});
+    created(
+        &app,
+        &format!("/conversations/{}/messages", id(&on_relay)),
+        reply("one"),
+    )
+    .await;
+    received(&rx, "channel.disconnected").await;
+    received(&rx, "message.send_failed").await;
+    relay.respond_with(200);
+    created(
+        &app,
+        &format!("/conversations/{}/messages", id(&on_relay)),
+        reply("two"),
+    )
+    .await;
+    received(&rx, "channel.reconnected").await;
+
+    // Campaigns: one on the api channel that Bea answers, one whose relay fails.
+    ok(app
+        .post(&at(&bea, "/tags"), &app.key, json!({"tags": ["news"]}))
+        .await)
+    .await;
+    let news_tag = listed(app.get("/tags", &app.key).await)
+        .into_iter()
+        .find(|t| t["name"] == "news")
+        .unwrap();
+    let campaign = created(
+        &app,
+        "/campaigns",
+        json!({"name": "News", "text": "Hello", "channel": "api", "audience": {"tags": [id(&news_tag)]}}),
+    )
+    .await;
+    ok(app
+        .post(
+            &format!("/campaigns/{}/send", id(&campaign)),
+            &app.key,
+            json!({}),
+        )
+        .await)
+    .await;
+    received(&rx, "campaign.completed").await;
+    app.post(
+        "/messages",
+        &app.key,
+        json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}),
+    )
+    .await
+    .expect(202);
+    received(&rx, "campaign_recipient.replied").await;
+    relay.respond_with(500);
+    ok(app
+        .post(&at(&dee, "/tags"), &app.key, json!({"tags": ["relay"]}))
+        .await)
+    .await;
+    let relay_tag = listed(app.get("/tags", &app.key).await)
+        .into_iter()
+        .find(|t| t["name"] == "relay")
+        .unwrap();
+    let failing = created(
+        &app,
+        "/campaigns",
+        json!({"name": "Relay", "text": "Hi", "channel": "chan_c", "audience": {"tags": [id(&relay_tag)]}}),
+    )
+    .await;
+    ok(app
+        .post(
+            &format!("/campaigns/{}/send", id(&failing)),
+            &app.key,
+            json!({}),
+        )
+        .await)
+    .await;
+    received(&rx, "campaign_recipient.failed").await;
+    ok(app
+        .delete(
+            &format!("/channels/{}", channel["id"].as_str().unwrap()),
+            &app.key,
+        )
+        .await)
+    .await;
+
+    // Bookings and their reminder (the lead time is 1 h; the booking starts in 1 h 1 s).
+    let booking = created(
+        &app,
+        "/bookings",
+        json!({"contact_id": id(&bea), "service": "Visit", "starts_at": soon(3601), "duration_minutes": 30}),
+    )
+    .await;
+    let b = |rest: &str| format!("/bookings/{}{rest}", id(&booking));
+    ok(app
+        .patch(&b(""), &app.key, json!({"location": "Main St"}))
+        .await)
+    .await;
+    received(&rx, "appointment_reminder.sent").await;
+    ok(app
+        .patch(&b(""), &app.key, json!({"starts_at": soon(7200)}))
+        .await)
+    .await;
+    ok(app
+        .put(&b("/status"), &app.key, json!({"status": "confirmed"}))
+        .await)
+    .await;
+    ok(app
+        .post(
+            &b("/documents"),
+            &app.key,
+            json!({"documents": [{"url": "https://files.example/id.pdf"}]}),
+        )
+        .await)
+    .await;
+    ok(app.post(&b("/cancel"), &app.key, json!({})).await).await;
+
+    // Reminders.
+    let reminder = created(
+        &app,
+        "/reminders",
+        json!({"title": "Call Bea", "due_at": soon(1), "assignee_user_ids": [owner]}),
+    )
+    .await;
+    received(&rx, "reminder.fired").await;
+    ok(app
+        .post(
+            &format!("/reminders/{}/close", id(&reminder)),
+            &app.key,
+            json!({}),
+        )
+        .await)
+    .await;
+
+    // Orders and products.
+    let order = created(
+        &app,
+        "/orders",
+        json!({"contact_id": id(&bea), "items": [{"name": "Tea", "quantity": 1, "unit_price": 5}]}),
+    )
+    .await;
+    let o = |rest: &str| format!("/orders/{}{rest}", id(&order));
+    ok(app
+        .patch(&o(""), &app.key, json!({"notes": "gift wrap"}))
+        .await)
+    .await;
+    ok(app
+        .put(&o("/status"), &app.key, json!({"status": "shipped"}))
+        .await)
+    .await;
+    ok(app
+        .patch(&o(""), &app.key, json!({"payment_status": "paid"}))
+        .await)
+    .await;
+    created(
+        &app,
+        &o("/payment-proofs"),
+        json!({"url": "https://files.example/receipt.pdf"}),
+    )
+    .await;
+    ok(app
+        .put(&o("/status"), &app.key, json!({"status": "cancelled"}))
+        .await)
+    .await;
+    let product = created(&app, "/products", json!({"name": "Teapot"})).await;
+    ok(app
+        .patch(
+            &format!("/products/{}", id(&product)),
+            &app.key,
+            json!({"name": "Big teapot"}),
+        )
+        .await)
+    .await;
+    ok(app
+        .delete(&format!("/products/{}", id(&product)), &app.key)
+        .await)
+    .await;
+
+    // Calls from the telephony integration, one per outcome.
+    for outcome in ["completed", "missed", "voicemail"] {
+        created(
+            &app,
+            "/calls",
+            json!({"direction": "inbound", "from_number": "+15550111", "to_number": "+15550999",
+                   "outcome": outcome, "started_at": soon(-60), "duration_seconds": 30,
+                   "summary": "asked about prices", "transcript_text": "hello"}),
+        )
+        .await;
+    }
+
+    // Forms.
+    let form = created(
+        &app,
+        "/forms",
+        json!({"name": "Contact us", "fields": [{"key": "topic", "label": "Topic", "type": "text", "required": true}]}),
+    )
+    .await;
+    created(
+        &app,
+        &format!("/forms/{}/submissions", id(&form)),
+        json!({"contact": {"name": "Eve Moss", "email": "eve@example.com"}, "values": {"topic": "prices"}}),
+    )
+    .await;
+
+    // Credits: an allowance just above what was used; the next message crosses 100%.
+    let used = ok(app.get("/credits", &app.key).await).await["used"]
+        .as_u64()
+        .unwrap();
+    app.admin_post(
+        &format!("/admin/workspaces/{}/credits", app.workspace_id),
+        json!({"allowance": used + 1}),
+    )
+    .await
+    .expect(200);
+    created(&app, &c("/messages"), reply("one more")).await;
+
+    let every: BTreeSet<&str> = catalog::CATALOG.iter().map(|t| t.name).collect();
+    let all = rx
+        .wait_until("every catalog type", |got| {
+            let seen: BTreeSet<&str> = got.iter().map(|r| r.event_type()).collect();
+            every.iter().all(|t| seen.contains(t))
+        })
+        .await;
+    let now = chrono::Utc::now().timestamp();
+    for r in &all {
+        assert!(
+            signature::verify(r.header("x-service-signature"), &r.body, &secret, now, 300),
+            "{} is signed with the endpoint's secret",
+            r.event_type()
+        );
+    }
+    let seen: BTreeSet<&str> = all.iter().map(|r| r.event_type()).collect();
+    assert_eq!(seen, every);
+}
