@@ -650,3 +650,23 @@ async fn a_scheduled_campaign_the_credits_no_longer_cover_is_cancelled_when_it_f
     );
     hooks.stays_at(0, Duration::from_millis(200)).await;
 }
+
+#[tokio::test]
+async fn a_campaign_scheduled_to_the_nanosecond_fires_on_time_without_a_restart() {
+    let app = spawn_campaign_app().await;
+    contacts(&app, 2, json!({})).await;
+    let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    // A client's clock may write more digits than the wire keeps.
+    let at = chrono::Utc::now() + chrono::Duration::milliseconds(700);
+    let precise = at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+    let scheduled = send(&app, &c["id"], json!({"scheduled_at": precise}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(
+        scheduled["scheduled_at"],
+        at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    );
+    let done = campaign_when(&app, &c["id"], "completed").await;
+    assert_eq!(done["stats"]["sent"], 2);
+}
