@@ -144,6 +144,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::campaigns::router())
         .merge(routes::reminders::router())
         .merge(routes::bookings::router())
+        .merge(routes::calls::router())
         .split_for_parts()
 }
 

@@ -6,6 +6,7 @@ use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::directory::{Membership, User, Workspace};
 use switchboard_actors::domain::ai_settings::AiSettings;
 use switchboard_actors::domain::booking::BookingView;
+use switchboard_actors::domain::call::Call;
 use switchboard_actors::domain::campaign::{Campaign, CampaignRecipient};
 use switchboard_actors::domain::channel::ChannelView;
 use switchboard_actors::domain::closing_note::ClosingNote;
@@ -126,5 +127,6 @@ api_objects! {
     CampaignRecipient => "campaign_recipient",
     Reminder => "reminder",
     BookingView => "booking",
+    Call => "call",
     ReminderNotification => "notification",
 }

@@ -6,6 +6,7 @@ mod receiver;
 mod access;
 mod ai;
 mod bookings;
+mod calls;
 mod campaigns;
 mod catalog_walk;
 mod channels;

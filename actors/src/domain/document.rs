@@ -27,8 +27,8 @@ pub struct Document {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentInput {
-    /// An https URL of up to 2,048 characters.
-    #[schema(max_length = 2048, pattern = "^https://")]
+    /// An https URL with a host, of up to 2,048 characters.
+    #[schema(max_length = 2048, pattern = "^https://[^/?#]+")]
     pub url: String,
     #[serde(default)]
     #[schema(max_length = 255)]

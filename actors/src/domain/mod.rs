@@ -5,6 +5,7 @@
 
 pub mod ai_settings;
 pub mod booking;
+pub mod call;
 pub mod campaign;
 pub mod channel;
 pub mod closing_note;

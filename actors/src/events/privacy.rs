@@ -18,9 +18,9 @@ const CONTACT_CHANNEL_FIELDS: [&str; 4] = [
 /// catalog's columns for the type: a conversation's closing note text rides along on
 /// every conversation event, a message's text on message.send_failed, a handover's
 /// summary and customer details on handover.resolved, a booking's summary, files and
-/// customer on every booking event. By event type prefix: (prefix, content fields,
+/// customer on every booking event, a call's texts and numbers. By event type prefix: (prefix, content fields,
 /// contact-detail fields).
-const RECORD_FIELDS: [(&str, &[&str], &[&str]); 6] = [
+const RECORD_FIELDS: [(&str, &[&str], &[&str]); 7] = [
     ("conversation.", &["closing_note_text"], &[]),
     ("message.", &["text", "attachments"], &[]),
     ("campaign.", &["text"], &[]),
@@ -34,6 +34,11 @@ const RECORD_FIELDS: [(&str, &[&str], &[&str]); 6] = [
         "booking.",
         &["conversation_summary", "documents"],
         &["customer_name", "customer_phone"],
+    ),
+    (
+        "call.",
+        &["summary", "transcript", "transcript_text", "recording_url"],
+        &["from_number", "to_number"],
     ),
 ];
 

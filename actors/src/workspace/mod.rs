@@ -9,6 +9,7 @@
 
 pub mod ai_settings;
 mod bookings;
+mod calls;
 pub mod campaigns;
 mod channels;
 mod closing_notes;
@@ -34,6 +35,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 pub use ai_settings::AiSettingsMsg;
 pub use bookings::{BookingFilter, BookingMsg};
+pub use calls::{CallFilter, CallMsg};
 pub use campaigns::CampaignMsg;
 pub use channels::ChannelMsg;
 pub use closing_notes::ClosingNoteMsg;
@@ -77,6 +79,7 @@ pub enum WorkspaceMsg {
     Campaign(Box<CampaignMsg>),
     Reminder(Box<ReminderMsg>),
     Booking(Box<BookingMsg>),
+    Call(Box<CallMsg>),
     /// A relay's final outcome for one of this workspace's messages.
     Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
@@ -120,6 +123,12 @@ impl From<OrderMsg> for WorkspaceMsg {
 impl From<CampaignMsg> for WorkspaceMsg {
     fn from(m: CampaignMsg) -> Self {
         WorkspaceMsg::Campaign(Box::new(m))
+    }
+}
+
+impl From<CallMsg> for WorkspaceMsg {
+    fn from(m: CallMsg) -> Self {
+        WorkspaceMsg::Call(Box::new(m))
     }
 }
 
@@ -181,6 +190,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Campaign(m) => m.kind(),
             WorkspaceMsg::Reminder(m) => m.kind(),
             WorkspaceMsg::Booking(m) => m.kind(),
+            WorkspaceMsg::Call(m) => m.kind(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -261,6 +271,7 @@ pub struct WorkspaceData {
     pub campaigns: campaigns::Campaigns,
     pub reminders: reminders::Reminders,
     pub bookings: bookings::Bookings,
+    pub calls: calls::Calls,
     /// None until the workspace first spends or is given an allowance.
     pub credits: Option<crate::domain::credits::Credits>,
 }
@@ -282,6 +293,7 @@ impl WorkspaceData {
             campaigns: campaigns::Campaigns::load(store, ws)?,
             reminders: reminders::Reminders::load(store, ws)?,
             bookings: bookings::Bookings::load(store, ws)?,
+            calls: calls::Calls::load(store, ws)?,
             credits: credits::load(store, ws)?,
         })
     }
@@ -289,7 +301,7 @@ impl WorkspaceData {
 
 impl WorkspaceData {
     /// Points what belongs to contact `from` (orders, conversations, handovers, reminders,
-    /// bookings) at `to`, for a merge. Lives here, not in the contact handlers, so that
+    /// bookings, calls) at `to`, for a merge. Lives here, not in the contact handlers, so that
     /// resource handler files never import each other.
     fn move_contact_records(
         &mut self,
@@ -302,6 +314,7 @@ impl WorkspaceData {
         conversations::reassign(self, ctx, from, to, writes)?;
         reminders::reassign(self, ctx, from, to, writes)?;
         bookings::reassign(self, ctx, from, to, writes)?;
+        calls::reassign(self, ctx, from, to, writes)?;
         Ok(())
     }
 
@@ -422,6 +435,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Campaign(m) => campaigns::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Reminder(m) => reminders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Booking(m) => bookings::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Call(m) => calls::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Sent(report) => finish(
                 unanswered(),
                 Origin::system(),

@@ -37,7 +37,7 @@ type BookingJson = Json<Obj<BookingView>>;
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct BookingListQuery {
-    #[param(minimum = 1)]
+    #[param(minimum = 0)]
     contact_id: Option<u64>,
     status: Option<BookingStatus>,
     /// Bookings starting at or after this time (ISO 8601 with an offset).

@@ -2,6 +2,7 @@
 
 pub mod ai_settings;
 pub mod bookings;
+pub mod calls;
 pub mod campaigns;
 pub mod channels;
 pub mod closing_notes;

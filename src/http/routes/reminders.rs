@@ -38,8 +38,9 @@ type ReminderJson = Json<Obj<Reminder>>;
 struct ReminderListQuery {
     status: Option<ReminderStatus>,
     /// Reminders for this member (`usr_...`).
+    #[param(pattern = "^usr_[A-Za-z0-9_]{1,64}$")]
     assignee_user_id: Option<String>,
-    #[param(minimum = 1)]
+    #[param(minimum = 0)]
     contact_id: Option<u64>,
 }
 

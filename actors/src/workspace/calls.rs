@@ -1,0 +1,170 @@
+//! Calls from the telephony integration: each is recorded once, with its contact matched
+//! by the customer's number (or created), and announced by one call.* event.
+
+use std::collections::BTreeMap;
+
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::domain::call::{Call, CallOutcome, NewCall};
+use crate::domain::contact::{Channel, ContactInput, NewContact};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::DomainError;
+use crate::events::{DomainEvent, Origin};
+use crate::ids::{CallId, ContactId, WorkspaceId};
+use crate::store::{Batch, Store};
+
+/// The filters of GET /calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallFilter {
+    pub contact_id: Option<ContactId>,
+    pub outcome: Option<CallOutcome>,
+}
+
+pub enum CallMsg {
+    List {
+        filter: CallFilter,
+        page: PageRequest,
+        reply: Reply<Page<Call>>,
+    },
+    Get {
+        id: CallId,
+        reply: Reply<Call>,
+    },
+    Record {
+        origin: Origin,
+        new: NewCall,
+        reply: Reply<Call>,
+    },
+}
+
+impl CallMsg {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallMsg::List { .. } => "call.list",
+            CallMsg::Get { .. } => "call.get",
+            CallMsg::Record { .. } => "call.record",
+        }
+    }
+}
+
+const KIND: &str = "cl";
+
+#[derive(Default)]
+pub struct Calls {
+    by_id: BTreeMap<CallId, Call>,
+}
+
+impl Calls {
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        Ok(Self {
+            by_id: store
+                .scan::<Call>(&record_prefix(ws, KIND))?
+                .into_iter()
+                .map(|(_, c)| (c.id, c))
+                .collect(),
+        })
+    }
+
+    fn put(&mut self, ctx: &Ctx, c: Call, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(KIND, c.id), &c)?;
+        self.by_id.insert(c.id, c);
+        Ok(())
+    }
+}
+
+pub(super) fn handle(msg: CallMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
+    match msg {
+        CallMsg::List {
+            filter,
+            page,
+            reply,
+        } => {
+            let contact = filter
+                .contact_id
+                .map(|c| data.contacts.resolve(c).unwrap_or(c));
+            let found = page.select(&data.calls.by_id, |c| {
+                contact.is_none_or(|k| c.contact_id == k)
+                    && filter.outcome.is_none_or(|o| c.outcome == o)
+            });
+            answer(reply, Ok(found))
+        }
+        CallMsg::Get { id, reply } => answer(
+            reply,
+            data.calls
+                .by_id
+                .get(&id)
+                .cloned()
+                .ok_or(DomainError::NotFound("call")),
+        ),
+        CallMsg::Record { origin, new, reply } => finish(reply, origin, record(data, ctx, new)),
+    }
+}
+
+fn record(data: &mut WorkspaceData, ctx: &Ctx, new: NewCall) -> Result<Change<Call>, DomainError> {
+    let mut call = Call {
+        id: ctx.next_id()?,
+        direction: new.direction,
+        from_number: new.from_number,
+        to_number: new.to_number,
+        contact_id: ContactId(0),
+        outcome: new.outcome,
+        started_at: new.started_at.into(),
+        duration_seconds: new.duration_seconds,
+        summary: new.summary,
+        transcript: new.transcript,
+        transcript_text: new.transcript_text,
+        recording_url: new.recording_url,
+        created_at: ctx.now,
+    };
+    let (mut writes, mut events) = (Batch::default(), Vec::new());
+    call.contact_id = match new.contact_id {
+        Some(id) => data
+            .contacts
+            .resolve(id)
+            .ok_or_else(|| DomainError::missing("contact_id", "contact"))?,
+        None => {
+            let caller = NewContact::parse(ContactInput {
+                phone: Some(call.customer_number().to_string()),
+                source: Some("call".into()),
+                ..ContactInput::default()
+            })?;
+            let found = super::contacts::for_inbound(data, ctx, caller, Channel::Voice)?;
+            writes = found.writes;
+            events = found.events;
+            found.value
+        }
+    };
+    data.calls.put(ctx, call.clone(), &mut writes)?;
+    events.push(DomainEvent::new(
+        call.outcome.event_type(),
+        "call",
+        call.id,
+        &call,
+    ));
+    Ok(Change {
+        value: call,
+        writes,
+        events,
+    })
+}
+
+/// Points the calls of contact `from` at `to` (a merge); no events of their own.
+pub(super) fn reassign(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    from: ContactId,
+    to: ContactId,
+    writes: &mut Batch,
+) -> Result<(), DomainError> {
+    let moved: Vec<Call> = data
+        .calls
+        .by_id
+        .values()
+        .filter(|c| c.contact_id == from)
+        .cloned()
+        .collect();
+    for mut c in moved {
+        c.contact_id = to;
+        data.calls.put(ctx, c, writes)?;
+    }
+    Ok(())
+}
