@@ -31,7 +31,7 @@ pub enum CallMsg {
     },
     Record {
         origin: Origin,
-        new: NewCall,
+        new: Box<NewCall>,
         reply: Reply<Call>,
     },
 }
@@ -95,7 +95,7 @@ pub(super) fn handle(msg: CallMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
                 .cloned()
                 .ok_or(DomainError::NotFound("call")),
         ),
-        CallMsg::Record { origin, new, reply } => finish(reply, origin, record(data, ctx, new)),
+        CallMsg::Record { origin, new, reply } => finish(reply, origin, record(data, ctx, *new)),
     }
 }
 

@@ -74,7 +74,7 @@ async fn record_call(
     let c = app
         .ask_as(&ws, |origin, reply| CallMsg::Record {
             origin,
-            new: new.clone(),
+            new: Box::new(new.clone()),
             reply,
         })
         .await?;
