@@ -145,6 +145,7 @@ fn resources() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::reminders::router())
         .merge(routes::bookings::router())
         .merge(routes::calls::router())
+        .merge(routes::forms::router())
         .split_for_parts()
 }
 

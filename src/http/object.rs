@@ -14,6 +14,7 @@ use switchboard_actors::domain::contact::{ChannelIdentity, ContactView, Note};
 use switchboard_actors::domain::conversation::{Comment, Conversation};
 use switchboard_actors::domain::credits::CreditsView;
 use switchboard_actors::domain::custom_field::CustomField;
+use switchboard_actors::domain::form::{Form, Submission};
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::domain::handover::Handover;
 use switchboard_actors::domain::message::{Feedback, Message};
@@ -128,5 +129,7 @@ api_objects! {
     Reminder => "reminder",
     BookingView => "booking",
     Call => "call",
+    Form => "form",
+    Submission => "form_submission",
     ReminderNotification => "notification",
 }

@@ -19,6 +19,7 @@ mod credits;
 mod delivery_flow;
 mod document;
 mod durability;
+mod forms;
 mod idempotency;
 mod input_hygiene;
 mod legacy;

@@ -15,6 +15,7 @@ pub mod credits;
 pub mod custom_field;
 pub mod document;
 pub mod error;
+pub mod form;
 pub mod funnel;
 pub mod handover;
 pub mod message;

@@ -17,6 +17,7 @@ mod contacts;
 pub mod conversations;
 mod credits;
 mod custom_fields;
+mod forms;
 mod funnels;
 mod orders;
 mod products;
@@ -43,6 +44,7 @@ pub use contacts::ContactMsg;
 pub use conversations::ConversationMsg;
 pub use credits::CreditsMsg;
 pub use custom_fields::CustomFieldMsg;
+pub use forms::{FormMsg, NewSubmission};
 pub use funnels::FunnelMsg;
 pub use orders::OrderMsg;
 pub use products::ProductMsg;
@@ -80,6 +82,7 @@ pub enum WorkspaceMsg {
     Reminder(Box<ReminderMsg>),
     Booking(Box<BookingMsg>),
     Call(Box<CallMsg>),
+    Form(Box<FormMsg>),
     /// A relay's final outcome for one of this workspace's messages.
     Sent(Box<crate::outbound::SendReport>),
     /// Counts for the operator's stats route.
@@ -123,6 +126,12 @@ impl From<OrderMsg> for WorkspaceMsg {
 impl From<CampaignMsg> for WorkspaceMsg {
     fn from(m: CampaignMsg) -> Self {
         WorkspaceMsg::Campaign(Box::new(m))
+    }
+}
+
+impl From<FormMsg> for WorkspaceMsg {
+    fn from(m: FormMsg) -> Self {
+        WorkspaceMsg::Form(Box::new(m))
     }
 }
 
@@ -191,6 +200,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::Reminder(m) => m.kind(),
             WorkspaceMsg::Booking(m) => m.kind(),
             WorkspaceMsg::Call(m) => m.kind(),
+            WorkspaceMsg::Form(m) => m.kind(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -272,6 +282,7 @@ pub struct WorkspaceData {
     pub reminders: reminders::Reminders,
     pub bookings: bookings::Bookings,
     pub calls: calls::Calls,
+    pub forms: forms::Forms,
     /// None until the workspace first spends or is given an allowance.
     pub credits: Option<crate::domain::credits::Credits>,
 }
@@ -294,6 +305,7 @@ impl WorkspaceData {
             reminders: reminders::Reminders::load(store, ws)?,
             bookings: bookings::Bookings::load(store, ws)?,
             calls: calls::Calls::load(store, ws)?,
+            forms: forms::Forms::load(store, ws)?,
             credits: credits::load(store, ws)?,
         })
     }
@@ -436,6 +448,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Reminder(m) => reminders::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Booking(m) => bookings::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Call(m) => calls::handle(*m, &mut state.data, &ctx),
+            WorkspaceMsg::Form(m) => forms::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Sent(report) => finish(
                 unanswered(),
                 Origin::system(),

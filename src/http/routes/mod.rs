@@ -11,6 +11,7 @@ pub mod conversations;
 pub mod credits;
 pub mod custom_fields;
 pub mod events;
+pub mod forms;
 pub mod funnels;
 pub mod legacy;
 pub mod me;

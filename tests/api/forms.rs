@@ -1,0 +1,275 @@
+//! Forms over HTTP: definitions with their rules and rights, submissions checked against
+//! the fields, the contact upserted, and form.submitted with contact.lead_captured.
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+use crate::receiver::TestReceiver;
+use crate::webhooks::{new_endpoint, spawn_webhook_app};
+
+fn intake() -> Value {
+    json!({"name": "Intake", "fields": [
+        {"key": "topic", "label": "Topic", "type": "text", "required": true},
+        {"key": "size", "label": "Size", "type": "select", "options": ["S", "M", "L"]},
+        {"key": "guests", "label": "Guests", "type": "number"},
+        {"key": "work_email", "label": "Work email", "type": "email"}
+    ]})
+}
+
+#[tokio::test]
+async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
+    let app = spawn_app().await;
+    let form = app
+        .post("/forms", &app.key, intake())
+        .await
+        .expect(201)
+        .body;
+    assert_fields(&form, "object id name fields created_at updated_at");
+    assert_eq!(form["object"], "form");
+    assert_fields(&form["fields"][1], "key label type required options");
+    assert_eq!(form["fields"][0]["options"], json!([]));
+    let path = format!("/forms/{}", form["id"]);
+    assert_eq!(app.get(&path, &app.key).await.expect(200).body, form);
+    invalid(
+        app.post(
+            "/forms",
+            &app.key,
+            json!({"name": "x", "fields": [{"key": "Bad Key", "label": "l", "type": "text"}]}),
+        )
+        .await,
+        "fields[0].key",
+    );
+    invalid(
+        app.post("/forms", &app.key, json!({"name": "x", "fields": [{"key": "pick", "label": "l", "type": "select", "options": []}]}))
+            .await,
+        "fields[0].options",
+    );
+    invalid(
+        app.post("/forms", &app.key, json!({"name": "x", "fields": []}))
+            .await,
+        "fields",
+    );
+    invalid(app.patch(&path, &app.key, json!({})).await, "");
+
+    let reader = app.member_token("member", &["contacts"]).await;
+    app.get(&path, &reader).await.expect(200);
+    app.post("/forms", &reader, intake())
+        .await
+        .expect_error(403, "insufficient_permissions");
+    app.patch(&path, &reader, json!({"name": "Mine"}))
+        .await
+        .expect_error(403, "insufficient_permissions");
+    let outsider = app.member_token("member", &["orders"]).await;
+    app.get("/forms", &outsider)
+        .await
+        .expect_error(403, "insufficient_permissions");
+
+    let renamed = app
+        .patch(&path, &app.key, json!({"name": "Welcome"}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(renamed["name"], "Welcome");
+    assert_eq!(renamed["fields"], form["fields"]);
+    let gone = app.delete(&path, &app.key).await.expect(200).body;
+    assert_eq!(
+        gone,
+        json!({"object": "form", "id": form["id"], "deleted": true})
+    );
+    not_found(app.get(&path, &app.key).await);
+}
+
+#[tokio::test]
+async fn a_submission_checks_its_values_and_contact() {
+    let app = spawn_app().await;
+    let form = app
+        .post("/forms", &app.key, intake())
+        .await
+        .expect(201)
+        .body;
+    let path = format!("/forms/{}/submissions", form["id"]);
+    let who = json!({"name": "Eve Moss", "email": "eve@example.com"});
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": {"name": "Eve"}, "values": {"topic": "x"}}),
+        )
+        .await,
+        "contact",
+    );
+    invalid(
+        app.post(&path, &app.key, json!({"contact": who, "values": {}}))
+            .await,
+        "values.topic",
+    );
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": who, "values": {"topic": "x", "colour": "red"}}),
+        )
+        .await,
+        "values.colour",
+    );
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": who, "values": {"topic": "x", "size": "XL"}}),
+        )
+        .await,
+        "values.size",
+    );
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": who, "values": {"topic": "x", "guests": "4"}}),
+        )
+        .await,
+        "values.guests",
+    );
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": who, "values": {"topic": 4}}),
+        )
+        .await,
+        "values.topic",
+    );
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": who, "values": {"topic": "x", "work_email": "nope"}}),
+        )
+        .await,
+        "values.work_email",
+    );
+    invalid(
+        app.post(
+            &path,
+            &app.key,
+            json!({"contact": {"email": "bad"}, "values": {"topic": "x"}}),
+        )
+        .await,
+        "contact.email",
+    );
+    not_found(
+        app.post(
+            "/forms/999/submissions",
+            &app.key,
+            json!({"contact": who, "values": {"topic": "x"}}),
+        )
+        .await,
+    );
+    let s = app
+        .post(
+            &path,
+            &app.key,
+            json!({"contact": who, "values": {"topic": "prices", "size": "M", "guests": 4}}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_fields(&s, "object id form_id contact_id values created_at");
+    assert_eq!(s["object"], "form_submission");
+    assert_eq!(
+        s["values"],
+        json!({"topic": "prices", "size": "M", "guests": 4})
+    );
+    let listed_now = listed(app.get(&path, &app.key).await.expect(200));
+    assert_eq!(listed_now, [s]);
+}
+
+#[tokio::test]
+async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
+    let app = spawn_webhook_app().await;
+    let form = app
+        .post("/forms", &app.key, intake())
+        .await
+        .expect(201)
+        .body;
+    let path = format!("/forms/{}/submissions", form["id"]);
+    let known = app
+        .post(
+            "/contacts",
+            &app.key,
+            json!({"first_name": "Ann", "phone": "+15550100"}),
+        )
+        .await
+        .expect(201)
+        .body;
+    let open = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": open.url, "events": ["form.submitted", "contact.*"], "include_content": true}),
+    )
+    .await;
+    let bare = TestReceiver::start().await;
+    new_endpoint(&app, json!({"url": bare.url, "events": ["form.submitted"]})).await;
+
+    // A known phone, written another way: Ann, who gains the email she lacked.
+    let s = app
+        .post(
+            &path,
+            &app.key,
+            json!({"contact": {"name": "Ann Lee", "phone": "+1 555 0100", "email": "ann@example.com"}, "values": {"topic": "hours"}}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(s["contact_id"], known["id"]);
+    let ann = app
+        .get(&format!("/contacts/{}", known["id"]), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(ann["email"], "ann@example.com");
+    assert_eq!(ann["first_name"], "Ann");
+    // Someone new: a contact with the split name.
+    let t = app
+        .post(
+            &path,
+            &app.key,
+            json!({"contact": {"name": "Mary Ann Moss", "email": "mary@example.com"}, "values": {"topic": "prices"}}),
+        )
+        .await
+        .expect(201)
+        .body;
+    let mary = app
+        .get(&format!("/contacts/{}", t["contact_id"]), &app.key)
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(
+        (mary["first_name"].clone(), mary["last_name"].clone()),
+        (json!("Mary"), json!("Ann Moss"))
+    );
+
+    let got = open.wait_for(6).await;
+    assert_eq!(
+        open.event_types(),
+        [
+            "contact.updated",
+            "form.submitted",
+            "contact.lead_captured",
+            "contact.created",
+            "form.submitted",
+            "contact.lead_captured"
+        ]
+    );
+    let submitted = got[1].json()["data"].clone();
+    assert_eq!(submitted["fields"], json!({"topic": "hours"}));
+    assert_eq!(submitted["form_id"], form["id"]);
+    assert_eq!(submitted["contact_id"], known["id"]);
+    assert_eq!(got[2].json()["data"]["summary"], "Form Intake submitted");
+    for r in bare.wait_for(2).await {
+        assert!(
+            r.json()["data"].get("fields").is_none(),
+            "the values are content"
+        );
+    }
+}
