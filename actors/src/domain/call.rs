@@ -78,9 +78,17 @@ impl Call {
 #[serde(deny_unknown_fields)]
 pub struct NewCallInput {
     pub direction: CallDirection,
-    #[schema(min_length = 3, max_length = 50)]
+    #[schema(
+        min_length = 3,
+        max_length = 50,
+        pattern = r"^[ +().-]*[0-9][ +().-]*[0-9][ +().-]*[0-9][0-9 +().-]*$"
+    )]
     pub from_number: String,
-    #[schema(min_length = 3, max_length = 50)]
+    #[schema(
+        min_length = 3,
+        max_length = 50,
+        pattern = r"^[ +().-]*[0-9][ +().-]*[0-9][ +().-]*[0-9][0-9 +().-]*$"
+    )]
     pub to_number: String,
     /// The contact; when absent, matched by the customer's number (inbound: from_number,
     /// outbound: to_number) or created.
@@ -103,7 +111,10 @@ pub struct NewCallInput {
     #[schema(max_length = 100000)]
     pub transcript_text: Option<String>,
     #[serde(default)]
-    #[schema(max_length = 2048, pattern = "^https://[^/?#]+")]
+    #[schema(
+        max_length = 2048,
+        pattern = r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\x00-\x1f\x7f]*)?$"
+    )]
     pub recording_url: Option<String>,
 }
 

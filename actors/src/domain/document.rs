@@ -28,7 +28,10 @@ pub struct Document {
 #[serde(deny_unknown_fields)]
 pub struct DocumentInput {
     /// An https URL with a host, of up to 2,048 characters.
-    #[schema(max_length = 2048, pattern = "^https://[^/?#]+")]
+    #[schema(
+        max_length = 2048,
+        pattern = r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\x00-\x1f\x7f]*)?$"
+    )]
     pub url: String,
     #[serde(default)]
     #[schema(max_length = 255)]
@@ -46,16 +49,32 @@ pub struct NewDocument {
     pub content_type: Option<String>,
 }
 
-/// An https URL with a host.
+/// An https URL whose host is a plain name or address (letters, digits, dots and
+/// hyphens, an optional port), with no whitespace or control characters anywhere: what
+/// the document's pattern states.
 pub fn https_url(raw: &str) -> Result<String, String> {
+    let bad = || "must be an https URL with a host".to_string();
     let raw = raw.trim();
     text::bounded(raw, 1, MAX_URL)?;
-    match url::Url::parse(raw) {
-        Ok(u) if u.scheme() == "https" && u.host_str().is_some_and(|h| !h.is_empty()) => {
-            Ok(raw.to_string())
-        }
-        _ => Err("must be an https URL".into()),
+    if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(bad());
     }
+    let rest = raw.strip_prefix("https://").ok_or_else(bad)?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let (host, port) = match authority.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (authority, None),
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
+    let port_ok =
+        port.is_none_or(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    if !host_ok || !port_ok || url::Url::parse(raw).is_err() {
+        return Err(bad());
+    }
+    Ok(raw.to_string())
 }
 
 impl NewDocument {

@@ -22,7 +22,7 @@ pub const MAX_TEXT_VALUE: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum FieldType {
+pub enum FormFieldType {
     Text,
     Email,
     Phone,
@@ -35,7 +35,7 @@ pub struct FormField {
     pub key: String,
     pub label: String,
     #[serde(rename = "type")]
-    pub kind: FieldType,
+    pub kind: FormFieldType,
     pub required: bool,
     /// The choices of a select field; empty for the others.
     pub options: Vec<String>,
@@ -59,7 +59,7 @@ pub struct FormFieldInput {
     #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub label: String,
     #[serde(rename = "type")]
-    pub kind: FieldType,
+    pub kind: FormFieldType,
     #[serde(default)]
     pub required: bool,
     /// 1-200 choices for a select field; not allowed on the others.
@@ -116,7 +116,7 @@ fn fields(checks: &mut Checks, input: Vec<FormFieldInput>) -> Vec<FormField> {
         }
         let label = checks.take(at("label"), text::name(&f.label, MAX_LABEL));
         let options = match (f.kind, f.options) {
-            (FieldType::Select, Some(options)) => {
+            (FormFieldType::Select, Some(options)) => {
                 if options.is_empty() || options.len() > MAX_OPTIONS {
                     checks.fail(
                         at("options"),
@@ -135,7 +135,7 @@ fn fields(checks: &mut Checks, input: Vec<FormFieldInput>) -> Vec<FormField> {
                 }
                 kept
             }
-            (FieldType::Select, None) => {
+            (FormFieldType::Select, None) => {
                 checks.fail(at("options"), "a select field needs its choices");
                 Vec::new()
             }
@@ -188,6 +188,11 @@ pub struct SubmissionContactInput {
     #[schema(max_length = 200)]
     pub name: Option<String>,
     #[serde(default)]
+    #[schema(
+        min_length = 3,
+        max_length = 50,
+        pattern = r"^[ +().-]*[0-9][ +().-]*[0-9][ +().-]*[0-9][0-9 +().-]*$"
+    )]
     pub phone: Option<String>,
     #[serde(default)]
     pub email: Option<String>,
@@ -273,13 +278,15 @@ impl Form {
                 continue;
             };
             let checked = match (f.kind, v) {
-                (FieldType::Number, Value::Number(_)) => Ok(v.clone()),
-                (FieldType::Number, _) => Err("must be a number".to_string()),
+                (FormFieldType::Number, Value::Number(_)) => Ok(v.clone()),
+                (FormFieldType::Number, _) => Err("must be a number".to_string()),
                 (_, Value::String(s)) => match f.kind {
-                    FieldType::Email => text::email(s).map(Value::String),
-                    FieldType::Phone => phone(s).map(Value::String),
-                    FieldType::Select if f.options.contains(s) => Ok(v.clone()),
-                    FieldType::Select => Err(format!("must be one of {}", f.options.join(", "))),
+                    FormFieldType::Email => text::email(s).map(Value::String),
+                    FormFieldType::Phone => phone(s).map(Value::String),
+                    FormFieldType::Select if f.options.contains(s) => Ok(v.clone()),
+                    FormFieldType::Select => {
+                        Err(format!("must be one of {}", f.options.join(", ")))
+                    }
                     _ => text::bounded(s, 0, MAX_TEXT_VALUE).map(|_| v.clone()),
                 },
                 _ => Err("must be a string".to_string()),
