@@ -113,7 +113,7 @@ pub struct NewCallInput {
     #[serde(default)]
     #[schema(
         max_length = 2048,
-        pattern = r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\x00-\x1f\x7f]*)?$"
+        pattern = r"^https://[A-Za-z0-9.-]+(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
     )]
     pub recording_url: Option<String>,
 }
