@@ -263,6 +263,8 @@ async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
     );
     let submitted = got[1].json()["data"].clone();
     assert_eq!(submitted["fields"], json!({"topic": "hours"}));
+    assert_eq!(submitted["values"], json!({"topic": "hours"}));
+    assert_eq!(submitted["form_name"], "Intake");
     assert_eq!(submitted["form_id"], form["id"]);
     assert_eq!(submitted["contact_id"], known["id"]);
     assert_eq!(got[2].json()["data"]["summary"], "Form Intake submitted");

@@ -18,9 +18,10 @@ const CONTACT_CHANNEL_FIELDS: [&str; 4] = [
 /// catalog's columns for the type: a conversation's closing note text rides along on
 /// every conversation event, a message's text on message.send_failed, a handover's
 /// summary and customer details on handover.resolved, a booking's summary, files and
-/// customer on every booking event, a call's texts and numbers. By event type prefix: (prefix, content fields,
+/// customer on every booking event, a call's texts and numbers, a form submission's
+/// values. By event type prefix: (prefix, content fields,
 /// contact-detail fields).
-const RECORD_FIELDS: [(&str, &[&str], &[&str]); 7] = [
+const RECORD_FIELDS: [(&str, &[&str], &[&str]); 8] = [
     ("conversation.", &["closing_note_text"], &[]),
     ("message.", &["text", "attachments"], &[]),
     ("campaign.", &["text"], &[]),
@@ -40,6 +41,7 @@ const RECORD_FIELDS: [(&str, &[&str], &[&str]); 7] = [
         &["summary", "transcript", "transcript_text", "recording_url"],
         &["from_number", "to_number"],
     ),
+    ("form.", &["values"], &[]),
 ];
 
 /// What an endpoint may receive.

@@ -230,14 +230,10 @@ fn submit(
     };
     writes.put(ctx.key(SUBMISSION, s.id), &s)?;
     data.forms.submissions.insert(s.id, s.clone());
-    let announced = json!({
-        "id": s.id,
-        "form_id": s.form_id,
-        "form_name": form.name,
-        "contact_id": s.contact_id,
-        "fields": s.values,
-        "created_at": s.created_at,
-    });
+    // The submission as GET answers it, plus `fields` (the values) and the form's name.
+    let mut announced = json!(s);
+    announced["fields"] = json!(s.values);
+    announced["form_name"] = json!(form.name);
     // The submission goes first: the lead it captured follows from it.
     let lead_at = events
         .iter()
