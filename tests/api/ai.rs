@@ -475,25 +475,14 @@ async fn a_failed_turn_emits_ai_turn_failed_naming_the_message() {
 }
 
 mod timers {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use serde_json::{json, Value};
-    use switchboard_actors::clock::ManualClock;
 
     use super::chat;
     use crate::helpers::*;
 
     const MINUTE: Duration = Duration::from_secs(60);
-
-    async fn clocked(
-        configure: impl FnOnce(&mut switchboard::config::Settings),
-    ) -> (TestApp, ManualClock) {
-        let clock = ManualClock::new(chrono::Utc::now());
-        let dir = Arc::new(tempfile::tempdir().unwrap());
-        let app = spawn_in(dir, Some(clock.clone()), configure).await;
-        (app, clock)
-    }
 
     /// Sets `settings` on the AI, then a customer (by phone) says `message` through /chat;
     /// the conversation it landed in.
@@ -516,17 +505,6 @@ mod timers {
         );
         all.reverse();
         all
-    }
-
-    /// Waits (real time, bounded) until `check` holds.
-    async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-        for _ in 0..150 {
-            if check().await {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("{what} never happened");
     }
 
     #[tokio::test]

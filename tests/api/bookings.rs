@@ -2,7 +2,6 @@
 //! and cancellation, documents, privacy in events, and appointment reminders on the clock
 //! and across kill -9.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -15,15 +14,6 @@ use crate::webhooks::{fast_webhooks, new_endpoint};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
-async fn clocked(
-    configure: impl FnOnce(&mut switchboard::config::Settings),
-) -> (TestApp, ManualClock) {
-    let clock = ManualClock::new(chrono::Utc::now());
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let app = spawn_in(dir, Some(clock.clone()), configure).await;
-    (app, clock)
-}
-
 fn at(clock: &ManualClock, minutes: i64) -> String {
     (clock.now() + chrono::Duration::minutes(minutes)).to_rfc3339()
 }
@@ -34,16 +24,6 @@ async fn contact(app: &TestApp, body: Value) -> Value {
 
 async fn booking(app: &TestApp, body: Value) -> Value {
     app.post("/bookings", &app.key, body).await.expect(201).body
-}
-
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    for _ in 0..250 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} never happened");
 }
 
 /// Every message of the contact's conversations, oldest first.

@@ -34,6 +34,26 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     spawn_in(dir, None, configure).await
 }
 
+/// The app with `configure` applied, reading time from a clock the test moves (started
+/// now); the clock comes back with it.
+pub async fn clocked(configure: impl FnOnce(&mut Settings)) -> (TestApp, ManualClock) {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+    let app = spawn_in(dir, Some(clock.clone()), configure).await;
+    (app, clock)
+}
+
+/// Waits (real time, up to 5 s) until `check` holds; fails naming `what` otherwise.
+pub async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..250 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{what} never happened");
+}
+
 /// The app reading time from a clock the test moves.
 pub async fn spawn_app_with_clock(clock: ManualClock) -> TestApp {
     let dir = Arc::new(tempfile::tempdir().expect("tempdir"));

@@ -2,7 +2,6 @@
 //! the clock (passivated, restarted, killed), notifications, closing and deleting (merges:
 //! see the bookings tests).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -14,15 +13,6 @@ use crate::receiver::TestReceiver;
 use crate::webhooks::{fast_webhooks, new_endpoint};
 
 const MINUTE: Duration = Duration::from_secs(60);
-
-async fn clocked(
-    configure: impl FnOnce(&mut switchboard::config::Settings),
-) -> (TestApp, ManualClock) {
-    let clock = ManualClock::new(chrono::Utc::now());
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let app = spawn_in(dir, Some(clock.clone()), configure).await;
-    (app, clock)
-}
 
 /// An ISO 8601 time `minutes` after the app's clock.
 fn in_minutes(clock: &ManualClock, minutes: i64) -> String {
@@ -46,16 +36,6 @@ async fn plain_member(app: &TestApp, name: &str) -> (String, String) {
         .await;
     let token = app.token_for(&user, 30 * 86_400).await;
     (user, token)
-}
-
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    for _ in 0..250 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} never happened");
 }
 
 #[tokio::test]

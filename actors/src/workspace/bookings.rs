@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::ai_settings::Span;
 use crate::domain::booking::{
@@ -96,11 +96,7 @@ pub struct Bookings {
 impl Bookings {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         Ok(Self {
-            by_id: store
-                .scan::<Booking>(&record_prefix(ws, KIND))?
-                .into_iter()
-                .map(|(_, b)| (b.id, b))
-                .collect(),
+            by_id: load_records(store, ws, KIND, |b: &Booking| b.id)?,
         })
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::call::{Call, CallOutcome, NewCall};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::page::{Page, PageRequest};
@@ -56,11 +56,7 @@ pub struct Calls {
 impl Calls {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         Ok(Self {
-            by_id: store
-                .scan::<Call>(&record_prefix(ws, KIND))?
-                .into_iter()
-                .map(|(_, c)| (c.id, c))
-                .collect(),
+            by_id: load_records(store, ws, KIND, |c: &Call| c.id)?,
         })
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::form::{Form, FormChange, Submission, Submitter};
 use crate::domain::page::{Page, PageRequest};
@@ -85,16 +85,8 @@ pub struct Forms {
 impl Forms {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         Ok(Self {
-            by_id: store
-                .scan::<Form>(&record_prefix(ws, KIND))?
-                .into_iter()
-                .map(|(_, f)| (f.id, f))
-                .collect(),
-            submissions: store
-                .scan::<Submission>(&record_prefix(ws, SUBMISSION))?
-                .into_iter()
-                .map(|(_, s)| (s.id, s))
-                .collect(),
+            by_id: load_records(store, ws, KIND, |f: &Form| f.id)?,
+            submissions: load_records(store, ws, SUBMISSION, |s: &Submission| s.id)?,
         })
     }
 

@@ -264,6 +264,20 @@ pub(crate) fn record_prefix(ws: &WorkspaceId, kind: &str) -> Vec<u8> {
     Key::new("w").str(ws.as_str()).str(kind).prefix()
 }
 
+/// Every stored record of `kind` in the workspace, keyed by the id `key` reads off it.
+pub(crate) fn load_records<K: Ord, T: serde::de::DeserializeOwned>(
+    store: &Store,
+    ws: &WorkspaceId,
+    kind: &str,
+    key: impl Fn(&T) -> K,
+) -> Result<std::collections::BTreeMap<K, T>, DomainError> {
+    Ok(store
+        .scan::<T>(&record_prefix(ws, kind))?
+        .into_iter()
+        .map(|(_, r)| (key(&r), r))
+        .collect())
+}
+
 /// The workspace's records and indexes.
 #[derive(Default)]
 pub struct WorkspaceData {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::reminder::{
@@ -91,16 +91,8 @@ pub struct Reminders {
 impl Reminders {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         Ok(Self {
-            by_id: store
-                .scan::<Reminder>(&record_prefix(ws, KIND))?
-                .into_iter()
-                .map(|(_, r)| (r.id, r))
-                .collect(),
-            notifications: store
-                .scan::<ReminderNotification>(&record_prefix(ws, NOTIFICATION))?
-                .into_iter()
-                .map(|(_, n)| (n.id, n))
-                .collect(),
+            by_id: load_records(store, ws, KIND, |r: &Reminder| r.id)?,
+            notifications: load_records(store, ws, NOTIFICATION, |n: &ReminderNotification| n.id)?,
         })
     }
 
