@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{
+    answer, finish, load_records, repoint_records, Change, Ctx, Handled, Reply, WorkspaceData,
+};
 use crate::clock::Timestamp;
 use crate::domain::ai_settings::Span;
 use crate::domain::booking::{
@@ -531,16 +533,11 @@ pub(super) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    let moved: Vec<Booking> = data
-        .bookings
-        .by_id
-        .values()
-        .filter(|b| b.contact_id == from)
-        .cloned()
-        .collect();
-    for mut b in moved {
-        b.contact_id = to;
-        data.bookings.put(ctx, b, writes)?;
-    }
-    Ok(())
+    repoint_records(&mut data.bookings.by_id, ctx, KIND, writes, |b| {
+        let hit = b.contact_id == from;
+        if hit {
+            b.contact_id = to;
+        }
+        hit
+    })
 }

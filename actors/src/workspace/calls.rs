@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{
+    answer, finish, load_records, repoint_records, Change, Ctx, Handled, Reply, WorkspaceData,
+};
 use crate::domain::call::{Call, CallOutcome, NewCall};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::page::{Page, PageRequest};
@@ -151,16 +153,11 @@ pub(super) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    let moved: Vec<Call> = data
-        .calls
-        .by_id
-        .values()
-        .filter(|c| c.contact_id == from)
-        .cloned()
-        .collect();
-    for mut c in moved {
-        c.contact_id = to;
-        data.calls.put(ctx, c, writes)?;
-    }
-    Ok(())
+    repoint_records(&mut data.calls.by_id, ctx, KIND, writes, |c| {
+        let hit = c.contact_id == from;
+        if hit {
+            c.contact_id = to;
+        }
+        hit
+    })
 }

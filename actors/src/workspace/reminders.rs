@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{
+    answer, finish, load_records, repoint_records, Change, Ctx, Handled, Reply, WorkspaceData,
+};
 use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::reminder::{
@@ -377,16 +379,11 @@ pub(super) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    let moved: Vec<Reminder> = data
-        .reminders
-        .by_id
-        .values()
-        .filter(|r| r.contact_id == Some(from))
-        .cloned()
-        .collect();
-    for mut r in moved {
-        r.contact_id = Some(to);
-        data.reminders.put(ctx, r, writes)?;
-    }
-    Ok(())
+    repoint_records(&mut data.reminders.by_id, ctx, KIND, writes, |r| {
+        let hit = r.contact_id == Some(from);
+        if hit {
+            r.contact_id = Some(to);
+        }
+        hit
+    })
 }
