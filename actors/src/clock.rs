@@ -12,6 +12,14 @@ pub trait Clock: Send + Sync + 'static {
 
 pub type SharedClock = Arc<dyn Clock>;
 
+/// A time a client sends: ISO 8601 with an offset, answered in UTC and kept to the
+/// millisecond, so it reads back as sent and names the same timer key after a restart.
+pub fn parse_client_time(raw: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(raw.trim())
+        .map(|t| millis(t.with_timezone(&Utc)))
+        .map_err(|_| "must be an ISO 8601 time with an offset".to_string())
+}
+
 /// `t` truncated to milliseconds, the precision of the wire and of the store: a time a
 /// client sends is kept as it will read back (and as timer keys name it).
 pub fn millis(t: DateTime<Utc>) -> DateTime<Utc> {

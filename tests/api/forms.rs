@@ -89,74 +89,33 @@ async fn a_submission_checks_its_values_and_contact() {
         .body;
     let path = format!("/forms/{}/submissions", form["id"]);
     let who = json!({"name": "Eve Moss", "email": "eve@example.com"});
-    invalid(
-        app.post(
-            &path,
-            &app.key,
+    let values = |v: Value| json!({"contact": who, "values": v});
+    let cases = vec![
+        (
             json!({"contact": {"name": "Eve"}, "values": {"topic": "x"}}),
-        )
-        .await,
-        "contact",
-    );
-    invalid(
-        app.post(&path, &app.key, json!({"contact": who, "values": {}}))
-            .await,
-        "values.topic",
-    );
-    invalid(
-        app.post(
-            &path,
-            &app.key,
-            json!({"contact": who, "values": {"topic": "x", "colour": "red"}}),
-        )
-        .await,
-        "values.colour",
-    );
-    invalid(
-        app.post(
-            &path,
-            &app.key,
-            json!({"contact": who, "values": {"topic": "x", "size": "XL"}}),
-        )
-        .await,
-        "values.size",
-    );
-    invalid(
-        app.post(
-            &path,
-            &app.key,
-            json!({"contact": who, "values": {"topic": "x", "guests": "4"}}),
-        )
-        .await,
-        "values.guests",
-    );
-    invalid(
-        app.post(
-            &path,
-            &app.key,
-            json!({"contact": who, "values": {"topic": 4}}),
-        )
-        .await,
-        "values.topic",
-    );
-    invalid(
-        app.post(
-            &path,
-            &app.key,
-            json!({"contact": who, "values": {"topic": "x", "work_email": "nope"}}),
-        )
-        .await,
-        "values.work_email",
-    );
-    invalid(
-        app.post(
-            &path,
-            &app.key,
+            "contact",
+        ),
+        (
             json!({"contact": {"email": "bad"}, "values": {"topic": "x"}}),
-        )
-        .await,
-        "contact.email",
-    );
+            "contact.email",
+        ),
+        (values(json!({})), "values.topic"),
+        (
+            values(json!({"topic": "x", "colour": "red"})),
+            "values.colour",
+        ),
+        (values(json!({"topic": "x", "size": "XL"})), "values.size"),
+        (
+            values(json!({"topic": "x", "guests": "4"})),
+            "values.guests",
+        ),
+        (values(json!({"topic": 4})), "values.topic"),
+        (
+            values(json!({"topic": "x", "work_email": "nope"})),
+            "values.work_email",
+        ),
+    ];
+    refusals(&app, reqwest::Method::POST, &path, cases).await;
     not_found(
         app.post(
             "/forms/999/submissions",

@@ -9,7 +9,7 @@ use super::ai_settings::Span;
 use super::document::{Document, DocumentInput, NewDocument};
 use super::error::Checks;
 use super::{text, DomainError, Patch};
-use crate::clock::Timestamp;
+use crate::clock::{parse_client_time, Timestamp};
 use crate::ids::{BookingId, ContactId, ConversationId};
 
 pub const MAX_SERVICE: usize = 200;
@@ -195,13 +195,6 @@ pub struct BookingChange {
     pub conversation_summary: Patch<String>,
 }
 
-/// A time with an offset, answered in UTC.
-pub fn time(raw: &str) -> Result<DateTime<Utc>, String> {
-    DateTime::parse_from_rfc3339(raw.trim())
-        .map(|t| crate::clock::millis(t.with_timezone(&Utc)))
-        .map_err(|_| "must be an ISO 8601 time with an offset".to_string())
-}
-
 fn duration(minutes: i64) -> Result<u32, String> {
     if (MIN_DURATION..=MAX_DURATION).contains(&minutes) {
         Ok(minutes as u32)
@@ -225,7 +218,7 @@ impl NewBooking {
     pub fn parse(input: NewBookingInput) -> Result<Self, DomainError> {
         let mut checks = Checks::new();
         let service = checks.take("service", text::name(&input.service, MAX_SERVICE));
-        let starts_at = checks.take("starts_at", time(&input.starts_at));
+        let starts_at = checks.take("starts_at", parse_client_time(&input.starts_at));
         let duration_minutes = checks.take("duration_minutes", duration(input.duration_minutes));
         let location = checks.take("location", text::optional(input.location, MAX_LOCATION));
         let notes = checks.take("notes", text::optional(input.notes, MAX_NOTES));
@@ -277,7 +270,7 @@ impl BookingChange {
             .and_then(|s| checks.take("service", text::name(&s, MAX_SERVICE)));
         let starts_at = input
             .starts_at
-            .and_then(|s| checks.take("starts_at", time(&s)));
+            .and_then(|s| checks.take("starts_at", parse_client_time(&s)));
         let duration_minutes = input
             .duration_minutes
             .and_then(|m| checks.take("duration_minutes", duration(m)));
@@ -437,13 +430,13 @@ mod tests {
 
     #[test]
     fn times_keep_the_milliseconds_of_the_wire_so_timer_keys_match_them() {
-        let t = time("2030-01-02T10:30:00.123456789Z").unwrap();
+        let t = parse_client_time("2030-01-02T10:30:00.123456789Z").unwrap();
         assert_eq!(t.timestamp_subsec_nanos(), 123_000_000);
     }
 
     #[test]
     fn the_reminder_text_names_the_service_and_the_time_in_utc() {
-        let at = time("2030-01-02T10:30:00+02:00").unwrap();
+        let at = parse_client_time("2030-01-02T10:30:00+02:00").unwrap();
         assert_eq!(
             reminder_text("Haircut", at),
             "Reminder: Haircut on 2030-01-02 08:30 UTC."

@@ -139,7 +139,10 @@ impl NewCall {
         let mut checks = Checks::new();
         let from_number = checks.take("from_number", phone(&input.from_number));
         let to_number = checks.take("to_number", phone(&input.to_number));
-        let started_at = checks.take("started_at", super::booking::time(&input.started_at));
+        let started_at = checks.take(
+            "started_at",
+            crate::clock::parse_client_time(&input.started_at),
+        );
         let duration = input.duration_seconds.unwrap_or(0);
         if !(0..=MAX_DURATION_SECONDS).contains(&duration) {
             checks.fail(

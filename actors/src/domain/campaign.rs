@@ -205,8 +205,7 @@ impl SendInput {
         let Some(raw) = self.scheduled_at else {
             return Ok(None);
         };
-        let at = DateTime::parse_from_rfc3339(raw.trim())
-            .map(|t| crate::clock::millis(t.with_timezone(&Utc)))
+        let at = crate::clock::parse_client_time(&raw)
             .map_err(|_| DomainError::invalid("scheduled_at", "must be an ISO 8601 time"))?;
         if at <= now {
             return Err(DomainError::invalid(

@@ -39,6 +39,20 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// Every channel, for lookups that go through each (a contact's conversations).
+    pub const ALL: [Channel; 10] = [
+        Channel::ChanA,
+        Channel::ChanB,
+        Channel::ChanC,
+        Channel::ChanD,
+        Channel::ChanE,
+        Channel::Email,
+        Channel::Widget,
+        Channel::Api,
+        Channel::Voice,
+        Channel::Sms,
+    ];
+
     pub fn parse(raw: &str) -> Result<Self, String> {
         serde_json::from_value(Value::String(raw.to_string())).map_err(|_| {
             "must be one of chan_a, chan_b, chan_c, chan_d, chan_e, email, widget, api, voice, sms"
@@ -787,6 +801,16 @@ pub struct LookupQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_channel_is_in_all() {
+        let names = "chan_a, chan_b, chan_c, chan_d, chan_e, email, widget, api, voice, sms";
+        for name in names.split(", ") {
+            let c = Channel::parse(name).unwrap();
+            assert!(Channel::ALL.contains(&c), "{name}");
+        }
+        assert_eq!(Channel::ALL.len(), names.split(", ").count());
+    }
 
     #[test]
     fn whole_numbers_render_as_integers() {

@@ -135,9 +135,7 @@ pub struct ReminderChange {
 
 /// A due time: ISO 8601 with an offset, strictly after `now`.
 pub fn future_time(raw: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
-    let at = DateTime::parse_from_rfc3339(raw.trim())
-        .map(|t| crate::clock::millis(t.with_timezone(&Utc)))
-        .map_err(|_| "must be an ISO 8601 time with an offset".to_string())?;
+    let at = crate::clock::parse_client_time(raw)?;
     if at <= now {
         return Err("must be in the future".into());
     }

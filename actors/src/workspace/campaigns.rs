@@ -473,14 +473,6 @@ pub(super) fn handle(msg: CampaignMsg, data: &mut WorkspaceData, ctx: &Ctx) -> H
     }
 }
 
-fn change_of<T>(value: T, writes: Batch, events: Vec<DomainEvent>) -> Change<T> {
-    Change {
-        value,
-        writes,
-        events,
-    }
-}
-
 /// Tags and stage of an audience must be the workspace's (404 naming the field).
 fn check_audience(data: &WorkspaceData, audience: &Audience) -> Result<(), DomainError> {
     for (i, tag) in audience.tags.iter().enumerate() {
@@ -540,7 +532,7 @@ fn create(
     };
     let mut writes = Batch::default();
     data.campaigns.put(ctx, c.clone(), &mut writes)?;
-    Ok(change_of(c, writes, Vec::new()))
+    Ok(Change::new(c, writes, Vec::new()))
 }
 
 fn update(
@@ -565,7 +557,7 @@ fn update(
     }
     let mut writes = Batch::default();
     data.campaigns.put(ctx, c.clone(), &mut writes)?;
-    Ok(change_of(c, writes, Vec::new()))
+    Ok(Change::new(c, writes, Vec::new()))
 }
 
 fn delete(
@@ -577,7 +569,7 @@ fn delete(
     data.campaigns.by_id.remove(&id);
     let mut writes = Batch::default();
     writes.delete(ctx.key(CAMPAIGN, id));
-    Ok(change_of(id, writes, Vec::new()))
+    Ok(Change::new(id, writes, Vec::new()))
 }
 
 /// The contacts a campaign reaches now: (matched, of which do-not-contact).
@@ -651,7 +643,7 @@ fn send(
         }
     }
     let c = data.campaigns.get(id)?.clone();
-    Ok(change_of(c, writes, events))
+    Ok(Change::new(c, writes, events))
 }
 
 /// Resolves the audience and queues every recipient: the campaign is `sending`.
@@ -714,7 +706,7 @@ fn cancel(
     c.status = CampaignStatus::Cancelled;
     c.completed_at = Some(ctx.now);
     data.campaigns.put(ctx, c.clone(), &mut writes)?;
-    Ok(change_of(c, writes, Vec::new()))
+    Ok(Change::new(c, writes, Vec::new()))
 }
 
 fn recipients(
@@ -786,12 +778,12 @@ fn fire_scheduled(
     let mut events = Vec::new();
     timer.disarm(&mut writes);
     let Some(c) = data.campaigns.by_id.get(&id).cloned() else {
-        return Ok(change_of((), writes, events));
+        return Ok(Change::new((), writes, events));
     };
     let expected =
         c.status == CampaignStatus::Scheduled && c.scheduled_at.map(|t| *t) == Some(timer.due_at);
     if !expected {
-        return Ok(change_of((), writes, events));
+        return Ok(Change::new((), writes, events));
     }
     let (reach, _) = resolve(data, &c.audience);
     if credits_cover(data, ctx, reach.len()).is_err() {
@@ -800,10 +792,10 @@ fn fire_scheduled(
         c.error = Some("insufficient_credits".into());
         c.completed_at = Some(ctx.now);
         data.campaigns.put(ctx, c, &mut writes)?;
-        return Ok(change_of((), writes, events));
+        return Ok(Change::new((), writes, events));
     }
     start(data, ctx, c, &mut writes, &mut events)?;
-    Ok(change_of((), writes, events))
+    Ok(Change::new((), writes, events))
 }
 
 /// The durable pacing step: sends what the rate allows since the last step and arms the
@@ -813,7 +805,7 @@ fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>
     let mut events = Vec::new();
     timer.disarm(&mut writes);
     if data.campaigns.pacing_at.map(|t| *t) != Some(timer.due_at) {
-        return Ok(change_of((), writes, events));
+        return Ok(Change::new((), writes, events));
     }
     data.campaigns.pacing_at = None;
     writes.delete(ctx.key(PACING, 0u64));
@@ -822,7 +814,7 @@ fn pace(data: &mut WorkspaceData, ctx: &Ctx, timer: &Timer) -> Result<Change<()>
             .pace_from(ctx, *ctx.now + PACE_EVERY, &mut writes)?;
         data.campaigns.want_slice(ctx);
     }
-    Ok(change_of((), writes, events))
+    Ok(Change::new((), writes, events))
 }
 
 /// An in-memory pacing slice of a live actor: one step, and the next slice while
@@ -842,7 +834,7 @@ pub(super) fn slice(data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
             finish(
                 super::unanswered(),
                 Origin::system(),
-                Ok(change_of((), writes, events)),
+                Ok(Change::new((), writes, events)),
             )
         }
         Err(e) => finish(super::unanswered::<()>(), Origin::system(), Err(e)),

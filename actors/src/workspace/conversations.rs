@@ -981,12 +981,9 @@ pub(super) fn automation_message(
     contact: ContactId,
     text: String,
 ) -> Result<Change<Message>, DomainError> {
-    let existing = data
-        .conversations
-        .latest
+    let existing = Channel::ALL
         .iter()
-        .filter(|((owner, _), _)| *owner == contact)
-        .filter_map(|(_, id)| data.conversations.get(*id))
+        .filter_map(|channel| data.conversations.latest_of(contact, *channel))
         .max_by_key(|c| (c.last_message_at, c.id))
         .cloned();
     outbound(

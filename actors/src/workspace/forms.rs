@@ -95,14 +95,6 @@ impl Forms {
     }
 }
 
-fn change_of<T>(value: T, writes: Batch, events: Vec<DomainEvent>) -> Change<T> {
-    Change {
-        value,
-        writes,
-        events,
-    }
-}
-
 pub(super) fn handle(msg: FormMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         FormMsg::List { page, reply } => {
@@ -157,7 +149,7 @@ fn create(
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, f.id), &f)?;
     data.forms.by_id.insert(f.id, f.clone());
-    Ok(change_of(f, writes, Vec::new()))
+    Ok(Change::new(f, writes, Vec::new()))
 }
 
 fn update(
@@ -177,7 +169,7 @@ fn update(
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, f.id), &f)?;
     data.forms.by_id.insert(f.id, f.clone());
-    Ok(change_of(f, writes, Vec::new()))
+    Ok(Change::new(f, writes, Vec::new()))
 }
 
 /// Deletes the form; its submissions stay (they record what was submitted).
@@ -186,7 +178,7 @@ fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: FormId) -> Result<Change<Form
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, id));
     data.forms.by_id.remove(&id);
-    Ok(change_of(id, writes, Vec::new()))
+    Ok(Change::new(id, writes, Vec::new()))
 }
 
 fn submit(
@@ -235,5 +227,5 @@ fn submit(
         lead_at,
         DomainEvent::new("form.submitted", "form_submission", s.id, announced),
     );
-    Ok(change_of(s, writes, events))
+    Ok(Change::new(s, writes, events))
 }

@@ -229,6 +229,16 @@ pub struct Change<T> {
     pub events: Vec<DomainEvent>,
 }
 
+impl<T> Change<T> {
+    pub fn new(value: T, writes: Batch, events: Vec<DomainEvent>) -> Self {
+        Self {
+            value,
+            writes,
+            events,
+        }
+    }
+}
+
 /// What a handler needs besides the state.
 pub struct Ctx<'a> {
     pub workspace: &'a WorkspaceId,
