@@ -3,24 +3,27 @@
 //! - Keys: a short ASCII prefix naming the record kind, then big-endian ids so that a
 //!   prefix scan yields records in id order (reverse it for newest first).
 //! - Values: one format byte, then bincode, so that a record can be migrated later.
-//! - Durability: a write is acknowledged only after a flush. [`Store::durable`] hands out
-//!   a ticket that resolves when a flush that started after the write has finished; one
-//!   background task runs flushes back to back, so every writer waiting at the same time
-//!   shares one flush (group commit).
+//! - Durability: a write is acknowledged only after a flush. Writes go through
+//!   [`write_path`]: one thread applies whatever is queued as one batch, another flushes
+//!   back to back, so every writer waiting at the same time shares one apply and one
+//!   flush (group commit), and no async worker waits on either.
 
 pub mod backup;
 pub mod health;
 mod ids;
+mod write_path;
+
+pub use write_path::AfterDurable;
 
 pub use ids::BLOCK as ID_BLOCK;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{de::DeserializeOwned, Serialize};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// The leading byte of every stored value.
 const FORMAT_V1: u8 = 1;
@@ -52,7 +55,8 @@ pub struct StoreStats {
 #[derive(Clone)]
 pub struct Store {
     db: sled::Db,
-    flush_requests: mpsc::UnboundedSender<oneshot::Sender<StoreResult<()>>>,
+    /// The queue of the write path.
+    jobs: std::sync::mpsc::Sender<write_path::Job>,
     stats: Arc<StoreStats>,
     ids: Arc<ids::IdAllocator>,
     health: Arc<health::Health>,
@@ -68,8 +72,8 @@ fn shared(gate: &Gate) -> std::sync::RwLockReadGuard<'_, ()> {
 }
 
 impl Store {
-    /// Opens (or creates) the database in `dir` and starts the group-commit flusher on the
-    /// current tokio runtime.
+    /// Opens (or creates) the database in `dir` and starts its write path; callbacks run
+    /// after a flush can spawn tasks on the current tokio runtime, if there is one.
     pub fn open(dir: &Path) -> StoreResult<Self> {
         let db = sled::Config::new()
             .path(dir.join("db"))
@@ -80,16 +84,22 @@ impl Store {
             .open()?;
         let ids = Arc::new(ids::IdAllocator::open(&db)?);
         let health = Arc::new(health::Health::new(dir));
-        let (tx, rx) = mpsc::unbounded_channel();
         let stats = Arc::new(StoreStats::default());
-        tokio::spawn(run_flusher(db.clone(), rx, stats.clone(), health.clone()));
+        let gate = Gate::default();
+        let jobs = write_path::start(write_path::Shared {
+            db: db.clone(),
+            stats: stats.clone(),
+            health: health.clone(),
+            gate: gate.clone(),
+        })
+        .map_err(|e| StoreError::Unavailable(format!("cannot start the write path: {e}")))?;
         Ok(Self {
             db,
-            flush_requests: tx,
+            jobs,
             stats,
             ids,
             health,
-            gate: Gate::default(),
+            gate,
         })
     }
 
@@ -210,11 +220,47 @@ impl Store {
             .collect()
     }
 
-    /// Applies a batch atomically (in memory and the write-ahead log, not yet flushed).
+    /// Applies a batch atomically (in memory and the write-ahead log, not yet flushed),
+    /// right here. For rare writes outside the workspace actors; a hot path uses
+    /// [`Store::submit`], which keeps the calling thread off sled's batch lock.
     pub fn apply(&self, batch: Batch) -> StoreResult<()> {
         self.health.writable()?;
         let _writing = shared(&self.gate);
         self.health.watch(self.db.apply_batch(batch.into_sled()))
+    }
+
+    /// Queues a batch. The returned future resolves once it is applied (reads see it);
+    /// `durable` runs, on the store's own thread and in submission order, once it is on
+    /// disk (or failed). A writer awaits the first and answers its caller from the second,
+    /// so its next write is applied while this one waits for the disk.
+    pub fn submit(
+        &self,
+        batch: Batch,
+        durable: AfterDurable,
+    ) -> impl std::future::Future<Output = StoreResult<()>> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let queued = match self.health.writable() {
+            Err(e) => Err((e, durable)),
+            Ok(()) => self
+                .jobs
+                .send(write_path::Job::Write {
+                    batch,
+                    applied: Some(tx),
+                    durable,
+                })
+                .map_err(|lost| (StoreError::FlusherGone, lost.0.into_durable())),
+        };
+        let refused = queued.err().map(|(e, durable)| {
+            let message = e.to_string();
+            durable(Err(StoreError::Unavailable(message.clone())));
+            e
+        });
+        async move {
+            if let Some(e) = refused {
+                return Err(e);
+            }
+            rx.await.map_err(|_| StoreError::FlusherGone)?
+        }
     }
 
     /// A named tree for data with its own life cycle (idempotency records, ...). Its
@@ -227,26 +273,36 @@ impl Store {
         })
     }
 
-    /// Resolves once everything written before this call is on disk.
+    /// Resolves once everything written (applied or submitted) before this call is on disk.
     pub fn durable(&self) -> impl std::future::Future<Output = StoreResult<()>> + Send + 'static {
         let (tx, rx) = oneshot::channel();
-        let refused = self.health.writable().err();
-        let sent = refused.is_none() && self.flush_requests.send(tx).is_ok();
-        async move {
-            if let Some(e) = refused {
-                return Err(e);
-            }
-            if !sent {
-                return Err(StoreError::FlusherGone);
-            }
-            rx.await.map_err(|_| StoreError::FlusherGone)?
+        self.after_durable(Box::new(move |outcome| {
+            let _ = tx.send(outcome);
+        }));
+        async move { rx.await.map_err(|_| StoreError::FlusherGone)? }
+    }
+
+    /// Runs `then` once everything written before this call is on disk (or failed).
+    pub fn after_durable(&self, then: AfterDurable) {
+        if let Err(e) = self.health.writable() {
+            return then(Err(e));
+        }
+        if let Err(lost) = self.jobs.send(write_path::Job::Barrier(then)) {
+            (lost.0.into_durable())(Err(StoreError::FlusherGone));
         }
     }
 
     /// Applies and waits until durable.
     pub async fn commit(&self, batch: Batch) -> StoreResult<()> {
-        self.apply(batch)?;
-        self.durable().await
+        let (tx, rx) = oneshot::channel();
+        let applied = self.submit(
+            batch,
+            Box::new(move |outcome| {
+                let _ = tx.send(outcome);
+            }),
+        );
+        applied.await?;
+        rx.await.map_err(|_| StoreError::FlusherGone)?
     }
 
     /// Writes a backup of every tree to `out` while writes wait (reads go on), so that it
@@ -279,37 +335,6 @@ impl Store {
         self.ids.settle(&self.db)?;
         self.health.watch(self.db.flush())?;
         Ok(())
-    }
-}
-
-async fn run_flusher(
-    db: sled::Db,
-    mut requests: mpsc::UnboundedReceiver<oneshot::Sender<StoreResult<()>>>,
-    stats: Arc<StoreStats>,
-    health: Arc<health::Health>,
-) {
-    while let Some(first) = requests.recv().await {
-        let mut waiting = vec![first];
-        while let Ok(more) = requests.try_recv() {
-            waiting.push(more);
-        }
-        let started = Instant::now();
-        let db2 = db.clone();
-        let outcome = tokio::task::spawn_blocking(move || db2.flush())
-            .await
-            .map_err(|e| StoreError::Codec(format!("flush task: {e}")))
-            .and_then(|r| r.map(|_| ()).map_err(StoreError::from));
-        record_flush(&stats, waiting.len(), started.elapsed());
-        if let Err(e) = &outcome {
-            health.fail(&e.to_string());
-        }
-        for waiter in waiting {
-            let result = match &outcome {
-                Ok(()) => Ok(()),
-                Err(e) => Err(StoreError::Unavailable(e.to_string())),
-            };
-            let _ = waiter.send(result);
-        }
     }
 }
 
@@ -414,13 +439,18 @@ impl Batch {
 
     fn into_sled(self) -> sled::Batch {
         let mut b = sled::Batch::default();
+        self.merge_into(&mut b);
+        b
+    }
+
+    /// Adds these writes to `into`, after (and over) the ones it holds.
+    fn merge_into(self, into: &mut sled::Batch) {
         for (k, v) in self.0 {
             match v {
-                Some(v) => b.insert(k, v),
-                None => b.remove(k),
+                Some(v) => into.insert(k, v),
+                None => into.remove(k),
             }
         }
-        b
     }
 }
 
@@ -568,6 +598,66 @@ mod tests {
         let all: Vec<(Vec<u8>, u64)> = store.scan(&Key::new("t").prefix()).unwrap();
         assert_eq!(all.len(), 200);
         assert_eq!(all[199].1, 199);
+    }
+
+    #[tokio::test]
+    async fn submitted_writes_are_visible_once_applied_and_answered_in_order_once_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut applied = Vec::new();
+        for i in 0..500u64 {
+            let mut b = Batch::default();
+            // Every write also overwrites one shared key: the last one submitted must win.
+            b.put(Key::new("t").id(i).build(), &i).unwrap();
+            b.put(Key::new("last").build(), &i).unwrap();
+            let seen = answered.clone();
+            applied.push(store.submit(
+                b,
+                Box::new(move |outcome| {
+                    outcome.unwrap();
+                    seen.lock().unwrap().push(i);
+                }),
+            ));
+        }
+        for a in applied {
+            a.await.unwrap();
+        }
+        assert_eq!(
+            store.get::<u64>(&Key::new("t").id(499).build()).unwrap(),
+            Some(499)
+        );
+        assert_eq!(
+            store.get::<u64>(&Key::new("last").build()).unwrap(),
+            Some(499)
+        );
+        store.durable().await.unwrap();
+        let order = answered.lock().unwrap().clone();
+        assert_eq!(
+            order,
+            (0..500).collect::<Vec<_>>(),
+            "acknowledged out of order"
+        );
+        let flushes = store.stats().flushes.load(Ordering::Relaxed);
+        assert!(
+            flushes < 500,
+            "group commit should batch, got {flushes} flushes"
+        );
+    }
+
+    #[tokio::test]
+    async fn commit_waits_for_the_disk_and_a_reopen_sees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut b = Batch::default();
+            b.put(Key::new("c").id(1).build(), &"kept".to_string())
+                .unwrap();
+            store.commit(b).await.unwrap();
+        }
+        let store = reopen(dir.path()).await;
+        let v: Option<String> = store.get(&Key::new("c").id(1).build()).unwrap();
+        assert_eq!(v.as_deref(), Some("kept"));
     }
 
     #[tokio::test]

@@ -60,7 +60,7 @@ use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::outbound::Relays;
-use crate::store::{Batch, Key, Store};
+use crate::store::{Batch, Key, Store, StoreResult};
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
 
@@ -531,7 +531,13 @@ impl Actor for WorkspaceActor {
             myself.send_after(every, || WorkspaceMsg::PaceSlice);
         }
         if let Handled::Commit(pending) = done {
-            match pending.commit(&state.args, &state.data) {
+            // Waiting for the apply (not the flush) keeps reads in the next handler
+            // consistent with this one's writes; the reply waits for the flush.
+            let applied = match pending.commit(&state.args, &state.data) {
+                Ok(applied) => applied.await.map_err(DomainError::from),
+                Err(e) => Err(e),
+            };
+            match applied {
                 Ok(()) => {
                     run_turns(&myself, &state.args, turns);
                     wake_relays(&state.args, wake);
@@ -616,12 +622,17 @@ pub enum Handled {
 /// A change plus the reply port it answers on, with the value type erased so that every
 /// resource shares one commit path.
 pub trait PendingCommit: Send {
+    /// Submits the change's writes; the future resolves once they are applied. The reply
+    /// goes out once they are durable.
     fn commit(
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
-    ) -> Result<(), DomainError>;
+    ) -> Result<Applied, DomainError>;
 }
+
+/// Resolves once a submitted change is applied (not yet durable).
+pub type Applied = std::pin::Pin<Box<dyn std::future::Future<Output = StoreResult<()>> + Send>>;
 
 struct Pending<T> {
     change: Change<T>,
@@ -634,7 +645,7 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
-    ) -> Result<(), DomainError> {
+    ) -> Result<Applied, DomainError> {
         let Pending {
             change,
             origin,
@@ -644,45 +655,37 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         let now = args.clock.now();
         // The deliveries announcing the change go into the change's own batch: neither
         // exists without the other.
-        let staged = data
-            .webhooks
-            .stage(
-                &args.id,
-                &args.store,
-                &origin,
-                &change.events,
-                now,
-                &mut batch,
-            )
-            .and_then(|woken| {
-                args.store
-                    .apply(batch)
-                    .map(|_| woken)
-                    .map_err(DomainError::from)
-            });
-        let woken: Vec<EndpointConfig> = match staged {
-            Ok(w) => w,
+        let woken = match data.webhooks.stage(
+            &args.id,
+            &args.store,
+            &origin,
+            &change.events,
+            now,
+            &mut batch,
+        ) {
+            Ok(woken) => woken,
             Err(e) => {
                 let _ = reply.send(Err(e.clone()));
                 return Err(e);
             }
         };
-        let durable = args.store.durable();
         let dispatcher = args.dispatcher.clone();
-        tokio::spawn(async move {
-            match durable.await {
+        let value = change.value;
+        let applied = args.store.submit(
+            batch,
+            Box::new(move |outcome| match outcome {
                 Ok(()) => {
                     if !woken.is_empty() {
                         dispatcher.wake(woken);
                     }
-                    let _ = reply.send(Ok(change.value));
+                    let _ = reply.send(Ok(value));
                 }
                 Err(e) => {
                     let _ = reply.send(Err(e.into()));
                 }
-            }
-        });
-        Ok(())
+            }),
+        );
+        Ok(Box::pin(applied))
     }
 }
 

@@ -1,0 +1,171 @@
+//! The durable write path: two threads of the store's own, so that no async worker ever
+//! waits on sled's batch lock or on the disk.
+//!
+//! - The **applier** takes queued batches in order, merges everything waiting into one
+//!   sled batch (sled's `apply_batch` takes a database-wide lock, so one call for many
+//!   writers beats many calls racing for it), applies it, tells each writer that its
+//!   write is visible, and hands the writers' "when durable" callbacks to the flusher.
+//! - The **flusher** flushes back to back. Every callback handed over before a flush
+//!   began is answered by it, in order, on the flusher thread itself: no task per write.
+//!
+//! A writer therefore waits only for its apply (microseconds), not for the disk, before
+//! it applies its next write (pipelining), while acknowledgements still follow the disk
+//! and stay in write order. A barrier (`Store::durable`) goes through the same queue, so
+//! it covers every write submitted before it.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::{
+    health::Health, record_flush, shared, Batch, Gate, StoreError, StoreResult, StoreStats,
+};
+
+/// Runs once the write (or barrier) it was given with is on disk, or failed.
+pub type AfterDurable = Box<dyn FnOnce(StoreResult<()>) + Send>;
+
+/// Most writes merged into one sled batch; bounds the time the batch lock is held.
+const MOST_PER_APPLY: usize = 1024;
+
+pub(super) enum Job {
+    Write {
+        batch: Batch,
+        applied: Option<oneshot::Sender<StoreResult<()>>>,
+        durable: AfterDurable,
+    },
+    Barrier(AfterDurable),
+}
+
+impl Job {
+    /// The callback of a job that will not run, to tell its writer.
+    pub(super) fn into_durable(self) -> AfterDurable {
+        match self {
+            Job::Write { durable, .. } | Job::Barrier(durable) => durable,
+        }
+    }
+}
+
+/// What both threads share.
+pub(super) struct Shared {
+    pub db: sled::Db,
+    pub stats: Arc<StoreStats>,
+    pub health: Arc<Health>,
+    pub gate: Gate,
+}
+
+/// Starts both threads; the returned sender is the queue. They stop (and let go of the
+/// database) once every sender is dropped and the queue is drained.
+pub(super) fn start(shared: Shared) -> std::io::Result<Sender<Job>> {
+    let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
+    let (flush_tx, flush_rx) = std::sync::mpsc::channel::<Vec<AfterDurable>>();
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let shared = Arc::new(shared);
+    let for_flusher = shared.clone();
+    std::thread::Builder::new()
+        .name("store-flusher".into())
+        .spawn(move || {
+            // Callbacks wake actors and may spawn tasks: give them the runtime.
+            let _runtime = runtime.as_ref().map(|h| h.enter());
+            run_flusher(&for_flusher, flush_rx)
+        })?;
+    std::thread::Builder::new()
+        .name("store-applier".into())
+        .spawn(move || run_applier(&shared, jobs_rx, flush_tx))?;
+    Ok(jobs_tx)
+}
+
+fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDurable>>) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < MOST_PER_APPLY {
+            match jobs.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let mut merged = sled::Batch::default();
+        let mut writes = 0;
+        for job in &mut group {
+            if let Job::Write { batch, .. } = job {
+                writes += batch.len();
+                // A later write to the same key replaces an earlier one, as applying the
+                // batches one after the other would.
+                std::mem::take(batch).merge_into(&mut merged);
+            }
+        }
+        let outcome = if writes == 0 {
+            Ok(())
+        } else {
+            apply(shared, merged)
+        };
+        let mut waiting = Vec::with_capacity(group.len());
+        for job in group {
+            match job {
+                Job::Write {
+                    applied, durable, ..
+                } => {
+                    if let Some(applied) = applied {
+                        let _ = applied.send(copy(&outcome));
+                    }
+                    match &outcome {
+                        Ok(()) => waiting.push(durable),
+                        Err(_) => answer(durable, copy(&outcome)),
+                    }
+                }
+                Job::Barrier(durable) => waiting.push(durable),
+            }
+        }
+        if !waiting.is_empty() {
+            if let Err(lost) = flusher.send(waiting) {
+                for durable in lost.0 {
+                    answer(durable, Err(StoreError::FlusherGone));
+                }
+            }
+        }
+    }
+}
+
+fn apply(on: &Shared, batch: sled::Batch) -> StoreResult<()> {
+    on.health.writable()?;
+    let _writing = shared(&on.gate);
+    on.health.watch(on.db.apply_batch(batch))
+}
+
+fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
+    while let Ok(mut waiting) = requests.recv() {
+        while let Ok(more) = requests.try_recv() {
+            waiting.extend(more);
+        }
+        let started = Instant::now();
+        let outcome = shared
+            .health
+            .writable()
+            .and_then(|_| shared.db.flush().map(|_| ()).map_err(StoreError::from));
+        record_flush(&shared.stats, waiting.len(), started.elapsed());
+        if let Err(e) = &outcome {
+            shared.health.fail(&e.to_string());
+        }
+        for durable in waiting {
+            answer(durable, copy(&outcome));
+        }
+    }
+}
+
+/// Runs a callback; one that panics is logged and does not take the thread down.
+fn answer(durable: AfterDurable, outcome: StoreResult<()>) {
+    if catch_unwind(AssertUnwindSafe(|| durable(outcome))).is_err() {
+        tracing::error!("a callback run after a durable write panicked");
+    }
+}
+
+/// One outcome, handed to many writers.
+fn copy(outcome: &StoreResult<()>) -> StoreResult<()> {
+    match outcome {
+        Ok(()) => Ok(()),
+        Err(StoreError::FlusherGone) => Err(StoreError::FlusherGone),
+        Err(e) => Err(StoreError::Unavailable(e.to_string())),
+    }
+}
