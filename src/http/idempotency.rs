@@ -12,6 +12,7 @@ use switchboard_actors::idempotency::{fingerprint, Claim, StoredResponse, MAX_KE
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::extract::ParsedBody;
 use super::AppState;
 
 pub const HEADER: &str = "idempotency-key";
@@ -65,7 +66,21 @@ async fn handle(
         .await
         .map_err(|_| ApiError::bad_request("the body is too large").into_response())?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
-    let fp = fingerprint(parts.method.as_str(), path, &canonical(&bytes));
+    // A JSON body is compared in one canonical form (keys sorted, no insignificant white
+    // space), so that a client that re-serialises between retries still matches; anything
+    // else as its bytes.
+    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let fp = match &parsed {
+        Some(value) => fingerprint(parts.method.as_str(), path, value.to_string().as_bytes()),
+        None => fingerprint(parts.method.as_str(), path, &bytes),
+    };
+    let mut parts = parts;
+    if let Some(value) = parsed {
+        // The handler reads this tree instead of parsing the body again.
+        parts
+            .extensions
+            .insert(ParsedBody(std::sync::Arc::new(value)));
+    }
     let claim = app
         .idempotency
         .claim(&scope, &key, &fp)
@@ -125,16 +140,6 @@ async fn handle(
                 .map_err(|e| ApiError::internal(e).into_response())?;
             Ok(Response::from_parts(parts, Body::from(body)))
         }
-    }
-}
-
-/// The body as compared between a request and its repeats: JSON in one canonical form
-/// (keys sorted, no insignificant white space), so a client that re-serialises between
-/// retries still matches; anything else as its bytes.
-fn canonical(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(value) => std::borrow::Cow::Owned(value.to_string().into_bytes()),
-        Err(_) => std::borrow::Cow::Borrowed(bytes),
     }
 }
 

@@ -24,7 +24,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{self, Caller, Ws};
 use crate::http::error::ApiError;
-use crate::http::extract::parse_json;
+use crate::http::extract::{from_value, parse_value};
 use crate::http::idempotency::HEADER as IDEMPOTENCY_HEADER;
 use crate::http::AppState;
 
@@ -289,8 +289,8 @@ fn guards(
 
 /// Reads a legacy body: malformed JSON is 400, a wrong shape 422, both as `{message}`.
 fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> LegacyResult<(T, serde_json::Value)> {
-    let value: serde_json::Value = parse_json(bytes)?;
-    let typed = parse_json(bytes)?;
+    let value = parse_value(bytes)?;
+    let typed = from_value(&value)?;
     Ok((typed, value))
 }
 
