@@ -268,7 +268,7 @@ mod tests {
     fn body_status(raw: &str) -> (u16, String) {
         let direct = parse_json::<Body>(raw.as_bytes());
         match direct {
-            Ok(b) => (200, b.name),
+            Ok(b) => (200, format!("{} {:?}", b.name, b.count)),
             Err(e) => (e.status.as_u16(), e.message),
         }
     }
