@@ -158,3 +158,84 @@ async fn idle_workspace_actors_stop_and_come_back_on_the_next_request() {
     assert_eq!(tags.body["data"][0]["name"], "kept");
     assert_eq!(registry.live(), 1);
 }
+
+/// 64 connections write contacts as fast as the server takes them; the process is killed
+/// mid-run. Every contact the server acknowledged with a 2xx is there after the restart,
+/// with the name it was written with.
+#[tokio::test]
+async fn every_acknowledged_write_of_a_64_connection_run_survives_kill_9() {
+    use futures::StreamExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    const CONNECTIONS: usize = 64;
+    const KILL_AFTER: usize = 1_500;
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = launch(dir.path(), &[], &[]).await;
+    let key = server.key.clone().expect("a fresh folder prints a key");
+    let url = server.url("/contacts");
+    let acknowledged = Arc::new(Mutex::new(Vec::<(u64, String)>::new()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let writers: Vec<_> = (0..CONNECTIONS)
+        .map(|writer| {
+            let (url, key) = (url.clone(), key.clone());
+            let (acknowledged, count) = (acknowledged.clone(), count.clone());
+            tokio::spawn(async move {
+                let client = reqwest::Client::builder().no_proxy().build().unwrap();
+                // Writes go on until the connection breaks, so some are in flight at the
+                // moment of the kill.
+                for n in 0.. {
+                    let name = format!("w{writer}n{n}");
+                    let sent = client
+                        .post(&url)
+                        .bearer_auth(&key)
+                        .json(&json!({"first_name": name}))
+                        .send()
+                        .await;
+                    let Ok(r) = sent else { break };
+                    if !r.status().is_success() {
+                        continue;
+                    }
+                    let Ok(body) = r.json::<serde_json::Value>().await else {
+                        break;
+                    };
+                    let id = body["id"].as_u64().expect("a 2xx carries the id");
+                    acknowledged.lock().unwrap().push((id, name));
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    while count.load(Ordering::Relaxed) < KILL_AFTER {
+        assert!(tokio::time::Instant::now() < deadline, "writes go through");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.child.start_kill().unwrap();
+    server.child.wait().await.unwrap();
+    for w in writers {
+        w.await.unwrap();
+    }
+    crate::store_safety::assert_store_checks(dir.path());
+
+    let server = launch(dir.path(), &[], &[]).await;
+    let acknowledged = std::mem::take(&mut *acknowledged.lock().unwrap());
+    assert!(acknowledged.len() >= KILL_AFTER);
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let checks = futures::stream::iter(acknowledged)
+        .map(|(id, name)| {
+            let r = client
+                .get(server.url(&format!("/contacts/{id}")))
+                .bearer_auth(&key)
+                .send();
+            async move { (id, name, r.await) }
+        })
+        .buffer_unordered(32);
+    futures::pin_mut!(checks);
+    while let Some((id, name, r)) = checks.next().await {
+        let r = r.expect("the restarted server answers");
+        assert_eq!(r.status(), 200, "acknowledged contact {id} survived");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["first_name"], name.as_str(), "contact {id}");
+    }
+}
