@@ -219,3 +219,73 @@ fn every_workspace_record_kind_is_its_own() {
     assert!(seen.len() > 20, "the check found the kinds: {seen:?}");
     assert!(repeats.is_empty(), "record kinds used twice: {repeats:?}");
 }
+
+/// The names of the types that derive `ToSchema` in `files`, with where each stands. A
+/// `#[schema(as = Name)]` renames it.
+fn schema_names(files: &[(PathBuf, String)]) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for (path, text) in files {
+        let mut deriving = false;
+        let mut renamed = None;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with("#[derive(") && line.contains("ToSchema") {
+                deriving = true;
+            } else if deriving && line.starts_with("#[schema(as = ") {
+                renamed = line["#[schema(as = ".len()..]
+                    .split([')', ','])
+                    .next()
+                    .map(|n| n.trim().to_string());
+            } else if deriving && !line.starts_with("#[") && !line.starts_with("//") {
+                let item = line
+                    .split_whitespace()
+                    .skip_while(|w| !matches!(*w, "struct" | "enum"))
+                    .nth(1)
+                    .map(|n| {
+                        n.chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect()
+                    });
+                if let Some(name) = renamed.take().or(item) {
+                    out.push((name, path.clone()));
+                }
+                deriving = false;
+            }
+        }
+    }
+    out
+}
+
+/// The OpenAPI document keys schemas by type name: two types of one name would share one
+/// entry, and one would silently describe the other's requests.
+#[test]
+fn every_documented_type_has_a_schema_name_of_its_own() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut repeats = Vec::new();
+    for dir in ["actors/src", "src"] {
+        for (name, path) in schema_names(&sources(&root.join(dir))) {
+            let path = Path::new(dir).join(path);
+            if let Some(first) = seen.insert(name.clone(), path.clone()) {
+                repeats.push(format!(
+                    "`{name}` in {} and {}",
+                    first.display(),
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(seen.len() > 50, "the check found the schemas: {seen:?}");
+    assert!(repeats.is_empty(), "schema names used twice: {repeats:?}");
+}
+
+#[test]
+fn the_schema_check_sees_a_repeated_name_and_a_rename() {
+    let files = vec![(
+        PathBuf::from("a.rs"),
+        "#[derive(Debug, ToSchema)]\n#[serde(deny_unknown_fields)]\npub struct Input {}\n\
+         #[derive(ToSchema)]\n#[schema(as = Other)]\nenum Input2 {}\n"
+            .to_string(),
+    )];
+    let names: Vec<String> = schema_names(&files).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["Input", "Other"]);
+}

@@ -121,6 +121,12 @@ fn add_schemas(doc: &mut Value) {
             props.remove(field);
         }
     }
+    // Reminder assignees are user ids.
+    for schema in ["NewReminderInput", "ReminderPatchInput"] {
+        if let Some(ids) = schemas.pointer_mut(&format!("/{schema}/properties/assignee_user_ids")) {
+            ids["items"] = json!({"type": "string", "pattern": "^usr_[A-Za-z0-9_]{1,64}$"});
+        }
+    }
     if let Some(tags) = schemas.pointer_mut("/ContactTagsInput/properties/tags") {
         tags["items"] =
             json!({"type": "string", "minLength": 1, "maxLength": 80, "pattern": PRINTABLE});

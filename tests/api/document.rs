@@ -123,6 +123,26 @@ async fn the_served_document_lists_shared_errors_headers_and_the_58_webhook_even
     assert!(doc["components"]["schemas"].get("Envelope").is_some());
 }
 
+/// Patterns the server applies, stated where a generated schema cannot carry them.
+#[tokio::test]
+async fn the_document_states_the_id_pattern_of_reminder_assignees() {
+    let app = spawn_app().await;
+    let doc = app.openapi().await;
+    for schema in ["NewReminderInput", "ReminderPatchInput"] {
+        let items =
+            &doc["components"]["schemas"][schema]["properties"]["assignee_user_ids"]["items"];
+        assert_eq!(items["pattern"], "^usr_[A-Za-z0-9_]{1,64}$", "{schema}");
+    }
+    let refused = app
+        .post(
+            "/reminders",
+            &app.key,
+            json!({"title": "Call back", "due_at": "2999-01-01T00:00:00Z", "assignee_user_ids": ["bob"]}),
+        )
+        .await;
+    invalid(refused, "assignee_user_ids[0]");
+}
+
 /// Checks `body` against the schema the document gives `method path` for `status`.
 fn conforms(doc: &Value, path: &str, method: &str, status: u16, body: &Value) -> Vec<String> {
     let schema = &doc["paths"][path][method]["responses"][status.to_string()]["content"]

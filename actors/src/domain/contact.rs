@@ -759,10 +759,11 @@ pub struct StageInput {
     pub funnel_id: Option<FunnelId>,
 }
 
-/// Body of PUT /contacts/{id}/assignee.
+/// Body of PUT /contacts/{id}/assignee and PUT /conversations/{id}/assignee.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AssigneeInput {
+    /// A member of the workspace; null or omitted unassigns.
     #[serde(default)]
     pub user_id: Option<String>,
 }

@@ -7,7 +7,7 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use switchboard_actors::directory::Principal;
-use switchboard_actors::domain::contact::Channel;
+use switchboard_actors::domain::contact::{AssigneeInput, Channel};
 use switchboard_actors::domain::conversation::{
     AiPauseReason, CloseInput, ClosingNote, Comment, Conversation, ConversationStatus,
     NewCommentInput, NewConversation, NewConversationInput, PauseInput,
@@ -233,15 +233,6 @@ async fn reopen_conversation(
         reply,
     })
     .await
-}
-
-/// Body of PUT /conversations/{id}/assignee.
-#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AssigneeInput {
-    /// A member of the workspace; null or omitted unassigns.
-    #[serde(default)]
-    pub user_id: Option<String>,
 }
 
 #[utoipa::path(put, path = "/conversations/{id}/assignee", tag = "conversations",
