@@ -58,11 +58,16 @@ fn flat_funnels(doc: &mut Value) {
 fn add_schemas(doc: &mut Value) {
     let schemas = &mut doc["components"]["schemas"];
     bound_integers(schemas);
-    // Names of tags and closing notes: printable text, not only spaces.
+    // Names of tags, closing notes, people and products: printable text, not only spaces.
     for (schema, field) in [
         ("NewTagInput", "name"),
         ("TagPatchInput", "name"),
         ("NewClosingNoteInput", "name"),
+        ("ContactInput", "first_name"),
+        ("ContactInput", "last_name"),
+        ("ContactPatchInput", "first_name"),
+        ("ContactPatchInput", "last_name"),
+        ("ProductInput", "name"),
     ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
             f["pattern"] = json!(PRINTABLE);
@@ -119,6 +124,16 @@ fn add_schemas(doc: &mut Value) {
     {
         for field in ["source", "tags", "stage_id", "assigned_to_user_id"] {
             props.remove(field);
+        }
+    }
+    // AI keywords hold a letter or digit (Unicode-aware `\w`, less the underscore).
+    let keyword = json!({"type": "string", "minLength": 1, "maxLength": 100, "pattern": "[^\\W_]"});
+    for pointer in [
+        "/FaqEntry/properties/keywords",
+        "/AiSettingsPatch/properties/handover_keywords",
+    ] {
+        if let Some(words) = schemas.pointer_mut(pointer) {
+            words["items"] = keyword.clone();
         }
     }
     // Reminder assignees are user ids.

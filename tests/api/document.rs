@@ -125,13 +125,31 @@ async fn the_served_document_lists_shared_errors_headers_and_the_58_webhook_even
 
 /// Patterns the server applies, stated where a generated schema cannot carry them.
 #[tokio::test]
-async fn the_document_states_the_id_pattern_of_reminder_assignees() {
+async fn the_document_states_patterns_the_server_applies_to_ids_names_and_keywords() {
     let app = spawn_app().await;
     let doc = app.openapi().await;
     for schema in ["NewReminderInput", "ReminderPatchInput"] {
         let items =
             &doc["components"]["schemas"][schema]["properties"]["assignee_user_ids"]["items"];
         assert_eq!(items["pattern"], "^usr_[A-Za-z0-9_]{1,64}$", "{schema}");
+    }
+    let schemas = &doc["components"]["schemas"];
+    for pointer in [
+        "/FaqEntry/properties/keywords/items/pattern",
+        "/AiSettingsPatch/properties/handover_keywords/items/pattern",
+    ] {
+        assert_eq!(
+            schemas.pointer(pointer),
+            Some(&json!("[^\\W_]")),
+            "{pointer}"
+        );
+    }
+    for pointer in [
+        "/ContactInput/properties/first_name/pattern",
+        "/ContactPatchInput/properties/last_name/pattern",
+        "/ProductInput/properties/name/pattern",
+    ] {
+        assert!(schemas.pointer(pointer).is_some(), "{pointer}");
     }
     let refused = app
         .post(
