@@ -41,6 +41,12 @@ pub type ReplyFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> +
 /// Produces the reply to a customer's message, or says why it could not.
 pub trait Responder: Send + Sync + 'static {
     fn reply<'a>(&'a self, request: &'a TurnRequest) -> ReplyFuture<'a>;
+
+    /// Whether the reply depends on the conversation so far; a responder that answers
+    /// from the new text alone spares every turn a read of the history.
+    fn reads_history(&self) -> bool {
+        true
+    }
 }
 
 /// The responder every workspace uses, and the limit of a whole turn.
@@ -58,6 +64,11 @@ impl Ai {
     /// The embedded rules responder.
     pub fn rules(limit: Duration) -> Self {
         Self::new(Arc::new(rules::RulesResponder), limit)
+    }
+
+    /// Whether a turn's request needs the conversation's history.
+    pub fn reads_history(&self) -> bool {
+        self.responder.reads_history()
     }
 
     pub async fn turn(&self, request: &TurnRequest, contact: &KnownContact) -> TurnOutcome {

@@ -26,6 +26,11 @@ impl Responder for RulesResponder {
         let answer = Self::answer(request);
         Box::pin(async move { Ok(answer) })
     }
+
+    /// Rules read the customer's new text only.
+    fn reads_history(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -578,8 +578,10 @@ fn run_turns(
             if durable.await.is_err() {
                 return;
             }
-            if let Err(e) = job.load_history() {
-                tracing::warn!(error = %e, "an AI turn runs without the conversation's history");
+            if ai.reads_history() {
+                if let Err(e) = job.load_history() {
+                    tracing::warn!(error = %e, "an AI turn runs without the conversation's history");
+                }
             }
             let outcome = ai.turn(&job.request, &job.contact).await;
             let (tx, _) = ractor::concurrency::oneshot();
