@@ -1,10 +1,12 @@
 //! `switchboard loadtest` end to end: the real binary against the app on 127.0.0.1:0,
-//! with a tiny configuration, its `--json` report read back.
+//! with a tiny configuration, its `--json` report read back; and the operator route it
+//! reads the server's CPU time from.
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
+use reqwest::Method;
+use serde_json::{json, Value};
 
 use crate::helpers::*;
 
@@ -99,5 +101,54 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
     assert!(
         n("/ratios/messages_vs_health_throughput") > 0.0,
         "{report:#}"
+    );
+}
+
+/// The figures come from /proc, so they are asserted where it exists.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_process_route_answers_cpu_time_and_memory_to_the_operator_only() {
+    let app = spawn_app().await;
+    let anonymous = app
+        .client
+        .get(format!("{}/admin/process", app.admin))
+        .send()
+        .await
+        .expect("request sent");
+    assert_eq!(anonymous.status().as_u16(), 401);
+
+    let before = app
+        .admin_call(Method::GET, "/admin/process")
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(before.body["object"], "process_usage", "{}", before.body);
+    let cpu = |r: &Resp| {
+        let user = r.body["user_cpu_s"].as_f64().expect("user_cpu_s");
+        let system = r.body["system_cpu_s"].as_f64().expect("system_cpu_s");
+        assert!(user >= 0.0 && system >= 0.0, "{}", r.body);
+        user + system
+    };
+    let resident = before.body["resident_memory_bytes"].as_u64().expect("rss");
+    let peak = before.body["peak_resident_memory_bytes"]
+        .as_u64()
+        .expect("peak");
+    assert!(resident > 0 && peak >= resident, "{}", before.body);
+    // Cumulative: the server's work in between never makes it go back.
+    for i in 0..50 {
+        app.post("/tags", &app.key, json!({ "name": format!("t{i}") }))
+            .await
+            .expect(201);
+    }
+    let after = app
+        .admin_call(Method::GET, "/admin/process")
+        .send()
+        .await
+        .expect(200);
+    assert!(
+        cpu(&after) >= cpu(&before),
+        "{} then {}",
+        before.body,
+        after.body
     );
 }
