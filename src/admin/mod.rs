@@ -3,6 +3,7 @@
 
 pub mod backup;
 pub mod metrics;
+pub mod process;
 
 use std::collections::BTreeSet;
 
@@ -46,6 +47,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/workspaces/{id}/credits", post(set_credits))
         .route("/metrics", get(prometheus))
         .route("/admin/actors", get(list_actors))
+        .route("/admin/process", get(process::usage))
         .route("/admin/workspaces/{id}/stats", get(workspace_stats))
         .route("/admin/workspaces/{id}/events", post(trigger_event))
         .route(

@@ -58,12 +58,96 @@ pub struct LoadtestArgs {
     /// nothing is paced and every connection sends as fast as it can. 0 also means unpaced.
     #[arg(long, env = "SWITCHBOARD_LOADTEST_RATE_BUDGET")]
     pub rate_budget: Option<u32>,
+    /// Instead of the health baseline and the mixed run: these classes, each alone, one
+    /// after the other for an equal share of --duration, e.g. `health,reads,writes`
+    /// (names as in --mix, plus `health`). Every phase reports the server's CPU time per
+    /// request, and its ratios to the `health` phase when there is one.
+    #[arg(long, conflicts_with_all = ["mix", "rate"])]
+    pub phases: Option<Phases>,
+    /// Open loop: offer this many requests per second in all (across every workspace,
+    /// classes from --mix) on a fixed schedule, whether or not earlier ones were
+    /// answered. Runs for --duration, or for --requests.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate: Option<u32>,
+    /// Open loop: how many requests to send in all (then --duration is not used).
+    #[arg(long, requires = "rate", value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+    /// Open loop: the most requests in flight at once. A request whose time comes while
+    /// this many are unanswered is skipped (and counted), so the load tester never runs
+    /// away from a server that stalls.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_in_flight: u32,
+    /// How long to wait, after the last answer, for webhook deliveries still on their way;
+    /// the wait ends as soon as every accepted webhook write was delivered. Default: 60s
+    /// with --rate, no wait otherwise.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub drain: Option<Duration>,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
     /// Do not draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// How a run drives the server, from the flags.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The default: a GET /health baseline (20% of --duration), then the mixed run.
+    HealthThenMix,
+    /// `--phases`: each class alone, in order, for an equal share of --duration.
+    Phases(Vec<Class>),
+    /// `--rate`: requests offered on a fixed schedule (an open loop).
+    OpenLoop(OpenLoop),
+}
+
+/// The settings of an open-loop run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenLoop {
+    /// Requests per second offered in all.
+    pub rate: u32,
+    /// How many to send; `None`: as many as --duration holds.
+    pub requests: Option<u64>,
+    pub max_in_flight: u32,
+}
+
+/// Waiting for deliveries when --drain is not given in an open-loop run.
+pub const DEFAULT_OPEN_LOOP_DRAIN: Duration = Duration::from_secs(60);
+
+impl LoadtestArgs {
+    pub fn mode(&self) -> Mode {
+        if let Some(rate) = self.rate {
+            return Mode::OpenLoop(OpenLoop {
+                rate,
+                requests: self.requests,
+                max_in_flight: self.max_in_flight,
+            });
+        }
+        match &self.phases {
+            Some(p) => Mode::Phases(p.0.clone()),
+            None => Mode::HealthThenMix,
+        }
+    }
+
+    /// The longest wait for deliveries after the last answer.
+    pub fn drain(&self) -> Duration {
+        match (self.drain, self.rate) {
+            (Some(d), _) => d,
+            (None, Some(_)) => DEFAULT_OPEN_LOOP_DRAIN,
+            (None, None) => Duration::ZERO,
+        }
+    }
+
+    /// Every class this run may send (what the bootstrap must prepare for).
+    pub fn classes(&self) -> Vec<Class> {
+        match self.mode() {
+            Mode::Phases(classes) => classes,
+            Mode::HealthThenMix | Mode::OpenLoop(_) => Class::ALL
+                .into_iter()
+                .filter(|&c| c == Class::Health || self.mix.share(c) > 0)
+                .collect(),
+        }
+    }
 }
 
 /// The request classes of the mixed run, in report order.
@@ -105,6 +189,11 @@ impl Class {
         }
     }
 
+    /// The class named `key` (as in `--mix` and `--phases`).
+    pub fn from_key(key: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.key() == key)
+    }
+
     /// The name in the text report.
     pub fn label(self) -> &'static str {
         match self {
@@ -131,6 +220,18 @@ pub struct Mix {
 impl Mix {
     pub fn total(&self) -> u32 {
         self.reads + self.writes + self.searches + self.webhook_writes + self.messages
+    }
+
+    /// The share of `class` (0 for health, which is never mixed in).
+    pub fn share(&self, class: Class) -> u32 {
+        match class {
+            Class::Health => 0,
+            Class::Reads => self.reads,
+            Class::Writes => self.writes,
+            Class::Searches => self.searches,
+            Class::WebhookWrites => self.webhook_writes,
+            Class::Messages => self.messages,
+        }
     }
 
     /// Webhook writes turned into plain writes (when the server refuses our receiver).
@@ -216,6 +317,32 @@ impl fmt::Display for Mix {
     }
 }
 
+/// The classes of `--phases`, in the order they run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phases(pub Vec<Class>);
+
+impl FromStr for Phases {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut classes = Vec::new();
+        for name in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let class = Class::from_key(name).ok_or_else(|| {
+                let known: Vec<&str> = Class::ALL.iter().map(|c| c.key()).collect();
+                format!("unknown class `{name}` ({})", known.join(", "))
+            })?;
+            if classes.contains(&class) {
+                return Err(format!("`{name}` is named twice"));
+            }
+            classes.push(class);
+        }
+        if classes.is_empty() {
+            return Err("name at least one class, e.g. health,reads,writes".into());
+        }
+        Ok(Phases(classes))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +361,23 @@ mod tests {
         assert_eq!(mix.without_webhooks().writes, 25);
         let reads_only: Mix = "reads=100".parse().unwrap();
         assert_eq!(reads_only.pick(99), Class::Reads);
+    }
+
+    #[test]
+    fn phases_parse_in_order_and_refuse_unknown_or_repeated_classes() {
+        let p: Phases = "health, reads,writes,webhook_writes".parse().unwrap();
+        assert_eq!(
+            p.0,
+            [
+                Class::Health,
+                Class::Reads,
+                Class::Writes,
+                Class::WebhookWrites
+            ]
+        );
+        assert!("health,deletes".parse::<Phases>().is_err());
+        assert!("reads,reads".parse::<Phases>().is_err());
+        assert!(" , ".parse::<Phases>().is_err());
     }
 
     #[test]

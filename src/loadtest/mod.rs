@@ -1,26 +1,49 @@
 //! `switchboard loadtest`: drives any running server with many workspaces at once and
-//! reports throughput, latency and per-workspace isolation.
+//! reports throughput, latency, per-workspace isolation, the server's CPU time per
+//! request and, for webhook-producing writes, write-to-delivery latency.
 //!
 //! It never starts a server: it measures what is deployed. The steps, one module each:
-//! - [`args`]: the command line and the request mix;
+//! - [`args`]: the command line, the request mix and the mode;
 //! - [`plan`]: bootstrap through the operator API (workspaces), then the public API
 //!   (webhook endpoints pointing at [`receiver`], seeded contacts);
-//! - [`run`]: a GET /health baseline, then the mixed run, paced per workspace when the
-//!   server has a budget, as fast as the connections allow when it has none;
-//! - [`stats`] and [`report`]: per-worker records merged into one report, text or JSON.
+//! - [`traffic`]: how each request class is built and sent;
+//! - [`run`]: closed-loop phases: a GET /health baseline then the mixed run, or with
+//!   `--phases` each class alone; paced per workspace when the server has a budget, as
+//!   fast as the connections allow when it has none;
+//! - [`open_loop`] with [`schedule`]: `--rate`, requests offered on a fixed timetable;
+//! - [`deliveries`]: each webhook delivery matched to the write that caused it;
+//! - [`usage`]: the server's CPU time (its `GET /admin/process`) around each phase;
+//! - [`outcome`], [`stats`] and [`report`]: what was recorded, merged into one report,
+//!   text or JSON; [`progress`] draws the bar meanwhile.
 
 pub mod args;
+pub mod deliveries;
+pub mod open_loop;
+pub mod outcome;
 pub mod plan;
+pub mod progress;
 pub mod receiver;
 pub mod report;
 pub mod run;
+pub mod schedule;
 pub mod stats;
+pub mod traffic;
+pub mod usage;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use args::LoadtestArgs;
 pub use report::Report;
+
+use args::{Class, Mode};
+use open_loop::OpenLoopRun;
+use outcome::RunOutput;
+use run::ClosedLoop;
+use schedule::Schedule;
+use traffic::Traffic;
+use usage::UsageProbe;
 
 /// Why a load test could not run (the report itself never fails).
 #[derive(Debug, Clone)]
@@ -61,33 +84,90 @@ pub async fn run(args: LoadtestArgs) -> Result<(), LoadtestError> {
 pub async fn execute(args: &LoadtestArgs) -> Result<Report, LoadtestError> {
     check(args)?;
     let progress = !args.json && !args.no_progress;
+    let mode = args.mode();
+    let in_flight = match &mode {
+        Mode::OpenLoop(o) => o.max_in_flight,
+        _ => args.connections,
+    };
     let client = reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
-        .pool_max_idle_per_host(args.connections as usize)
+        .pool_max_idle_per_host(in_flight as usize)
         .timeout(REQUEST_TIMEOUT)
         .build()
         .map_err(|e| LoadtestError::new(format!("cannot build the HTTP client: {e}")))?;
     let say = |note: &str| eprintln!("switchboard loadtest: {note}");
     let plan = plan::bootstrap(args, &client, progress, &say).await?;
-    if progress {
-        eprintln!(
-            "switchboard loadtest: {} workspaces ready in {:.1}s; running for {}",
-            plan.workspaces.len(),
-            plan.bootstrap_secs,
-            humantime::format_duration(args.duration)
-        );
+    let traffic = Arc::new(Traffic::new(&plan, client.clone(), &args.api_url));
+    let probe = UsageProbe::new(client, &args.admin_url, &args.admin_token);
+    let deliveries = plan.receiver.as_ref().map(|r| r.deliveries.as_ref());
+    let drain = args.drain();
+    let (phases, open_loop, drain_secs) = match &mode {
+        Mode::OpenLoop(settings) => {
+            let schedule = match settings.requests {
+                Some(n) => Schedule::for_count(settings.rate, n),
+                None => Schedule::for_duration(settings.rate, args.duration),
+            };
+            if progress {
+                say(&format!(
+                    "{} workspaces ready in {:.1}s; offering {} requests at {}/s",
+                    plan.workspaces.len(),
+                    plan.bootstrap_secs,
+                    schedule.len(),
+                    schedule.rate()
+                ));
+            }
+            let (phase, stats, drained) = OpenLoopRun {
+                traffic: &traffic,
+                probe: &probe,
+                settings: *settings,
+                schedule,
+                mix: plan.mix,
+                deliveries,
+                drain,
+                show_progress: progress,
+            }
+            .run()
+            .await;
+            (vec![phase], Some(stats), drained)
+        }
+        Mode::HealthThenMix | Mode::Phases(_) => {
+            let phases = match &mode {
+                Mode::Phases(classes) => run::each_alone(classes, args.duration),
+                _ => run::health_then_mix(args.duration),
+            };
+            if progress {
+                say(&format!(
+                    "{} workspaces ready in {:.1}s; running for {}",
+                    plan.workspaces.len(),
+                    plan.bootstrap_secs,
+                    humantime::format_duration(args.duration)
+                ));
+            }
+            let closed = ClosedLoop {
+                traffic: &traffic,
+                probe: &probe,
+                connections: args.connections as usize,
+                budget: plan.budget,
+                mix: plan.mix,
+                show_progress: progress,
+            };
+            let (phases, drained) = closed.run(&phases, deliveries, drain).await;
+            (phases, None, drained)
+        }
+    };
+    let out = RunOutput {
+        phases,
+        open_loop,
+        deliveries: deliveries.map(|d| d.summary()),
+        drain_secs,
+        first_transport_error: traffic.first_error(),
+    };
+    let mut notes = Vec::new();
+    if out.phases.iter().any(|p| p.consumed.server_cpu_s.is_none()) {
+        notes.push(probe.note());
     }
-    let out = run::run(
-        &plan,
-        client,
-        &args.api_url,
-        args.connections as usize,
-        args.duration,
-        progress,
-    )
-    .await;
-    Ok(Report::build(args, &plan, &out))
+    Ok(Report::build(args, &plan, &out, notes))
 }
 
 /// Refuses settings that cannot make a meaningful run, before anything is created.
@@ -98,15 +178,32 @@ fn check(args: &LoadtestArgs) -> Result<(), LoadtestError> {
             args.noisy, args.workspaces
         )));
     }
-    if args.duration < Duration::from_millis(500) {
-        return Err(LoadtestError::new(
-            "--duration must be at least 500ms (the first 20% is the health baseline)",
-        ));
+    let mode = args.mode();
+    match &mode {
+        Mode::HealthThenMix if args.duration < Duration::from_millis(500) => {
+            return Err(LoadtestError::new(
+                "--duration must be at least 500ms (the first 20% is the health baseline)",
+            ));
+        }
+        Mode::Phases(classes)
+            if args.duration < Duration::from_millis(200) * (classes.len() as u32) =>
+        {
+            return Err(LoadtestError::new(format!(
+                "--duration must give each of the {} phases at least 200ms",
+                classes.len()
+            )));
+        }
+        Mode::OpenLoop(o) if o.requests.is_none() && args.duration.is_zero() => {
+            return Err(LoadtestError::new(
+                "an open loop needs --requests or a --duration above zero",
+            ));
+        }
+        _ => {}
     }
-    if args.contacts_per_workspace == 0 && args.mix.reads > 0 {
+    if args.contacts_per_workspace == 0 && args.classes().contains(&Class::Reads) {
         return Err(LoadtestError::new(
-            "reads need seeded contacts: give --contacts-per-workspace 1 or more, or a \
-             --mix without reads",
+            "reads need seeded contacts: give --contacts-per-workspace 1 or more, or leave \
+             reads out",
         ));
     }
     for (flag, url) in [

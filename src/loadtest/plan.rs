@@ -11,7 +11,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
-use super::args::{LoadtestArgs, Mix};
+use super::args::{Class, LoadtestArgs, Mix};
 use super::receiver::Receiver;
 use super::LoadtestError;
 
@@ -269,10 +269,23 @@ pub async fn bootstrap(
         }
     }
 
+    if let (Some(rate), Some(budget)) = (args.rate, budget) {
+        let allowed = u64::from(budget) * count as u64 / 60;
+        if u64::from(rate) > allowed {
+            let note = format!(
+                "--rate {rate}/s is above what {count} workspaces may send at {budget}/min \
+                 each ({allowed}/s): expect 429s (start the server with \
+                 SWITCHBOARD_RATE_LIMIT_PER_MINUTE=0 to measure without its limit)"
+            );
+            say(&note);
+            notes.push(note);
+        }
+    }
+
     // 4. Webhook endpoints subscribed to tag.created, pointing at our own receiver.
     let mut mix = args.mix;
     let mut receiver = None;
-    if mix.webhook_writes > 0 {
+    if args.classes().contains(&Class::WebhookWrites) {
         let r = Receiver::start().await?;
         let a = create_endpoint(client, &api, &first.key, &r.url).await?;
         match a.status {
@@ -288,6 +301,14 @@ pub async fn bootstrap(
                     .try_collect::<Vec<()>>()
                     .await?;
                 receiver = Some(r);
+            }
+            StatusCode::UNPROCESSABLE_ENTITY if args.phases.is_some() => {
+                return Err(LoadtestError::new(format!(
+                    "the server refused a webhook endpoint at {}: start it with \
+                     SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true, or leave webhook_writes out \
+                     of --phases",
+                    r.url
+                )));
             }
             StatusCode::UNPROCESSABLE_ENTITY => {
                 let note = format!(

@@ -4,46 +4,73 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::args::{Class, LoadtestArgs, Mix};
+use super::args::{Class, LoadtestArgs, Mix, Mode};
+use super::deliveries::DeliverySummary;
+use super::outcome::{OpenLoopStats, PhaseKind, PhaseOutput, RunOutput};
 use super::plan::Plan;
-use super::run::RunOutput;
+use super::schedule::LATE_AFTER;
 use super::stats::{Latency, Series, StatusCounts};
 
 /// The object `switchboard loadtest --json` prints. Field names are stable; figures are
-/// numbers (seconds, requests per second, milliseconds), and a ratio that cannot be
-/// computed (nothing of that class ran) is `null`.
+/// numbers (seconds, requests per second, milliseconds, microseconds of CPU), and a
+/// figure or ratio that cannot be computed (nothing of that class ran, the server gave
+/// no CPU figures) is `null`.
 ///
-/// - `config`: what ran. `api_url`; `workspaces`; `noisy_workspaces`;
-///   `contacts_per_workspace`; `connections`; `duration_s` (both phases);
+/// - `config`: what ran. `api_url`; `mode` (`health_then_mix`, `phases` or `open_loop`);
+///   `phases` (the classes of `--phases`, else `null`); `workspaces`; `noisy_workspaces`;
+///   `contacts_per_workspace`; `connections`; `duration_s` (all phases; not used by an
+///   open loop given `--requests`);
 ///   `mix` `{reads, writes, searches, webhook_writes, messages}` as run (webhook writes are folded
 ///   into writes when the server refused the receiver); `rate_budget_per_minute` (what
 ///   quiet workspaces paced to, `null` = unpaced); `server_rate_budget_per_minute` (the
-///   server's `RateLimit-Limit`, `null` = its limit is off); `bootstrap_s` (creating
+///   server's `RateLimit-Limit`, `null` = its limit is off); `drain_limit_s` (the
+///   longest wait for webhook deliveries after the last answer); `bootstrap_s` (creating
 ///   workspaces, endpoints and seeding, not part of the timed run).
+/// - `phases`: the phases in the order they ran, each `{phase, seconds, requests,
+///   per_second, latency, status, server_cpu_s, server_cpu_per_request_us,
+///   client_cpu_per_request_us, server_resident_memory_bytes, throughput_vs_health,
+///   server_cpu_per_request_vs_health}`. `phase` is `health`, a class name (with
+///   `--phases`), `mixed` or `open_loop`. CPU time is user plus system, read from the
+///   server's `GET /admin/process` just before and just after the phase (after the drain,
+///   for the last phase, so it includes finishing the webhook deliveries), divided by
+///   the requests answered in the phase; `client_cpu_per_request_us` is the load
+///   tester's own. The two ratios compare with the `health` phase of the same run.
 /// - `total`, `health_phase`, `mixed_phase`: `{requests, seconds, per_second}`. The health
-///   phase is GET /health from every connection for the first 20% of the duration; the
-///   mixed phase is the API traffic for the rest. `total` spans both.
+///   phase is GET /health from every connection (by default the first 20% of the
+///   duration); the mixed phase is every other phase together. `total` spans all.
 /// - `classes`: `{health, reads, writes, searches, webhook_writes, messages}`, each
-///   `{requests, per_second, latency: {p50_ms, p90_ms, p99_ms, max_ms}, status}`.
-/// - `workspaces`: `{quiet, noisy}`, the same shape, over the mixed phase.
-/// - `status`: both phases: `{ok_200, created_201, accepted_202, rate_limited_429,
+///   `{requests, per_second, latency: {p50_ms, p90_ms, p99_ms, max_ms}, status}`; a
+///   class's rate is over the phases that sent it.
+/// - `workspaces`: `{quiet, noisy}`, the same shape, over the API traffic.
+/// - `status`: all phases: `{ok_200, created_201, accepted_202, rate_limited_429,
 ///   other_4xx, server_5xx, transport_errors, other}`. Latencies cover answered requests
 ///   only.
 /// - `ratios`: `reads_vs_health_throughput` (reads/s over health/s),
 ///   `writes_vs_health_throughput`, `mixed_vs_health_throughput` (all API requests/s over
 ///   health/s), `messages_vs_health_throughput`, `reads_vs_health_p99`,
 ///   `writes_vs_health_p99` and `messages_vs_health_p99` (p99 over health's p99).
-///   With the default mix, reads get only part of the connections: use `--mix reads=100`
-///   or `--mix writes=100` to compare one class with the bare handler.
+///   With the default mix, reads get only part of the connections: use `--phases
+///   health,reads,writes` to compare each class alone with the bare handler.
 /// - `isolation`: `{quiet_429, noisy_429, quiet_p99_ms, noisy_p99_ms, holds}`; `holds` is
 ///   true when no quiet workspace got a 429.
-/// - `webhook_deliveries_received`: deliveries our receiver got by the end of the run
-///   (`null` without webhook writes).
+/// - `open_loop` (`null` unless `--rate`): `{offered_per_second, scheduled, sent,
+///   skipped, late, late_after_ms, worst_lag_ms, max_in_flight, peak_in_flight,
+///   schedule_s}`: requests skipped because `max_in_flight` were unanswered, and those
+///   sent more than `late_after_ms` behind their due time.
+/// - `webhook_deliveries` (`null` without the receiver): `{received, writes_accepted,
+///   delivered, undelivered, duplicates, unmatched, latency, drain_s}`. Each delivery is
+///   matched to its write by the tag name in its `data`; `latency` runs from the write's
+///   send time to the delivery's arrival; an event id received again counts once, as a
+///   duplicate; `undelivered` are accepted writes whose event had not arrived when the
+///   run ended, after `drain_s` of waiting.
+/// - `webhook_deliveries_received`: every POST our receiver got by the end of the run,
+///   duplicates included (`null` without webhook writes).
 /// - `first_transport_error`: the first connection-level error, if any.
 /// - `notes`: what the load tester changed or wants the operator to know.
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub config: ConfigReport,
+    pub phases: Vec<PhaseReport>,
     pub total: Throughput,
     pub health_phase: Throughput,
     pub mixed_phase: Throughput,
@@ -52,6 +79,8 @@ pub struct Report {
     pub status: StatusCounts,
     pub ratios: Ratios,
     pub isolation: Isolation,
+    pub open_loop: Option<OpenLoopReport>,
+    pub webhook_deliveries: Option<DeliveriesReport>,
     pub webhook_deliveries_received: Option<u64>,
     pub first_transport_error: Option<String>,
     pub notes: Vec<String>,
@@ -60,6 +89,8 @@ pub struct Report {
 #[derive(Debug, Serialize)]
 pub struct ConfigReport {
     pub api_url: String,
+    pub mode: &'static str,
+    pub phases: Option<Vec<&'static str>>,
     pub workspaces: u32,
     pub noisy_workspaces: u32,
     pub contacts_per_workspace: u32,
@@ -68,6 +99,7 @@ pub struct ConfigReport {
     pub mix: MixReport,
     pub rate_budget_per_minute: Option<u32>,
     pub server_rate_budget_per_minute: Option<u32>,
+    pub drain_limit_s: f64,
     pub bootstrap_s: f64,
 }
 
@@ -177,6 +209,99 @@ pub struct Isolation {
     pub holds: bool,
 }
 
+/// One phase: what it sent and what each request cost the server.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseReport {
+    pub phase: &'static str,
+    #[serde(skip)]
+    pub label: &'static str,
+    pub seconds: f64,
+    pub requests: u64,
+    pub per_second: f64,
+    pub latency: Latency,
+    pub status: StatusCounts,
+    pub server_cpu_s: Option<f64>,
+    pub server_cpu_per_request_us: Option<f64>,
+    pub client_cpu_per_request_us: Option<f64>,
+    pub server_resident_memory_bytes: Option<u64>,
+    pub throughput_vs_health: Option<f64>,
+    pub server_cpu_per_request_vs_health: Option<f64>,
+}
+
+impl PhaseReport {
+    fn new(p: &PhaseOutput) -> Self {
+        let all = p.recorder.all();
+        let answered = all.answered();
+        let per_request_us = |cpu_s: Option<f64>| {
+            cpu_s
+                .filter(|_| answered > 0)
+                .map(|s| s * 1e6 / answered as f64)
+        };
+        Self {
+            phase: p.kind.key(),
+            label: p.kind.label(),
+            seconds: p.secs,
+            requests: all.requests(),
+            per_second: per_second(all.requests(), p.secs),
+            latency: all.latency(),
+            status: all.status,
+            server_cpu_s: p.consumed.server_cpu_s,
+            server_cpu_per_request_us: per_request_us(p.consumed.server_cpu_s),
+            client_cpu_per_request_us: per_request_us(p.consumed.client_cpu_s),
+            server_resident_memory_bytes: p.consumed.server_resident_memory_bytes,
+            throughput_vs_health: None,
+            server_cpu_per_request_vs_health: None,
+        }
+    }
+
+    /// Fills in the ratios to the health phase of the same run.
+    fn compare_with(&mut self, health: &PhaseReport) {
+        self.throughput_vs_health = ratio(self.per_second, health.per_second);
+        self.server_cpu_per_request_vs_health = self
+            .server_cpu_per_request_us
+            .zip(health.server_cpu_per_request_us)
+            .and_then(|(mine, theirs)| ratio(mine, theirs));
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct OpenLoopReport {
+    pub offered_per_second: u32,
+    pub scheduled: u64,
+    pub sent: u64,
+    pub skipped: u64,
+    pub late: u64,
+    pub late_after_ms: f64,
+    pub worst_lag_ms: f64,
+    pub max_in_flight: u32,
+    pub peak_in_flight: u32,
+    pub schedule_s: f64,
+}
+
+impl From<OpenLoopStats> for OpenLoopReport {
+    fn from(o: OpenLoopStats) -> Self {
+        Self {
+            offered_per_second: o.rate,
+            scheduled: o.scheduled,
+            sent: o.sent,
+            skipped: o.skipped,
+            late: o.late,
+            late_after_ms: LATE_AFTER.as_secs_f64() * 1000.0,
+            worst_lag_ms: o.worst_lag_ms,
+            max_in_flight: o.max_in_flight,
+            peak_in_flight: o.peak_in_flight,
+            schedule_s: o.schedule_secs,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DeliveriesReport {
+    #[serde(flatten)]
+    pub summary: DeliverySummary,
+    pub drain_s: f64,
+}
+
 fn per_second(requests: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         requests as f64 / seconds
@@ -191,14 +316,19 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
 }
 
 impl Report {
-    pub fn build(args: &LoadtestArgs, plan: &Plan, out: &RunOutput) -> Self {
-        let rec = &out.recorder;
+    pub fn build(args: &LoadtestArgs, plan: &Plan, out: &RunOutput, notes: Vec<String>) -> Self {
+        let rec = out.recorder();
+        let is_health = |p: &PhaseOutput| p.kind == PhaseKind::Alone(Class::Health);
+        // A stream's rate is over the phases in which it sent anything.
+        let seconds_of = |sent: &dyn Fn(&PhaseOutput) -> u64| -> f64 {
+            out.phases
+                .iter()
+                .filter(|p| sent(p) > 0)
+                .map(|p| p.secs)
+                .sum()
+        };
         let in_phase = |class: Class| {
-            let secs = if class == Class::Health {
-                out.health_secs
-            } else {
-                out.mixed_secs
-            };
+            let secs = seconds_of(&|p| p.recorder.class(class).requests());
             ClassReport::new(rec.class(class), secs)
         };
         let classes = Classes {
@@ -210,13 +340,22 @@ impl Report {
             messages: in_phase(Class::Messages),
         };
         let workspaces = Groups {
-            quiet: ClassReport::new(&rec.quiet, out.mixed_secs),
-            noisy: ClassReport::new(&rec.noisy, out.mixed_secs),
+            quiet: ClassReport::new(&rec.quiet, seconds_of(&|p| p.recorder.quiet.requests())),
+            noisy: ClassReport::new(&rec.noisy, seconds_of(&|p| p.recorder.noisy.requests())),
         };
-        let mut status = StatusCounts::default();
-        for class in Class::ALL {
-            status.merge(&rec.class(class).status);
-        }
+        let status = rec.all().status;
+        let health_secs: f64 = out
+            .phases
+            .iter()
+            .filter(|p| is_health(p))
+            .map(|p| p.secs)
+            .sum();
+        let mixed_secs: f64 = out
+            .phases
+            .iter()
+            .filter(|p| !is_health(p))
+            .map(|p| p.secs)
+            .sum();
         let health_requests = classes.health.requests;
         let mixed_requests = status.total() - health_requests;
         let health = &classes.health;
@@ -225,7 +364,7 @@ impl Report {
             writes_vs_health_throughput: ratio(classes.writes.per_second, health.per_second),
             messages_vs_health_throughput: ratio(classes.messages.per_second, health.per_second),
             mixed_vs_health_throughput: ratio(
-                per_second(mixed_requests, out.mixed_secs),
+                per_second(mixed_requests, mixed_secs),
                 health.per_second,
             ),
             reads_vs_health_p99: ratio(classes.reads.latency.p99_ms, health.latency.p99_ms),
@@ -239,16 +378,47 @@ impl Report {
             noisy_p99_ms: workspaces.noisy.latency.p99_ms,
             holds: workspaces.quiet.status.rate_limited_429 == 0,
         };
-        let mut notes = plan.notes.clone();
+        let mut phases: Vec<PhaseReport> = out.phases.iter().map(PhaseReport::new).collect();
+        if let Some(health) = out
+            .phases
+            .iter()
+            .position(is_health)
+            .map(|i| phases[i].clone())
+        {
+            for p in &mut phases {
+                p.compare_with(&health);
+            }
+        }
+        let mut all_notes = plan.notes.clone();
+        all_notes.extend(notes);
         if status.transport_errors > 0 {
-            notes.push(format!(
+            all_notes.push(format!(
                 "{} requests got no answer (transport errors)",
                 status.transport_errors
             ));
         }
+        if let Some(o) = &out.open_loop {
+            if o.skipped > 0 {
+                all_notes.push(format!(
+                    "{} requests were skipped: their time came while {} were unanswered \
+                     (--max-in-flight)",
+                    o.skipped, o.max_in_flight
+                ));
+            }
+        }
+        let mode = args.mode();
         Report {
             config: ConfigReport {
                 api_url: args.api_url.clone(),
+                mode: match mode {
+                    Mode::HealthThenMix => "health_then_mix",
+                    Mode::Phases(_) => "phases",
+                    Mode::OpenLoop(_) => "open_loop",
+                },
+                phases: match &mode {
+                    Mode::Phases(classes) => Some(classes.iter().map(|c| c.key()).collect()),
+                    _ => None,
+                },
                 workspaces: args.workspaces,
                 noisy_workspaces: args.noisy,
                 contacts_per_workspace: args.contacts_per_workspace,
@@ -257,19 +427,26 @@ impl Report {
                 mix: plan.mix.into(),
                 rate_budget_per_minute: plan.budget,
                 server_rate_budget_per_minute: plan.server_budget,
+                drain_limit_s: args.drain().as_secs_f64(),
                 bootstrap_s: plan.bootstrap_secs,
             },
-            total: Throughput::new(status.total(), out.health_secs + out.mixed_secs),
-            health_phase: Throughput::new(health_requests, out.health_secs),
-            mixed_phase: Throughput::new(mixed_requests, out.mixed_secs),
+            phases,
+            total: Throughput::new(status.total(), health_secs + mixed_secs),
+            health_phase: Throughput::new(health_requests, health_secs),
+            mixed_phase: Throughput::new(mixed_requests, mixed_secs),
             classes,
             workspaces,
             status,
             ratios,
             isolation,
-            webhook_deliveries_received: plan.receiver.as_ref().map(|r| r.received()),
+            open_loop: out.open_loop.map(OpenLoopReport::from),
+            webhook_deliveries: out.deliveries.map(|summary| DeliveriesReport {
+                summary,
+                drain_s: out.drain_secs,
+            }),
+            webhook_deliveries_received: out.deliveries.map(|d| d.received),
             first_transport_error: out.first_transport_error.clone(),
-            notes,
+            notes: all_notes,
         }
     }
 
@@ -289,22 +466,36 @@ impl Report {
         let _ = writeln!(
             s,
             "switchboard loadtest against {}\n  {} workspaces ({} noisy), {} contacts each, \
-             {} connections, {:.0}s (health {:.1}s + mixed {:.1}s), bootstrap {:.1}s",
+             {} connections, bootstrap {:.1}s",
             c.api_url,
             c.workspaces,
             c.noisy_workspaces,
             c.contacts_per_workspace,
             c.connections,
-            c.duration_s,
-            self.health_phase.seconds,
-            self.mixed_phase.seconds,
             c.bootstrap_s
         );
-        let _ = writeln!(
-            s,
-            "  mix: reads {}%, writes {}%, searches {}%, webhook writes {}%, messages {}%; pacing: {pacing}",
+        let mix = format!(
+            "reads {}%, writes {}%, searches {}%, webhook writes {}%, messages {}%",
             c.mix.reads, c.mix.writes, c.mix.searches, c.mix.webhook_writes, c.mix.messages
         );
+        let _ = match (&c.phases, &self.open_loop) {
+            (_, Some(o)) => writeln!(
+                s,
+                "  open loop: {} requests offered at {}/s ({:.1}s), at most {} in flight; mix: {mix}",
+                o.scheduled, o.offered_per_second, o.schedule_s, o.max_in_flight
+            ),
+            (Some(phases), None) => writeln!(
+                s,
+                "  phases, each class alone for {:.1}s: {}; pacing: {pacing}",
+                c.duration_s / phases.len().max(1) as f64,
+                phases.join(", ")
+            ),
+            (None, None) => writeln!(
+                s,
+                "  {:.0}s: health baseline {:.1}s, then the mixed run {:.1}s; mix: {mix}; pacing: {pacing}",
+                c.duration_s, self.health_phase.seconds, self.mixed_phase.seconds
+            ),
+        };
         let _ = writeln!(s);
         let _ = writeln!(
             s,
@@ -326,10 +517,15 @@ impl Report {
                 format!("  {}", class.label())
             };
             if class == Class::Reads {
+                let api = match c.mode {
+                    "phases" => "other phases",
+                    "open_loop" => "open loop",
+                    _ => "mixed run",
+                };
                 let _ = writeln!(
                     s,
                     "{:<22}{:>10}{:>11.1}",
-                    "mixed run", self.mixed_phase.requests, self.mixed_phase.per_second
+                    api, self.mixed_phase.requests, self.mixed_phase.per_second
                 );
             }
             row(&mut s, &name, self.classes.get(class));
@@ -339,7 +535,7 @@ impl Report {
         let _ = writeln!(
             s,
             "{:<22}{:>10}{:>11.1}",
-            "total (both phases)", self.total.requests, self.total.per_second
+            "total (all phases)", self.total.requests, self.total.per_second
         );
         let _ = writeln!(s);
         let st = &self.status;
@@ -386,8 +582,43 @@ impl Report {
                 "QUIET WORKSPACES GOT 429s"
             }
         );
-        if let Some(n) = self.webhook_deliveries_received {
-            let _ = writeln!(s, "webhook deliveries received during the run: {n}");
+        self.phases_text(&mut s);
+        if let Some(o) = &self.open_loop {
+            let _ = writeln!(
+                s,
+                "open loop: {} scheduled, {} sent, {} skipped (at most {} in flight; peak {}), \
+                 {} late (over {:.0} ms behind; worst {:.1} ms)",
+                o.scheduled,
+                o.sent,
+                o.skipped,
+                o.max_in_flight,
+                o.peak_in_flight,
+                o.late,
+                o.late_after_ms,
+                o.worst_lag_ms
+            );
+        }
+        if let Some(d) = &self.webhook_deliveries {
+            let w = &d.summary;
+            let l = &w.latency;
+            let _ = writeln!(
+                s,
+                "webhook deliveries: {} of {} accepted writes delivered, {} undelivered after \
+                 a {:.1}s drain (limit {:.0}s); {} duplicates, {} unmatched, {} received in all",
+                w.delivered,
+                w.writes_accepted,
+                w.undelivered,
+                d.drain_s,
+                c.drain_limit_s,
+                w.duplicates,
+                w.unmatched,
+                w.received
+            );
+            let _ = writeln!(
+                s,
+                "write-to-delivery latency: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+                l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms
+            );
         }
         if let Some(e) = &self.first_transport_error {
             let _ = writeln!(s, "first transport error: {e}");
@@ -396,5 +627,73 @@ impl Report {
             let _ = writeln!(s, "note: {note}");
         }
         s
+    }
+
+    /// The table of phases: rate, latency and the server's CPU per request.
+    fn phases_text(&self, s: &mut String) {
+        let _ = writeln!(
+            s,
+            "\n{:<22}{:>9}{:>10}{:>11}{:>9}{:>9}{:>13}{:>12}{:>12}",
+            "phase",
+            "seconds",
+            "requests",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "server CPU",
+            "x health",
+            "x health"
+        );
+        let _ = writeln!(
+            s,
+            "{:<22}{:>9}{:>10}{:>11}{:>9}{:>9}{:>13}{:>12}{:>12}",
+            "", "", "", "", "", "", "per request", "req/s", "CPU/req"
+        );
+        let x = |r: Option<f64>| r.map_or("n/a".to_string(), |r| format!("{r:.2}x"));
+        for p in &self.phases {
+            let cpu = p
+                .server_cpu_per_request_us
+                .map_or("n/a".to_string(), |us| format!("{us:.1} us"));
+            let _ = writeln!(
+                s,
+                "{:<22}{:>9.1}{:>10}{:>11.1}{:>9.2}{:>9.2}{:>13}{:>12}{:>12}",
+                p.label,
+                p.seconds,
+                p.requests,
+                p.per_second,
+                p.latency.p50_ms,
+                p.latency.p99_ms,
+                cpu,
+                x(p.throughput_vs_health),
+                x(p.server_cpu_per_request_vs_health)
+            );
+        }
+        let client: Vec<String> = self
+            .phases
+            .iter()
+            .filter_map(|p| {
+                p.client_cpu_per_request_us
+                    .map(|us| format!("{} {us:.1} us", p.label))
+            })
+            .collect();
+        if !client.is_empty() {
+            let _ = writeln!(
+                s,
+                "load tester's own CPU per request: {}",
+                client.join(", ")
+            );
+        }
+        if let Some(bytes) = self
+            .phases
+            .last()
+            .and_then(|p| p.server_resident_memory_bytes)
+        {
+            let _ = writeln!(
+                s,
+                "server resident memory at the end: {:.1} MiB",
+                bytes as f64 / (1024.0 * 1024.0)
+            );
+        }
+        let _ = writeln!(s);
     }
 }

@@ -76,21 +76,18 @@ impl StatusCounts {
     }
 }
 
-/// One stream of requests: its status counts and its latencies.
+/// Latency samples: an HDR histogram of microseconds plus the exact maximum and count.
 #[derive(Debug, Clone)]
-pub struct Series {
-    pub status: StatusCounts,
-    /// Requests that got an answer (their latency was seen).
-    pub answered: u64,
-    pub max_us: u64,
+pub struct Latencies {
+    count: u64,
+    max_us: u64,
     histogram: Histogram<u64>,
 }
 
-impl Default for Series {
+impl Default for Latencies {
     fn default() -> Self {
         Self {
-            status: StatusCounts::default(),
-            answered: 0,
+            count: 0,
             max_us: 0,
             // Auto-resizing, so no latency is ever too large to record.
             histogram: Histogram::new(SIGNIFICANT_DIGITS)
@@ -99,17 +96,11 @@ impl Default for Series {
     }
 }
 
-impl Series {
-    /// Transport errors count but have no latency: a timeout would only say how long
-    /// the client waited.
-    fn record(&mut self, outcome: Outcome, latency: Duration) {
-        self.status.add(outcome);
-        if matches!(outcome, Outcome::Transport) {
-            return;
-        }
+impl Latencies {
+    pub fn record(&mut self, latency: Duration) {
         let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.max_us = self.max_us.max(us);
-        self.answered += 1;
+        self.count += 1;
         // Zero is below the histogram's lowest value; a sub-microsecond answer counts as 1.
         // The histogram grows as needed; past its hard limit the value is clamped.
         if self.histogram.record(us.max(1)).is_err() {
@@ -117,31 +108,70 @@ impl Series {
         }
     }
 
-    pub fn merge(&mut self, o: Series) {
-        self.status.merge(&o.status);
-        self.answered += o.answered;
+    pub fn merge(&mut self, o: &Latencies) {
+        self.count += o.count;
         self.max_us = self.max_us.max(o.max_us);
         if self.histogram.add(&o.histogram).is_err() {
             tracing::warn!("a latency histogram could not be merged");
         }
     }
 
-    pub fn requests(&self) -> u64 {
-        self.status.total()
+    /// How many latencies were recorded.
+    pub fn count(&self) -> u64 {
+        self.count
     }
 
-    /// p50, p90, p99 (from the histogram) and the exact max, in milliseconds.
-    pub fn latency(&self) -> Latency {
+    /// p50, p90, p99 (from the histogram) and the exact max, in milliseconds. A
+    /// percentile is the top of its histogram bucket, which can lie just above the
+    /// exact max; it is capped there, so p99 never exceeds max.
+    pub fn summary(&self) -> Latency {
         if self.histogram.is_empty() {
             return Latency::default();
         }
-        let at = |q: f64| self.histogram.value_at_quantile(q) as f64 / 1000.0;
+        let at = |q: f64| self.histogram.value_at_quantile(q).min(self.max_us) as f64 / 1000.0;
         Latency {
             p50_ms: at(0.50),
             p90_ms: at(0.90),
             p99_ms: at(0.99),
             max_ms: self.max_us as f64 / 1000.0,
         }
+    }
+}
+
+/// One stream of requests: its status counts and the latencies of those answered.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    pub status: StatusCounts,
+    latencies: Latencies,
+}
+
+impl Series {
+    /// Transport errors count but have no latency: a timeout would only say how long
+    /// the client waited.
+    fn record(&mut self, outcome: Outcome, latency: Duration) {
+        self.status.add(outcome);
+        if !matches!(outcome, Outcome::Transport) {
+            self.latencies.record(latency);
+        }
+    }
+
+    pub fn merge(&mut self, o: &Series) {
+        self.status.merge(&o.status);
+        self.latencies.merge(&o.latencies);
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.status.total()
+    }
+
+    /// Requests that got an answer (their latency was seen).
+    pub fn answered(&self) -> u64 {
+        self.latencies.count()
+    }
+
+    /// p50, p90, p99 and the exact max, in milliseconds.
+    pub fn latency(&self) -> Latency {
+        self.latencies.summary()
     }
 }
 
@@ -195,16 +225,25 @@ impl Recorder {
         }
     }
 
-    pub fn merge(&mut self, o: Recorder) {
-        for (mine, theirs) in self.classes.iter_mut().zip(o.classes) {
+    pub fn merge(&mut self, o: &Recorder) {
+        for (mine, theirs) in self.classes.iter_mut().zip(&o.classes) {
             mine.merge(theirs);
         }
-        self.quiet.merge(o.quiet);
-        self.noisy.merge(o.noisy);
+        self.quiet.merge(&o.quiet);
+        self.noisy.merge(&o.noisy);
     }
 
     pub fn class(&self, class: Class) -> &Series {
         &self.classes[class.index()]
+    }
+
+    /// Every request recorded, whatever its class.
+    pub fn all(&self) -> Series {
+        let mut all = Series::default();
+        for s in &self.classes {
+            all.merge(s);
+        }
+        all
     }
 
     /// A fresh roll for the workers (mix and target choice), from the same cheap source.
@@ -277,6 +316,27 @@ mod tests {
         assert_eq!(r.class(Class::Reads).requests(), 101);
         assert_eq!(r.class(Class::Reads).status.transport_errors, 1);
         assert_eq!(r.noisy.latency(), Latency::default());
+        let all = r.all();
+        assert_eq!((all.requests(), all.answered()), (101, 100));
+    }
+
+    #[test]
+    fn a_sub_microsecond_latency_still_counts_and_nothing_recorded_is_all_zero() {
+        let mut l = Latencies::default();
+        assert_eq!(l.summary(), Latency::default());
+        l.record(Duration::from_nanos(300));
+        l.record(Duration::from_millis(2));
+        assert_eq!(l.count(), 2);
+        let s = l.summary();
+        assert!(s.p50_ms > 0.0 && s.p50_ms <= 0.001, "{s:?}");
+        assert_eq!(s.max_ms, 2.0);
+        // 116,666 us sits in a bucket whose top is above it.
+        let mut l = Latencies::default();
+        for _ in 0..10 {
+            l.record(Duration::from_micros(116_666));
+        }
+        let s = l.summary();
+        assert_eq!((s.p99_ms, s.max_ms), (116.666, 116.666));
     }
 
     #[test]
@@ -286,11 +346,11 @@ mod tests {
             a.record(Outcome::Status(201), Duration::from_micros(i));
             b.record(Outcome::Status(201), Duration::from_millis(i));
         }
-        a.merge(b);
-        assert_eq!(a.answered, 2000);
-        assert_eq!(a.histogram.len(), 2000);
+        a.merge(&b);
+        assert_eq!(a.answered(), 2000);
+        assert_eq!(a.latencies.histogram.len(), 2000);
         assert_eq!(a.status.created_201, 2000);
-        assert_eq!(a.max_us, 999_000);
+        assert_eq!(a.latency().max_ms, 999.0);
     }
 
     #[test]

@@ -1,12 +1,47 @@
 //! `switchboard loadtest` end to end: the real binary against the app on 127.0.0.1:0,
-//! with a tiny configuration, its `--json` report read back.
+//! with a tiny configuration, its `--json` report read back; and the operator route it
+//! reads the server's CPU time from.
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
+use reqwest::Method;
+use serde_json::{json, Value};
 
 use crate::helpers::*;
+
+/// Runs `switchboard loadtest` against `app` with `args` (besides the addresses, the
+/// token, `--json` and `--no-progress`) and answers its report.
+async fn run_loadtest(app: &TestApp, args: &[&str]) -> Value {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["loadtest", "--api-url", &app.api, "--admin-url", &app.admin])
+        .args(["--admin-token", ADMIN_TOKEN, "--json", "--no-progress"])
+        .args(args)
+        .env_remove("SWITCHBOARD_API_URL")
+        .env_remove("SWITCHBOARD_ADMIN_URL")
+        .env_remove("SWITCHBOARD_ADMIN_TOKEN")
+        .env_remove("SWITCHBOARD_LOADTEST_RATE_BUDGET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(90), child)
+        .await
+        .expect("the load test stops by itself")
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stdout} {stderr}", out.status);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// A number at `path` of the report.
+fn number(report: &Value, path: &str) -> f64 {
+    report
+        .pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{path} missing: {report:#}"))
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused() {
@@ -21,13 +56,6 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
     // run (with margin for a busy machine) while the quiet ones, paced at the refill
     // rate, still never are.
     let args = [
-        "loadtest",
-        "--api-url",
-        &app.api,
-        "--admin-url",
-        &app.admin,
-        "--admin-token",
-        ADMIN_TOKEN,
         "--workspaces",
         "3",
         "--contacts-per-workspace",
@@ -40,35 +68,9 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
         "1",
         "--mix",
         "reads=50,writes=15,searches=10,webhook_writes=5,messages=20",
-        "--json",
-        "--no-progress",
     ];
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(args)
-        .env_remove("SWITCHBOARD_API_URL")
-        .env_remove("SWITCHBOARD_ADMIN_URL")
-        .env_remove("SWITCHBOARD_ADMIN_TOKEN")
-        .env_remove("SWITCHBOARD_LOADTEST_RATE_BUDGET")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("the load test stops by itself")
-        .expect("the binary runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{}: {stdout} {stderr}", out.status);
-    let report: Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
-    let n = |path: &str| {
-        report
-            .pointer(path)
-            .and_then(Value::as_f64)
-            .unwrap_or_else(|| panic!("{path} missing: {report:#}"))
-    };
-
+    let report = run_loadtest(&app, &args).await;
+    let n = |path: &str| number(&report, path);
     assert_eq!(n("/config/workspaces"), 3.0);
     assert_eq!(n("/config/rate_budget_per_minute"), 120.0, "{report:#}");
     assert_eq!(n("/config/server_rate_budget_per_minute"), 120.0);
@@ -81,6 +83,15 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
     assert!(n("/classes/reads/latency/p99_ms") > 0.0, "{report:#}");
     assert!(n("/mixed_phase/requests") > 0.0, "{report:#}");
     assert!(n("/ratios/reads_vs_health_throughput") > 0.0, "{report:#}");
+    // The default is two phases: the health baseline, then the mix.
+    assert_eq!(report["config"]["mode"], "health_then_mix");
+    assert_eq!(report["phases"][0]["phase"], "health", "{report:#}");
+    assert_eq!(report["phases"][1]["phase"], "mixed", "{report:#}");
+    assert_eq!(
+        n("/phases/1/requests"),
+        n("/mixed_phase/requests"),
+        "{report:#}"
+    );
 
     assert!(n("/isolation/noisy_429") > 0.0, "{report:#}");
     assert_eq!(n("/isolation/quiet_429"), 0.0, "{report:#}");
@@ -99,5 +110,192 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
     assert!(
         n("/ratios/messages_vs_health_throughput") > 0.0,
         "{report:#}"
+    );
+}
+
+/// The server's CPU figures come from /proc, so they are asserted where it exists.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn phases_measure_each_class_alone_with_the_servers_cpu_per_request() {
+    let app = spawn_app().await;
+    let args = [
+        "--workspaces",
+        "2",
+        "--contacts-per-workspace",
+        "5",
+        "--connections",
+        "2",
+        "--duration",
+        "3s",
+        "--phases",
+        "health,reads,writes",
+    ];
+    let report = run_loadtest(&app, &args).await;
+    let n = |path: &str| number(&report, path);
+
+    assert_eq!(report["config"]["mode"], "phases");
+    let phases = report["phases"].as_array().expect("phases");
+    let names: Vec<&str> = phases.iter().filter_map(|p| p["phase"].as_str()).collect();
+    assert_eq!(names, ["health", "reads", "writes"], "{report:#}");
+    for i in 0..3 {
+        let at = |field: &str| n(&format!("/phases/{i}/{field}"));
+        assert!(at("requests") > 0.0, "{report:#}");
+        assert!(at("per_second") > 0.0, "{report:#}");
+        assert!(at("latency/p99_ms") >= at("latency/p50_ms"), "{report:#}");
+        assert!(at("server_cpu_s") > 0.0, "{report:#}");
+        assert!(at("server_cpu_per_request_us") > 0.0, "{report:#}");
+        assert!(at("client_cpu_per_request_us") >= 0.0, "{report:#}");
+        assert!(at("server_resident_memory_bytes") > 0.0, "{report:#}");
+        assert!(at("throughput_vs_health") > 0.0, "{report:#}");
+        assert!(at("server_cpu_per_request_vs_health") > 0.0, "{report:#}");
+    }
+    // The health phase is its own yardstick.
+    assert_eq!(n("/phases/0/throughput_vs_health"), 1.0);
+    assert_eq!(n("/phases/0/server_cpu_per_request_vs_health"), 1.0);
+    // Each class ran alone: every request of its phase is of its class, and succeeded.
+    assert_eq!(n("/phases/0/requests"), n("/classes/health/requests"));
+    assert_eq!(n("/phases/1/requests"), n("/classes/reads/requests"));
+    assert_eq!(n("/phases/2/requests"), n("/classes/writes/requests"));
+    assert_eq!(n("/phases/1/status/ok_200"), n("/phases/1/requests"));
+    assert_eq!(n("/phases/2/status/created_201"), n("/phases/2/requests"));
+    assert_eq!(n("/classes/searches/requests"), 0.0);
+    assert_eq!(
+        n("/ratios/reads_vs_health_throughput"),
+        n("/phases/1/throughput_vs_health"),
+        "{report:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_of_webhook_writes_sees_every_event_delivered_and_timed() {
+    let app = spawn_app_with(|s| s.webhooks.allow_private = true).await;
+    let args = [
+        "--workspaces",
+        "1",
+        "--contacts-per-workspace",
+        "0",
+        "--rate",
+        "50",
+        "--requests",
+        "100",
+        "--mix",
+        "webhook_writes=100",
+        "--drain",
+        "60s",
+    ];
+    let report = run_loadtest(&app, &args).await;
+    let n = |path: &str| number(&report, path);
+
+    assert_eq!(report["config"]["mode"], "open_loop");
+    assert_eq!(n("/open_loop/offered_per_second"), 50.0);
+    assert_eq!(n("/open_loop/scheduled"), 100.0, "{report:#}");
+    assert_eq!(n("/open_loop/sent"), 100.0, "{report:#}");
+    assert_eq!(n("/open_loop/skipped"), 0.0, "{report:#}");
+    assert_eq!(n("/open_loop/schedule_s"), 2.0, "{report:#}");
+    assert_eq!(n("/classes/webhook_writes/status/created_201"), 100.0);
+    assert_eq!(report["phases"][0]["phase"], "open_loop");
+    assert_eq!(n("/phases/0/requests"), 100.0);
+
+    // Every accepted write's event arrived, each once, each matched to its write.
+    assert_eq!(
+        n("/webhook_deliveries/writes_accepted"),
+        100.0,
+        "{report:#}"
+    );
+    assert_eq!(n("/webhook_deliveries/delivered"), 100.0, "{report:#}");
+    assert_eq!(n("/webhook_deliveries/undelivered"), 0.0, "{report:#}");
+    assert_eq!(n("/webhook_deliveries/unmatched"), 0.0, "{report:#}");
+    assert_eq!(
+        n("/webhook_deliveries/received"),
+        100.0 + n("/webhook_deliveries/duplicates")
+    );
+    let latency = |q: &str| n(&format!("/webhook_deliveries/latency/{q}"));
+    assert!(latency("p50_ms") > 0.0, "{report:#}");
+    assert!(latency("p99_ms") >= latency("p50_ms"), "{report:#}");
+    assert!(latency("max_ms") >= latency("p99_ms"), "{report:#}");
+    assert!(n("/webhook_deliveries/drain_s") < 60.0, "{report:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_skips_what_is_due_while_the_in_flight_bound_is_reached() {
+    let app = spawn_app().await;
+    // 10,000/s with one request allowed in flight: a dozen come due in each millisecond
+    // the dispatcher wakes, and only one of them may go.
+    let args = [
+        "--workspaces",
+        "1",
+        "--contacts-per-workspace",
+        "1",
+        "--rate",
+        "10000",
+        "--requests",
+        "300",
+        "--max-in-flight",
+        "1",
+        "--mix",
+        "reads=100",
+    ];
+    let report = run_loadtest(&app, &args).await;
+    let n = |path: &str| number(&report, path);
+
+    assert_eq!(n("/open_loop/scheduled"), 300.0);
+    assert!(n("/open_loop/skipped") > 0.0, "{report:#}");
+    assert_eq!(
+        n("/open_loop/sent") + n("/open_loop/skipped"),
+        300.0,
+        "{report:#}"
+    );
+    assert_eq!(n("/open_loop/peak_in_flight"), 1.0, "{report:#}");
+    assert_eq!(n("/classes/reads/requests"), n("/open_loop/sent"));
+    assert_eq!(n("/classes/reads/status/ok_200"), n("/open_loop/sent"));
+    assert!(report["webhook_deliveries"].is_null(), "{report:#}");
+}
+
+/// The figures come from /proc, so they are asserted where it exists.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_process_route_answers_cpu_time_and_memory_to_the_operator_only() {
+    let app = spawn_app().await;
+    let anonymous = app
+        .client
+        .get(format!("{}/admin/process", app.admin))
+        .send()
+        .await
+        .expect("request sent");
+    assert_eq!(anonymous.status().as_u16(), 401);
+
+    let before = app
+        .admin_call(Method::GET, "/admin/process")
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(before.body["object"], "process_usage", "{}", before.body);
+    let cpu = |r: &Resp| {
+        let user = r.body["user_cpu_s"].as_f64().expect("user_cpu_s");
+        let system = r.body["system_cpu_s"].as_f64().expect("system_cpu_s");
+        assert!(user >= 0.0 && system >= 0.0, "{}", r.body);
+        user + system
+    };
+    let resident = before.body["resident_memory_bytes"].as_u64().expect("rss");
+    let peak = before.body["peak_resident_memory_bytes"]
+        .as_u64()
+        .expect("peak");
+    assert!(resident > 0 && peak >= resident, "{}", before.body);
+    // Cumulative: the server's work in between never makes it go back.
+    for i in 0..50 {
+        app.post("/tags", &app.key, json!({ "name": format!("t{i}") }))
+            .await
+            .expect(201);
+    }
+    let after = app
+        .admin_call(Method::GET, "/admin/process")
+        .send()
+        .await
+        .expect(200);
+    assert!(
+        cpu(&after) >= cpu(&before),
+        "{} then {}",
+        before.body,
+        after.body
     );
 }
