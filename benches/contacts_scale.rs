@@ -2,8 +2,14 @@
 //! searches and lookups (p50/p99/max, in process, through the actor's mailbox), how much
 //! memory a contact costs, and how long the actor takes to reload from the store.
 //!
+//! Memory is measured twice: as the growth of the resident set while the actor loads, and
+//! as the bytes the loaded actor keeps allocated (counted by the allocator below, so the
+//! figure does not depend on what the allocator kept from earlier runs).
+//!
 //! `cargo bench --bench contacts_scale` (CONTACTS=10000 for a quick run).
 
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +35,58 @@ const LAST: &[&str] = &[
     "Brown", "Rossi",
 ];
 const DOMAINS: &[&str] = &["example.com", "mail.test", "shop.io", "acme.org"];
+
+/// The service's allocator (mimalloc), counting the bytes and blocks held.
+struct Counting;
+
+static HELD_BYTES: AtomicI64 = AtomicI64::new(0);
+static HELD_BLOCKS: AtomicI64 = AtomicI64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        HELD_BYTES.fetch_add(layout.size() as i64, Ordering::Relaxed);
+        HELD_BLOCKS.fetch_add(1, Ordering::Relaxed);
+        mimalloc::MiMalloc.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HELD_BYTES.fetch_sub(layout.size() as i64, Ordering::Relaxed);
+        HELD_BLOCKS.fetch_sub(1, Ordering::Relaxed);
+        mimalloc::MiMalloc.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        HELD_BYTES.fetch_add(new_size as i64 - layout.size() as i64, Ordering::Relaxed);
+        mimalloc::MiMalloc.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn held() -> (i64, i64) {
+    (
+        HELD_BYTES.load(Ordering::Relaxed),
+        HELD_BLOCKS.load(Ordering::Relaxed),
+    )
+}
+
+/// Waits until the first actor's memory is given back: its state is dropped after the
+/// shutdown returns, and counting it would hide the reloaded actor's own memory.
+async fn settle() {
+    let mut last = held().0;
+    let mut still = 0;
+    while still < 5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = held().0;
+        still = if (now - last).abs() < 1 << 20 {
+            still + 1
+        } else {
+            0
+        };
+        last = now;
+    }
+}
 
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -142,13 +200,15 @@ async fn main() {
     // Reload: a fresh actor reads everything back from the store.
     reg.shutdown(Duration::from_secs(30)).await;
     drop(reg);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    settle().await;
     let before = rss_bytes();
+    let (bytes_before, blocks_before) = held();
     let reg = registry(&store).await;
     let started = Instant::now();
     reg.actor(&ws).await.expect("actor loads");
     let reload = started.elapsed();
     let after = rss_bytes();
+    let (bytes_after, blocks_after) = held();
     println!(
         "reload of the workspace actor from sled: {:.2} s",
         reload.as_secs_f64()
@@ -157,6 +217,13 @@ async fn main() {
         "resident memory of the loaded workspace: {:.1} MiB, {:.0} bytes per contact (records + indexes)",
         (after.saturating_sub(before)) as f64 / 1048576.0,
         after.saturating_sub(before) as f64 / n as f64
+    );
+    println!(
+        "held by the loaded workspace: {:.1} MiB in {} blocks, {:.0} bytes and {:.1} blocks per contact",
+        (bytes_after - bytes_before) as f64 / 1048576.0,
+        blocks_after - blocks_before,
+        (bytes_after - bytes_before) as f64 / n as f64,
+        (blocks_after - blocks_before) as f64 / n as f64
     );
 
     let page = PageRequest {

@@ -172,7 +172,7 @@ pub(super) fn handle(msg: BookingMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
 fn view(data: &WorkspaceData, b: &Booking) -> BookingView {
     let contact = data.contacts.get(b.contact_id);
     b.view(
-        contact.and_then(|c| c.name()),
+        contact.as_ref().and_then(|c| c.name()),
         contact.and_then(|c| c.phone.clone()),
     )
 }

@@ -1151,7 +1151,9 @@ fn apply_turn(
             contact_id: c.contact_id,
             status: HandoverStatus::Requested,
             summary,
-            customer_name: contact.and_then(|k| super::contacts::view(data, k).name),
+            customer_name: contact
+                .as_ref()
+                .and_then(|k| super::contacts::view(data, k).name),
             customer_phone: contact.and_then(|k| k.phone.clone()),
             requested_at: ctx.now,
             resolved_at: None,

@@ -335,7 +335,7 @@ fn payload(data: &WorkspaceData, o: &OrderView) -> Value {
     if let Value::Object(m) = &mut v {
         m.insert(
             "customer_name".into(),
-            json!(contact.and_then(|c| c.name())),
+            json!(contact.as_ref().and_then(|c| c.name())),
         );
         m.insert(
             "customer_phone".into(),

@@ -69,7 +69,7 @@ pub(super) fn dispatch(
     let to = data
         .contacts
         .get(m.contact_id)
-        .map(|c| Recipient::of(c, channel))
+        .map(|c| Recipient::of(&c, channel))
         .unwrap_or(Recipient {
             phone: None,
             email: None,

@@ -2,6 +2,7 @@
 //! contact an inbound message comes from.
 
 use super::*;
+use crate::domain::contact::{handle_key, phone_key};
 
 pub(super) fn create(
     data: &mut WorkspaceData,
@@ -133,13 +134,13 @@ fn match_for_upsert(data: &WorkspaceData, f: &ContactFields) -> Option<ContactId
     let by_phone = [set(&f.phone), set(&f.chan_d_phone)]
         .into_iter()
         .flatten()
-        .filter_map(|p| Contacts::oldest(cs.by_phone.get(&phone_key(&p))))
+        .filter_map(|p| cs.oldest(&LookupKey::Phone(phone_key(&p))))
         .min();
     if by_phone.is_some() {
         return by_phone;
     }
     if let Some(e) = set(&f.email) {
-        if let Some(id) = Contacts::oldest(cs.by_email.get(&e)) {
+        if let Some(id) = cs.oldest(&LookupKey::Email(e)) {
             return Some(id);
         }
     }
@@ -149,6 +150,6 @@ fn match_for_upsert(data: &WorkspaceData, f: &ContactFields) -> Option<ContactId
         (Channel::ChanE, set(&f.chan_e_username)),
     ]
     .into_iter()
-    .filter_map(|(ch, u)| u.and_then(|u| Contacts::oldest(cs.by_handle.get(&(ch, handle_key(&u))))))
+    .filter_map(|(ch, u)| u.and_then(|u| cs.oldest(&LookupKey::Handle(ch, handle_key(&u)))))
     .min()
 }

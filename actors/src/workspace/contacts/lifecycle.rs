@@ -10,8 +10,7 @@ pub(super) fn delete(
     let id = data.contacts.live(id)?;
     let mut writes = Batch::default();
     let cs = &mut data.contacts;
-    cs.unindex(id);
-    cs.by_id.remove(&id);
+    cs.remove(id);
     writes.delete(ctx.key(CONTACT, id));
     for note in cs.notes.remove(&id).unwrap_or_default().into_keys() {
         writes.delete(ctx.key(NOTE, note));
@@ -57,11 +56,13 @@ pub(super) fn merge(
             "must be a different contact from primary_contact_id",
         ));
     }
-    let sec = data.contacts.by_id[&s].clone();
+    let sec = data
+        .contacts
+        .get(s)
+        .ok_or_else(|| DomainError::missing("secondary_contact_id", "contact"))?;
     let mut writes = Batch::default();
     // The secondary goes first, so the primary's indexes are rebuilt with its notes.
-    data.contacts.unindex(s);
-    data.contacts.by_id.remove(&s);
+    data.contacts.remove(s);
     writes.delete(ctx.key(CONTACT, s));
     let moved = data.contacts.notes.remove(&s).unwrap_or_default();
     for (nid, mut note) in moved {
@@ -86,10 +87,7 @@ pub(super) fn merge(
         Ok(())
     })?;
     // The primary's text now includes the moved notes even if no field changed.
-    if data.contacts.by_id.contains_key(&p) {
-        data.contacts.unindex(p);
-        data.contacts.index(p);
-    }
+    data.contacts.reindex(p);
     // Moved records emit no events of their own: contact.merged covers them.
     data.move_contact_records(ctx, s, p, &mut writes)?;
     let mut all = writes;

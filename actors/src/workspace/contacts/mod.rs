@@ -1,17 +1,18 @@
 //! Contacts, their notes, and the indexes that make lookup, upsert and search fast:
-//! phone, email and handle maps, tag membership, and the free-text index.
+//! phone, email and handle lookups, tag membership, and the free-text index. Contacts are
+//! held packed ([`PackedContact`]) in a table by slot, and the indexes name them by slot.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::search::{phone_tokens, tokenize, SearchIndex};
+use super::search::{SearchIndex, Searchable};
 use super::tag_links::TagLinks;
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{
-    custom_values, handle_key, phone_key, Channel, ChannelIdentity, Contact, ContactFields,
-    ContactFilter, ContactView, Dnc, LookupQuery, NewContact, Note, StageRef,
+    custom_values, Channel, ChannelIdentity, Contact, ContactFields, ContactFilter, ContactView,
+    Dnc, LookupQuery, NewContact, Note, StageRef,
 };
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::tag::TagName;
@@ -23,13 +24,19 @@ use crate::store::{trailing_id, Batch, Store};
 
 mod create;
 mod lifecycle;
+mod lookups;
+mod packed;
 mod query;
+mod table;
 mod update;
 
 pub(super) use create::for_inbound;
 use create::{create, upsert};
 use lifecycle::{delete, merge};
+use lookups::{keys_of, LookupKey, Lookups};
+pub use packed::PackedContact;
 use query::{list, list_notes, lookup};
+use table::Table;
 use update::{add_note, add_tags, assign, remove_tags, set_dnc, set_stage, update};
 pub(super) use update::{capture_lead, drop_tag, reachable};
 
@@ -158,67 +165,50 @@ struct Redirect {
 
 #[derive(Default)]
 pub struct Contacts {
-    by_id: BTreeMap<ContactId, Contact>,
+    table: Table,
     redirects: HashMap<ContactId, ContactId>,
     notes: HashMap<ContactId, BTreeMap<NoteId, Note>>,
     /// Tag -> contacts; the tag handlers read it too.
     pub(in crate::workspace) tag_links: TagLinks,
-    by_phone: HashMap<String, BTreeSet<ContactId>>,
-    by_email: HashMap<String, BTreeSet<ContactId>>,
-    by_handle: HashMap<(Channel, String), BTreeSet<ContactId>>,
+    lookups: Lookups,
     search: SearchIndex,
 }
 
-fn add(map: &mut HashMap<String, BTreeSet<ContactId>>, key: String, id: ContactId) {
-    if !key.is_empty() {
-        map.entry(key).or_default().insert(id);
-    }
-}
-
-fn drop_from<K: std::hash::Hash + Eq>(
-    map: &mut HashMap<K, BTreeSet<ContactId>>,
-    key: &K,
-    id: ContactId,
-) {
-    if let Some(ids) = map.get_mut(key) {
-        ids.remove(&id);
-        if ids.is_empty() {
-            map.remove(key);
-        }
-    }
-}
-
-/// The (channel, handle) pairs a contact can be looked up by.
-fn handles(c: &Contact) -> Vec<(Channel, String)> {
-    let mut out = Vec::new();
-    for (channel, value) in [
-        (Channel::ChanA, &c.chan_a_username),
-        (Channel::ChanC, &c.chan_c_username),
-        (Channel::ChanE, &c.chan_e_username),
-    ] {
-        if let Some(v) = value {
-            out.push((channel, handle_key(v)));
-        }
-    }
-    if let Some(p) = &c.chan_d_phone {
-        out.push((Channel::ChanD, phone_key(p)));
-    }
-    out
-}
-
-fn phones(c: &Contact) -> impl Iterator<Item = String> + '_ {
-    [&c.phone, &c.chan_d_phone]
+/// The searchable text of a contact: names, email, usernames, phones, notes.
+fn searchable<'a>(
+    c: &'a PackedContact,
+    notes: Option<&'a BTreeMap<NoteId, Note>>,
+) -> impl Iterator<Item = Searchable<'a>> {
+    let words = [
+        c.first_name(),
+        c.last_name(),
+        c.email(),
+        c.username(Channel::ChanA),
+        c.username(Channel::ChanC),
+        c.username(Channel::ChanE),
+    ]
+    .into_iter()
+    .flatten()
+    .map(Searchable::Words);
+    let phones = [c.phone(), c.chan_d_phone()]
         .into_iter()
         .flatten()
-        .map(|p| phone_key(p))
+        .map(Searchable::Phone);
+    let notes = notes
+        .into_iter()
+        .flat_map(BTreeMap::values)
+        .map(|n| Searchable::Words(&n.body));
+    words.chain(phones).chain(notes)
 }
 
 impl Contacts {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         let mut contacts = Self::default();
-        for (_, c) in store.scan::<Contact>(&record_prefix(ws, CONTACT))? {
-            contacts.by_id.insert(c.id, c);
-        }
+        let mut records: Vec<PackedContact> = store
+            .scan::<Contact>(&record_prefix(ws, CONTACT))?
+            .into_iter()
+            .map(|(_, c)| PackedContact::pack(c))
+            .collect();
         for (_, n) in store.scan::<Note>(&record_prefix(ws, NOTE))? {
             contacts
                 .notes
@@ -231,29 +221,43 @@ impl Contacts {
                 contacts.redirects.insert(ContactId(from), r.target);
             }
         }
-        let ids: Vec<ContactId> = contacts.by_id.keys().copied().collect();
-        for id in ids {
-            contacts.index(id);
-        }
+        records.sort_unstable_by_key(|c| c.id);
+        records.dedup_by_key(|c| c.id);
+        contacts.rebuild(records);
         Ok(contacts)
     }
 
+    /// Replaces the table with `records` (sorted by id) and indexes every one.
+    fn rebuild(&mut self, records: Vec<PackedContact>) {
+        self.table = Table::from_sorted(records);
+        self.tag_links = TagLinks::default();
+        self.lookups = Lookups::default();
+        self.search = SearchIndex::default();
+        for slot in 0..self.table.len() as u32 {
+            self.index(slot);
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.by_id.len()
+        self.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.table.len() == 0
+    }
+
+    fn contains(&self, id: ContactId) -> bool {
+        self.table.slot_of(id).is_some()
     }
 
     /// The live contact an id names, following merge redirects.
     pub fn resolve(&self, id: ContactId) -> Option<ContactId> {
-        if self.by_id.contains_key(&id) {
+        if self.contains(id) {
             return Some(id);
         }
         self.redirects
             .get(&id)
-            .filter(|t| self.by_id.contains_key(t))
+            .filter(|t| self.contains(**t))
             .copied()
     }
 
@@ -262,13 +266,20 @@ impl Contacts {
         self.resolve(id).ok_or(DomainError::NotFound("contact"))
     }
 
-    pub fn get(&self, id: ContactId) -> Option<&Contact> {
-        self.resolve(id).and_then(|id| self.by_id.get(&id))
+    fn packed(&self, id: ContactId) -> Option<&PackedContact> {
+        self.table.get(self.table.slot_of(id)?)
     }
 
-    /// Every live contact, oldest first.
-    pub fn all(&self) -> impl Iterator<Item = &Contact> {
-        self.by_id.values()
+    /// The contact an id names (following merge redirects), unpacked.
+    pub fn get(&self, id: ContactId) -> Option<Contact> {
+        self.resolve(id)
+            .and_then(|id| self.packed(id))
+            .map(PackedContact::unpack)
+    }
+
+    /// Every live contact, oldest first, as held.
+    pub fn all(&self) -> impl Iterator<Item = &PackedContact> {
+        self.table.live().map(|(_, c)| c)
     }
 
     /// Stored references that name nothing: merge redirects to a missing contact, notes of
@@ -276,98 +287,122 @@ impl Contacts {
     pub fn dangling(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (from, to) in &self.redirects {
-            if !self.by_id.contains_key(to) {
+            if !self.contains(*to) {
                 out.push(format!("redirect {from} -> missing contact {to}"));
             }
         }
         for contact in self.notes.keys() {
-            if !self.by_id.contains_key(contact) {
+            if !self.contains(*contact) {
                 out.push(format!("notes of missing contact {contact}"));
             }
         }
         out
     }
 
-    fn index(&mut self, id: ContactId) {
-        let Some(c) = self.by_id.get(&id) else { return };
-        let phones: Vec<String> = phones(c).collect();
-        let email = c.email.clone();
-        let hs = handles(c);
-        let tags = c.tag_ids.clone();
-        let tokens = self.tokens_of(c);
-        for p in phones {
-            add(&mut self.by_phone, p, id);
+    /// Files the contact in `slot` in every index, from its fields and notes as they are.
+    fn index(&mut self, slot: u32) {
+        let Some(c) = self.table.get(slot) else {
+            return;
+        };
+        for key in keys_of(c) {
+            self.lookups.add(&key, slot);
         }
-        if let Some(e) = email {
-            add(&mut self.by_email, e, id);
-        }
-        for h in hs {
-            if !h.1.is_empty() {
-                self.by_handle.entry(h).or_default().insert(id);
-            }
-        }
-        self.tag_links.link(id, &tags);
-        self.search.set(id, tokens);
+        self.tag_links.link(slot, &c.tag_ids);
+        let tokens: Vec<String> = searchable(c, self.notes.get(&c.id))
+            .flat_map(Searchable::tokens)
+            .collect();
+        self.search.add(slot, &tokens);
     }
 
-    fn unindex(&mut self, id: ContactId) {
-        let Some(c) = self.by_id.get(&id) else { return };
-        let phones: Vec<String> = phones(c).collect();
-        let email = c.email.clone();
-        let hs = handles(c);
-        let tags = c.tag_ids.clone();
-        for p in phones {
-            drop_from(&mut self.by_phone, &p, id);
+    /// Takes the contact in `slot` out of every index. The keys and tokens are derived
+    /// again, so this must run before its fields change or its notes go (a note added
+    /// since only makes the removal look for a token that is not there).
+    fn unindex(&mut self, slot: u32) {
+        let Some(c) = self.table.get(slot) else {
+            return;
+        };
+        for key in keys_of(c) {
+            self.lookups.remove(&key, slot);
         }
-        if let Some(e) = email {
-            drop_from(&mut self.by_email, &e, id);
-        }
-        for h in hs {
-            drop_from(&mut self.by_handle, &h, id);
-        }
-        self.tag_links.unlink(id, &tags);
-        self.search.remove(id);
+        self.tag_links.unlink(slot, &c.tag_ids);
+        let tokens: Vec<String> = searchable(c, self.notes.get(&c.id))
+            .flat_map(Searchable::tokens)
+            .collect();
+        self.search.remove(slot, &tokens);
     }
 
-    /// The searchable text of a contact: names, email, phones, usernames, notes.
-    fn tokens_of(&self, c: &Contact) -> Vec<String> {
-        let mut out = Vec::new();
-        for text in [
-            &c.first_name,
-            &c.last_name,
-            &c.email,
-            &c.chan_a_username,
-            &c.chan_c_username,
-            &c.chan_e_username,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            out.extend(tokenize(text));
+    /// Indexes a contact again after its notes changed.
+    fn reindex(&mut self, id: ContactId) {
+        if let Some(slot) = self.table.slot_of(id) {
+            self.unindex(slot);
+            self.index(slot);
         }
-        for p in [&c.phone, &c.chan_d_phone].into_iter().flatten() {
-            out.extend(phone_tokens(p));
-        }
-        if let Some(notes) = self.notes.get(&c.id) {
-            for n in notes.values() {
-                out.extend(tokenize(&n.body));
-            }
-        }
-        out
+    }
+
+    /// Whether every word is a prefix of one of the contact's tokens.
+    fn matches(&self, c: &PackedContact, words: &[String]) -> bool {
+        let notes = self.notes.get(&c.id);
+        words
+            .iter()
+            .all(|w| searchable(c, notes).any(|t| t.has_prefix(w)))
+    }
+
+    /// The live contacts with `key`, oldest first.
+    fn find(&self, key: &LookupKey) -> Vec<ContactId> {
+        self.lookups
+            .maybe(key)
+            .iter()
+            .filter_map(|slot| self.table.get(*slot))
+            .filter(|c| keys_of(c).contains(key))
+            .map(|c| c.id)
+            .collect()
+    }
+
+    /// The oldest live contact with `key`.
+    fn oldest(&self, key: &LookupKey) -> Option<ContactId> {
+        self.find(key).first().copied()
     }
 
     /// Stores a new or changed contact in memory and in the batch, keeping indexes right.
     fn put(&mut self, ctx: &Ctx, c: Contact, writes: &mut Batch) -> Result<(), DomainError> {
         writes.put(ctx.key(CONTACT, c.id), &c)?;
-        let id = c.id;
-        self.unindex(id);
-        self.by_id.insert(id, c);
-        self.index(id);
+        let packed = PackedContact::pack(c);
+        match self.table.slot_of(packed.id) {
+            Some(slot) => {
+                self.unindex(slot);
+                self.table.replace(slot, packed);
+                self.index(slot);
+            }
+            None => match self.table.push(packed) {
+                Ok(slot) => self.index(slot),
+                // Not newer than every contact (ids only grow, so this is not expected):
+                // slots would fall out of id order, so the table is built again.
+                Err(packed) => {
+                    let mut records = std::mem::take(&mut self.table).into_live();
+                    let at = records.partition_point(|c| c.id < packed.id);
+                    records.insert(at, packed);
+                    self.rebuild(records);
+                }
+            },
+        }
         Ok(())
     }
 
-    fn oldest(ids: Option<&BTreeSet<ContactId>>) -> Option<ContactId> {
-        ids.and_then(|s| s.iter().next().copied())
+    /// Takes a contact out of memory and the indexes (its notes and redirects stay for
+    /// the caller to move or drop).
+    fn remove(&mut self, id: ContactId) {
+        let Some(slot) = self.table.slot_of(id) else {
+            return;
+        };
+        self.unindex(slot);
+        self.table.remove(slot);
+        if self.table.wants_compaction() {
+            let map = self.table.compact();
+            let to = |slot: u32| map[slot as usize];
+            self.lookups.renumber(to);
+            self.tag_links.renumber(to);
+            self.search.renumber(to);
+        }
     }
 }
 
@@ -411,7 +446,7 @@ pub(super) fn handle(msg: ContactMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             reply,
             data.contacts
                 .get(id)
-                .map(Contact::channels)
+                .map(|c| c.channels())
                 .ok_or(DomainError::NotFound("contact")),
         ),
         ContactMsg::AddTags {
@@ -456,6 +491,11 @@ pub(super) fn handle(msg: ContactMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
 
 /// A contact as answered.
 pub fn view(data: &WorkspaceData, c: &Contact) -> ContactView {
+    into_view(data, c.clone())
+}
+
+/// A contact as answered, taking its text rather than copying it (for unpacked contacts).
+fn into_view(data: &WorkspaceData, c: Contact) -> ContactView {
     let stage = c.stage_id.and_then(|sid| {
         data.funnels.stage(sid).map(|(f, s)| StageRef {
             funnel_id: f.id,
@@ -463,44 +503,66 @@ pub fn view(data: &WorkspaceData, c: &Contact) -> ContactView {
             stage_name: s.name.clone(),
         })
     });
+    let name = c.name();
+    let Contact {
+        id,
+        first_name,
+        last_name,
+        phone,
+        chan_d_phone,
+        email,
+        chan_a_username,
+        chan_c_username,
+        chan_e_username,
+        country_code,
+        channel,
+        source,
+        tag_ids,
+        stage_id: _,
+        assigned_to_user_id,
+        language,
+        custom_fields,
+        do_not_contact,
+        do_not_contact_reason,
+        created_at,
+        updated_at,
+    } = c;
     ContactView {
-        id: c.id,
-        name: c.name(),
-        first_name: c.first_name.clone(),
-        last_name: c.last_name.clone(),
-        phone: c.phone.clone(),
-        chan_d_phone: c.chan_d_phone.clone(),
-        email: c.email.clone(),
-        chan_a_username: c.chan_a_username.clone(),
-        chan_c_username: c.chan_c_username.clone(),
-        chan_e_username: c.chan_e_username.clone(),
-        country_code: c.country_code.clone(),
-        channel: c.channel,
-        source: c.source.clone(),
-        tags: c
-            .tag_ids
+        id,
+        name,
+        first_name,
+        last_name,
+        phone,
+        chan_d_phone,
+        email,
+        chan_a_username,
+        chan_c_username,
+        chan_e_username,
+        country_code,
+        channel,
+        source,
+        tags: tag_ids
             .iter()
             .filter_map(|t| data.tags.get(*t).map(|t| t.name.as_str().to_string()))
             .collect(),
         stage,
-        assigned_to_user_id: c.assigned_to_user_id.clone(),
-        language: c.language.clone(),
-        custom_fields: c
-            .custom_fields
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_json()))
+        assigned_to_user_id,
+        language,
+        custom_fields: custom_fields
+            .into_iter()
+            .map(|(k, v)| (k, v.to_json()))
             .collect(),
-        do_not_contact: c.do_not_contact,
-        do_not_contact_reason: c.do_not_contact_reason.clone(),
-        created_at: c.created_at,
-        updated_at: c.updated_at,
+        do_not_contact,
+        do_not_contact_reason,
+        created_at,
+        updated_at,
     }
 }
 
 fn view_of(data: &WorkspaceData, id: ContactId) -> Result<ContactView, DomainError> {
     data.contacts
         .get(id)
-        .map(|c| view(data, c))
+        .map(|c| into_view(data, c))
         .ok_or(DomainError::NotFound("contact"))
 }
 
@@ -573,7 +635,10 @@ fn change_contact(
     ) -> Result<(), DomainError>,
 ) -> Result<Change<ContactView>, DomainError> {
     let id = data.contacts.live(id)?;
-    let before_record = data.contacts.by_id[&id].clone();
+    let before_record = data
+        .contacts
+        .get(id)
+        .ok_or(DomainError::NotFound("contact"))?;
     let before = view(data, &before_record);
     let mut c = before_record.clone();
     let mut writes = Batch::default();
@@ -606,6 +671,7 @@ fn change_contact(
 mod tests {
     use super::*;
     use crate::domain::contact::ContactInput;
+    use crate::workspace::search::tokenize;
 
     struct Fixture {
         _dir: tempfile::TempDir,
@@ -792,11 +858,108 @@ mod tests {
         let reloaded = WorkspaceData::load(&fx.store, &fx.ws).unwrap();
         for data in [&fx.data, &reloaded] {
             let words = |q: &str| tokenize(q).collect::<Vec<_>>();
-            assert!(data.contacts.search.matches(c.id, &words("zed morn 0199")));
+            let packed = data.contacts.packed(c.id).unwrap();
+            assert!(data.contacts.matches(packed, &words("zed morn 0199")));
+            for word in ["zed", "morn", "0199"] {
+                let slot = data.contacts.table.slot_of(c.id).unwrap();
+                assert_eq!(data.contacts.search.candidates(word), [slot]);
+            }
             assert_eq!(
-                Contacts::oldest(data.contacts.by_phone.get("15550199")),
+                data.contacts.oldest(&LookupKey::Phone("15550199".into())),
                 Some(c.id)
             );
         }
+    }
+
+    /// What the indexes answer, by contact id: the same for the same contacts however the
+    /// slots are numbered.
+    fn answers(cs: &Contacts, probes: &[&str]) -> Vec<Vec<ContactId>> {
+        let ids = |slots: Vec<u32>| -> Vec<ContactId> {
+            slots
+                .into_iter()
+                .map(|s| cs.table.get(s).map(|c| c.id).expect("a live slot"))
+                .collect()
+        };
+        let mut out: Vec<Vec<ContactId>> = probes
+            .iter()
+            .map(|w| ids(cs.search.candidates(w)))
+            .collect();
+        out.push(vec![ContactId(cs.search.len() as u64)]);
+        out.push(vec![ContactId(cs.lookups.len() as u64)]);
+        let mut tags: Vec<(TagId, usize)> = cs.tag_links.counts().collect();
+        tags.sort();
+        for (tag, n) in tags {
+            out.push(ids(cs.tag_links.carriers(tag)));
+            out.push(vec![ContactId(tag.get()), ContactId(n as u64)]);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn indexes_stay_exact_through_deletes_merges_and_compaction() {
+        let mut fx = Fixture::new().await;
+        let mut ids = Vec::new();
+        for i in 0..1_200 {
+            let (c, _) = fx.run(|d, ctx| {
+                create(
+                    d,
+                    ctx,
+                    new_contact(json!({
+                        "first_name": format!("Name{}", i % 7),
+                        "phone": format!("+1 555 {i:04}"),
+                        "email": format!("p{i}@x.io"),
+                        "chan_a_username": format!("@h{i}"),
+                        "tags": [format!("t{}", i % 3)],
+                    })),
+                    Channel::Api,
+                )
+            });
+            ids.push(c.id);
+        }
+        for (i, id) in ids.iter().enumerate().step_by(50) {
+            let body = format!("note{i} about lamps");
+            fx.run(|d, ctx| add_note(d, ctx, *id, body));
+        }
+        fx.run(|d, ctx| merge(d, ctx, ids[0], ids[50]));
+        fx.run(|d, ctx| merge(d, ctx, ids[1150], ids[100]));
+        for id in &ids[150..1_180] {
+            fx.run(|d, ctx| delete(d, ctx, *id));
+        }
+        let cs = &fx.data.contacts;
+        assert_eq!(cs.len(), 1_200 - 2 - 1_030);
+        assert!(
+            cs.table.below(ContactId(u64::MAX)) < 1_000,
+            "the deleted contacts' slots were dropped"
+        );
+        let probes = [
+            "name3", "name", "555", "0042", "p7", "h1199", "note", "lamps", "x",
+        ];
+        let reloaded = WorkspaceData::load(&fx.store, &fx.ws).unwrap();
+        assert_eq!(answers(cs, &probes), answers(&reloaded.contacts, &probes));
+        let words = |q: &str| tokenize(q).collect::<Vec<_>>();
+        let survivor = cs.packed(ids[1_199]).unwrap();
+        assert!(cs.matches(survivor, &words("name2 1199 h1199 p1199")));
+        let merged = cs.packed(ids[0]).unwrap();
+        assert!(
+            cs.matches(merged, &words("note50 lamps")),
+            "moved notes are searched"
+        );
+        assert_eq!(
+            cs.oldest(&LookupKey::Handle(Channel::ChanA, "h1199".into())),
+            Some(ids[1_199])
+        );
+        assert_eq!(cs.oldest(&LookupKey::Email("p500@x.io".into())), None);
+        for id in ids
+            .iter()
+            .filter(|id| cs.contains(**id))
+            .copied()
+            .collect::<Vec<_>>()
+        {
+            fx.run(|d, ctx| delete(d, ctx, id));
+        }
+        let cs = &fx.data.contacts;
+        assert!(cs.is_empty());
+        assert!(cs.search.is_empty() && cs.lookups.len() == 0);
+        assert_eq!(cs.tag_links.counts().count(), 0);
     }
 }

@@ -199,8 +199,7 @@ pub(super) fn add_note(
         .entry(cid)
         .or_default()
         .insert(note.id, note.clone());
-    cs.unindex(cid);
-    cs.index(cid);
+    cs.reindex(cid);
     Ok(Change {
         value: note.clone(),
         writes,
@@ -215,9 +214,15 @@ pub(in crate::workspace) fn drop_tag(
     tag_id: TagId,
     writes: &mut Batch,
 ) -> Result<u64, DomainError> {
-    let carriers = data.contacts.tag_links.carriers(tag_id);
+    let carriers: Vec<ContactId> = data
+        .contacts
+        .tag_links
+        .carriers(tag_id)
+        .into_iter()
+        .filter_map(|slot| data.contacts.table.get(slot).map(|c| c.id))
+        .collect();
     for id in &carriers {
-        if let Some(mut c) = data.contacts.by_id.get(id).cloned() {
+        if let Some(mut c) = data.contacts.get(*id) {
             c.tag_ids.retain(|t| *t != tag_id);
             c.updated_at = ctx.now;
             data.contacts.put(ctx, c, writes)?;
@@ -265,6 +270,6 @@ pub(in crate::workspace) fn reachable(
 ) -> (Option<String>, Option<String>) {
     data.contacts
         .get(id)
-        .map(|c| (c.email.clone(), c.phone.clone()))
+        .map(|c| (c.email, c.phone))
         .unwrap_or_default()
 }
