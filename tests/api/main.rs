@@ -24,6 +24,7 @@ mod idempotency;
 mod input_hygiene;
 mod legacy;
 mod loadtest;
+mod logs;
 mod operator;
 mod orders;
 mod panics;
