@@ -45,6 +45,13 @@ async fn main() -> std::process::ExitCode {
                 std::process::ExitCode::from(2)
             }
         },
+        Command::Listen(args) => match switchboard::listen::run(args, shutdown_signal()).await {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("switchboard listen: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
         Command::Loadtest(args) => match switchboard::loadtest::run(args).await {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {

@@ -23,6 +23,7 @@ mod forms;
 mod idempotency;
 mod input_hygiene;
 mod legacy;
+mod listen;
 mod loadtest;
 mod logs;
 mod operator;
