@@ -2,6 +2,7 @@
 //! `Authorization: Bearer <admin token>`; bodies and errors use the standard format.
 
 pub mod backup;
+pub mod dashboard;
 pub mod endpoints;
 pub mod metrics;
 

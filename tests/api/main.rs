@@ -16,6 +16,7 @@ mod contacts_search;
 mod conventions;
 mod conversations;
 mod credits;
+mod dashboard;
 mod delivery_flow;
 mod document;
 mod durability;
