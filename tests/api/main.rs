@@ -6,6 +6,7 @@ mod receiver;
 mod access;
 mod ai;
 mod bookings;
+mod browser;
 mod calls;
 mod campaigns;
 mod catalog_walk;

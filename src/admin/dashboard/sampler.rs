@@ -234,8 +234,13 @@ impl Default for Sampler {
 /// window; none at the first tick).
 fn point(e: &Exposition, now: &Raw, start: Option<&Raw>) -> Point {
     let ms = |s: f64| s * 1000.0;
+    // Over the ten seconds of the window even while fewer have passed since the start, so
+    // that a rate means what the tables' rates mean: what came in those seconds, over ten.
     let (secs, since) = match start {
-        Some(s) => (now.at.duration_since(s.at).as_secs_f64(), Some(s)),
+        Some(s) => (
+            now.at.duration_since(s.at).as_secs_f64().max(WINDOW as f64),
+            Some(s),
+        ),
         None => (0.0, None),
     };
     let rate = |f: fn(&Raw) -> f64| match since {
