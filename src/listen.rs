@@ -25,7 +25,7 @@ pub struct ListenArgs {
         default_value = "http://127.0.0.1:8081"
     )]
     pub admin_url: String,
-    /// The admin token printed at first start.
+    /// The admin token (logged once, at the first start).
     #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: String,
     /// The workspace whose events are received.

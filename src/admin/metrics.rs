@@ -34,11 +34,16 @@ pub fn handle() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
+/// Held from refreshing the scrape-time figures to rendering them, so that two services in
+/// one process (tests) never render each other's figures: the recorder is global.
+static RENDERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The text exposition, with scrape-time figures refreshed.
 pub fn render(app: &AppState) -> String {
     let Some(handle) = handle() else {
         return String::new();
     };
+    let _rendering = RENDERING.lock().unwrap_or_else(|p| p.into_inner());
     let reg = app.registry.stats();
     metrics::gauge!("switchboard_actors_live", "kind" => "workspace")
         .set(app.registry.live() as f64);

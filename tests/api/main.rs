@@ -33,6 +33,7 @@ mod orders;
 mod panics;
 mod products;
 mod rate_limit;
+mod recovery;
 mod reminders;
 mod repeats;
 mod resources;
