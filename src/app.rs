@@ -175,9 +175,10 @@ pub async fn start_with_clock(
         settings.api_connections,
         stopped.clone(),
     );
+    let dashboard = crate::admin::dashboard::Dashboard::start(state.clone(), stopped.clone());
     let admin = crate::serve::serve(
         admin_listener,
-        crate::admin::router(state.clone()),
+        crate::admin::router(state.clone()).merge(dashboard.router()),
         settings.admin_connections,
         stopped.clone(),
     );

@@ -1,5 +1,5 @@
 //! The command line: `serve`, and `admin ...`, which calls the operator API so that an
-//! operator never hand-writes curl.
+//! operator never hand-writes curl; `listen` and `loadtest` have modules of their own.
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
@@ -39,6 +39,10 @@ pub enum Command {
     /// Load-test a running server: many workspaces, a request mix, noisy neighbours, and a
     /// report of throughput, latency and isolation (it never starts a server itself).
     Loadtest(crate::loadtest::LoadtestArgs),
+    /// Receive a workspace's events here, as they happen: a temporary webhook endpoint on a
+    /// loopback port (the service must run on this machine), each event printed with its
+    /// type, id and signature check and forwarded to --forward-to; Ctrl-C removes it.
+    Listen(crate::listen::ListenArgs),
 }
 
 #[derive(Args)]
@@ -50,7 +54,7 @@ pub struct AdminArgs {
         default_value = "http://127.0.0.1:8081"
     )]
     pub admin_url: String,
-    /// The admin token printed at first start.
+    /// The admin token (logged once, at the first start).
     #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: String,
     #[command(subcommand)]

@@ -10,6 +10,7 @@
 //!   and the store's health (503 while it cannot take writes).
 //! - [`admin`]: the operator listener.
 //! - [`cli`]: the command line.
+//! - [`listen`]: `switchboard listen`, a workspace's events forwarded to a local app.
 //! - [`serve`]: the accept loop: header-read timeout, connection cap, graceful stop.
 //! - [`maintenance`]: backup, restore and the offline check.
 //!
@@ -21,6 +22,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod listen;
 pub mod loadtest;
 pub mod maintenance;
 pub mod serve;

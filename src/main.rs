@@ -45,6 +45,13 @@ async fn main() -> std::process::ExitCode {
                 std::process::ExitCode::from(2)
             }
         },
+        Command::Listen(args) => match switchboard::listen::run(args, shutdown_signal()).await {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("switchboard listen: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
         Command::Loadtest(args) => match switchboard::loadtest::run(args).await {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
@@ -69,19 +76,11 @@ async fn serve(args: switchboard::config::ServeArgs) -> std::process::ExitCode {
     let app = match switchboard::app::start(settings).await {
         Ok(app) => app,
         Err(e) => {
-            eprintln!("switchboard: cannot start: {e}");
+            tracing::error!(error = %e, "cannot start");
             return std::process::ExitCode::FAILURE;
         }
     };
-    if let Some(b) = &app.bootstrap {
-        println!("workspace \"Default\" created: {}", b.workspace_id);
-        println!("api key (shown once): {}", b.api_key);
-    }
-    if let Some(token) = &app.generated_admin_token {
-        println!("admin token (shown once): {token}");
-    }
-    println!("api listening on {}", app.api_url());
-    println!("operator api listening on {}", app.admin_url());
+    announce(&app);
     tokio::select! {
         _ = stop => {
             tracing::info!("shutting down");
@@ -90,10 +89,24 @@ async fn serve(args: switchboard::config::ServeArgs) -> std::process::ExitCode {
         }
         _ = app.restart_needed() => {
             // Everything acknowledged is on disk; what was refused was answered 503.
-            eprintln!("switchboard: the store failed and the disk takes writes again; exiting so that the supervisor restarts the service");
+            tracing::error!("the store failed and the disk takes writes again; exiting so that the supervisor restarts the service");
             std::process::ExitCode::from(RESTART_EXIT_CODE)
         }
     }
+}
+
+/// The start-up lines, through the log so that `SWITCHBOARD_LOG_FORMAT=json` covers them:
+/// what a first start created (each secret is shown only here) and where each listener is.
+fn announce(app: &switchboard::app::RunningApp) {
+    if let Some(b) = &app.bootstrap {
+        tracing::info!(workspace_id = %b.workspace_id, "workspace \"Default\" created");
+        tracing::info!(api_key = %b.api_key, "api key, shown once");
+    }
+    if let Some(token) = &app.generated_admin_token {
+        tracing::info!(admin_token = %token, "admin token, shown once");
+    }
+    tracing::info!(url = %app.api_url(), "api listening");
+    tracing::info!(url = %app.admin_url(), "operator api listening");
 }
 
 /// Raises the soft limit on open files to the hard limit: every connection is a file, and
@@ -115,11 +128,15 @@ fn raise_open_files_limit() {
 /// The exit status that asks a supervisor for a restart (EX_TEMPFAIL).
 const RESTART_EXIT_CODE: u8 = 75;
 
+/// Logs on stderr at `RUST_LOG` (default `info`); colour only when stderr is a terminal,
+/// so that files, pipes and log collectors get plain text.
 fn init_tracing(json: bool) {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     if json {
         builder.json().init();

@@ -107,6 +107,18 @@ pub fn check_at_send(url: &Url, allow_private: bool) -> Result<(), UrlProblem> {
     check_host(url)
 }
 
+/// Whether the URL's host is a loopback IP literal (127.0.0.0/8, `::1`, or an IPv4-mapped
+/// 127.x): this machine, reached without DNS. Only the operator may point an endpoint
+/// there (`switchboard listen`); a name such as `localhost` never counts, because a name
+/// goes through the resolver, which could answer anything.
+pub fn is_loopback_literal(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(v4)) => v4.is_loopback(),
+        Some(Host::Ipv6(v6)) => v6.to_canonical().is_loopback(),
+        _ => false,
+    }
+}
+
 /// Resolves a URL's host name (IP literals are judged by [`check_webhook_url`]) within
 /// `limit`, so that a name pointing at a private address is refused when the endpoint is
 /// saved, not only when a delivery is attempted. A name that does not resolve in time is
@@ -618,6 +630,29 @@ mod tests {
             check_at_send(&url, false),
             Err(UrlProblem::Unsafe(_))
         ));
+    }
+
+    #[test]
+    fn only_loopback_ip_literals_count_as_loopback() {
+        for yes in [
+            "http://127.0.0.1:9/",
+            "http://127.8.9.10/",
+            "http://[::1]:9/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://2130706433/",
+        ] {
+            assert!(is_loopback_literal(&Url::parse(yes).unwrap()), "{yes}");
+        }
+        for no in [
+            "http://localhost:9/",
+            "http://10.0.0.1/",
+            "http://169.254.169.254/",
+            "http://[fd00::1]/",
+            "http://0.0.0.0/",
+            "https://example.com/",
+        ] {
+            assert!(!is_loopback_literal(&Url::parse(no).unwrap()), "{no}");
+        }
     }
 
     #[test]

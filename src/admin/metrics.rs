@@ -34,11 +34,16 @@ pub fn handle() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
+/// Held from refreshing the scrape-time figures to rendering them, so that two services in
+/// one process (tests) never render each other's figures: the recorder is global.
+static RENDERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The text exposition, with scrape-time figures refreshed.
 pub fn render(app: &AppState) -> String {
     let Some(handle) = handle() else {
         return String::new();
     };
+    let _rendering = RENDERING.lock().unwrap_or_else(|p| p.into_inner());
     let reg = app.registry.stats();
     metrics::gauge!("switchboard_actors_live", "kind" => "workspace")
         .set(app.registry.live() as f64);
@@ -83,5 +88,23 @@ pub fn render(app: &AppState) -> String {
     metrics::counter!("switchboard_relay_failed_attempts_total")
         .absolute(r.failed_attempts.load(Ordering::Relaxed));
     metrics::counter!("switchboard_rate_limited_total").absolute(app.rate_limit.rejections());
+    if let Some(bytes) = resident_memory_bytes() {
+        metrics::gauge!("switchboard_process_resident_memory_bytes").set(bytes as f64);
+    }
     handle.render()
+}
+
+/// The memory this process holds in RAM (`VmRSS` of /proc/self/status); None where there
+/// is no such file.
+fn resident_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }

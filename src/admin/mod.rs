@@ -2,6 +2,8 @@
 //! `Authorization: Bearer <admin token>`; bodies and errors use the standard format.
 
 pub mod backup;
+pub mod dashboard;
+pub mod endpoints;
 pub mod metrics;
 pub mod process;
 
@@ -65,6 +67,7 @@ pub fn router(state: AppState) -> Router {
                 crate::http::store_health::report(&app.store)
             }),
         )
+        .merge(endpoints::router())
         .layer(from_fn_with_state(state.clone(), require_admin))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             crate::http::error::panicked,

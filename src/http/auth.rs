@@ -98,7 +98,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     let workspace = select_workspace(&app, &principal, req.headers());
     let budget = match &workspace {
         Ok(ws) => {
-            tracing::Span::current().record("workspace_id", ws.id.as_str());
+            tracing::Span::current().record("workspace_id", tracing::field::display(&ws.id));
             match app.rate_limit.check(&ws.id) {
                 Ok(budget) => {
                     app.recent.record(&ws.id, false);

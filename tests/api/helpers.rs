@@ -398,13 +398,17 @@ impl Drop for TestApp {
 
 /// The real binary, started on a data folder with the admin token and the rate limit off,
 /// plus `env` (set) and `unset` (removed); its addresses and bootstrap key are read from
-/// what it prints.
+/// its start-up log lines, and its log is kept for the test to read.
 pub struct Server {
     pub child: tokio::process::Child,
     pub api: String,
     pub admin: String,
     pub key: Option<String>,
+    log: Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
 }
+
+/// The most log lines a [`Server`] keeps (the oldest go first).
+const LOG_LINES_KEPT: usize = 20_000;
 
 pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str]) -> Server {
     use tokio::io::{AsyncBufReadExt, BufReader};
@@ -416,26 +420,38 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
         .env("SWITCHBOARD_DATA_DIR", dir)
         .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
+        .env("RUST_LOG", "info")
         .envs(env.iter().copied())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     for name in unset {
         command.env_remove(name);
     }
     let mut child = command.spawn().expect("binary starts");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let log = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+    let keep = |line: &str| {
+        let mut kept = log.lock().expect("log lock");
+        if kept.len() == LOG_LINES_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back(line.to_string());
+    };
     let (mut api, mut admin, mut key) = (None, None, None);
     let read = async {
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(k) = line.strip_prefix("api key (shown once): ") {
-                key = Some(k.to_string());
+            keep(&line);
+            if let Some(k) = announced(&line, "api key, shown once", "api_key") {
+                key = Some(k);
             }
-            if let Some(url) = line.strip_prefix("api listening on ") {
-                api = Some(url.to_string());
+            if let Some(url) = announced(&line, "api listening", "url") {
+                api = Some(url);
             }
-            if let Some(url) = line.strip_prefix("operator api listening on ") {
-                admin = Some(url.to_string());
+            if let Some(url) = announced(&line, "operator api listening", "url") {
+                admin = Some(url);
+            }
+            if admin.is_some() {
                 break;
             }
         }
@@ -443,15 +459,45 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
     tokio::time::timeout(std::time::Duration::from_secs(30), read)
         .await
         .expect("server announces its addresses");
+    // The log is read to its end, so that the server never waits on a full pipe.
+    let kept = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut kept = kept.lock().expect("log lock");
+            if kept.len() == LOG_LINES_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(line);
+        }
+    });
     Server {
         child,
-        api: api.expect("api address printed"),
-        admin: admin.expect("operator address printed"),
+        api: api.expect("api address logged"),
+        admin: admin.expect("operator address logged"),
         key,
+        log,
     }
 }
 
+/// The value of `field` on a start-up log line whose message is `message`, in the text
+/// format (`... INFO switchboard: api listening url=http://...`) or the JSON one.
+pub fn announced(line: &str, message: &str, field: &str) -> Option<String> {
+    if let Ok(v) = serde_json::from_str::<Value>(line) {
+        let fields = &v["fields"];
+        return (fields["message"] == message)
+            .then(|| fields[field].as_str().map(str::to_string))
+            .flatten();
+    }
+    let (_, rest) = line.split_once(&format!("switchboard: {message} {field}="))?;
+    rest.split_whitespace().next().map(str::to_string)
+}
+
 impl Server {
+    /// What the server has logged so far, one entry per line.
+    pub fn logged(&self) -> Vec<String> {
+        self.log.lock().expect("log lock").iter().cloned().collect()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.api)
     }

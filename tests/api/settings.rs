@@ -5,14 +5,36 @@ use std::collections::BTreeSet;
 
 use crate::helpers::*;
 
-/// The `SWITCHBOARD_*` names of the README's settings table.
-fn readme_settings() -> BTreeSet<String> {
+/// The `SWITCHBOARD_*` names of the README table whose header row is `header`.
+fn readme_table(header: &str) -> BTreeSet<String> {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
     readme
         .lines()
+        .skip_while(|l| *l != header)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
         .filter_map(|l| l.strip_prefix("| SWITCHBOARD_"))
         .map(|rest| format!("SWITCHBOARD_{}", rest.split(' ').next().unwrap_or("")))
+        .collect()
+}
+
+/// The `SWITCHBOARD_*` names of the README's settings table of `serve`.
+fn readme_settings() -> BTreeSet<String> {
+    readme_table("| variable | default | meaning |")
+}
+
+/// The `SWITCHBOARD_*` names in `switchboard <command> --help`.
+fn variables_in_help(command: &str) -> BTreeSet<String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args([command, "--help"])
+        .output()
+        .expect("binary runs");
+    assert!(out.status.success(), "{command} --help");
+    String::from_utf8_lossy(&out.stdout)
+        .split(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+        .filter(|w| w.starts_with("SWITCHBOARD_") && w.len() > "SWITCHBOARD_".len())
+        .map(str::to_string)
         .collect()
 }
 
@@ -34,6 +56,20 @@ fn serve_help_lists_every_setting_of_the_readme_and_no_other() {
     assert_eq!(in_help, readme, "serve --help and the README table differ");
     assert!(help.contains("[default: 127.0.0.1:8080]"), "{help}");
     assert!(help.contains("--config <FILE>"), "{help}");
+}
+
+#[test]
+fn the_readme_table_of_the_other_commands_lists_every_variable_their_help_names() {
+    let in_help: BTreeSet<String> = ["admin", "listen", "loadtest", "restore", "check"]
+        .into_iter()
+        .flat_map(variables_in_help)
+        .collect();
+    let readme = readme_table("| variable | commands | default | meaning |");
+    assert!(readme.contains("SWITCHBOARD_ADMIN_URL"), "{readme:?}");
+    assert_eq!(
+        in_help, readme,
+        "the commands' --help and the README table differ"
+    );
 }
 
 fn config_file(dir: &std::path::Path, text: &str) -> String {

@@ -463,16 +463,17 @@ async fn the_service_raises_its_open_files_limit_to_the_hard_limit() {
         .env("SWITCHBOARD_ADMIN_ADDR", "127.0.0.1:0")
         .env("SWITCHBOARD_DATA_DIR", dir.path())
         .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
     use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let started = tokio::time::timeout(Duration::from_secs(30), async {
         while let Ok(Some(line)) = lines.next_line().await {
-            if line.starts_with("operator api listening") {
+            if announced(&line, "operator api listening", "url").is_some() {
                 return true;
             }
         }

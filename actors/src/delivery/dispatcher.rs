@@ -180,6 +180,7 @@ impl Dispatcher {
                 secrets: &cfg.secrets_at(self.now()),
                 labels: &super::sender::event_labels(event_id, event_type, 1),
                 t: self.now().timestamp(),
+                loopback_allowed: cfg.loopback_allowed,
             })
             .await
     }

@@ -229,6 +229,7 @@ impl EndpointState {
                 d.body.clone(),
                 self.cfg.secrets_at(now),
             );
+            let loopback_allowed = self.cfg.loopback_allowed;
             let (event_id, event_type) = (d.event_id.clone(), d.event_type.clone());
             let t = now.timestamp();
             let me = myself.clone();
@@ -249,6 +250,7 @@ impl EndpointState {
                                 secrets: &secrets,
                                 labels: &sender::event_labels(&event_id, &event_type, number),
                                 t,
+                                loopback_allowed,
                             })
                             .await
                     }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, USER_AGENT};
 
 use crate::events::signature;
-use crate::ssrf::{check_at_send, SafeResolver};
+use crate::ssrf::{check_at_send, is_loopback_literal, SafeResolver};
 
 pub const AGENT: &str = "Service-Webhooks/2.0";
 
@@ -39,6 +39,8 @@ pub struct Attempt<'a> {
     pub labels: &'a [(&'static str, String)],
     /// Unix seconds for the signature.
     pub t: i64,
+    /// A loopback IP literal in `url` may be reached (an operator's endpoint).
+    pub loopback_allowed: bool,
 }
 
 /// The labels of a webhook delivery attempt.
@@ -88,7 +90,8 @@ impl Sender {
             Ok(u) => u,
             Err(e) => return done(Outcome::Failed, None, Some(format!("invalid url: {e}"))),
         };
-        if let Err(problem) = check_at_send(&url, self.allow_private) {
+        let to_loopback = a.loopback_allowed && is_loopback_literal(&url);
+        if let Err(problem) = check_at_send(&url, self.allow_private || to_loopback) {
             return done(
                 Outcome::Failed,
                 None,

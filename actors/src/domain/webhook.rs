@@ -21,6 +21,10 @@ pub const MAX_EVENTS: usize = 100;
 pub const MAX_CHANNELS: usize = 20;
 pub const MAX_ACTOR_TYPES: usize = 7;
 
+/// `created_by` of an endpoint the operator created with the admin token. Such an endpoint
+/// alone may point at a loopback address (see [`EndpointConfig::loopback_allowed`]).
+pub const OPERATOR: &str = "operator";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EndpointStatus {
@@ -421,6 +425,9 @@ pub struct EndpointConfig {
     pub previous_secret: Option<(String, DateTime<Utc>)>,
     /// Paused and disabled endpoints receive nothing; their deliveries wait.
     pub active: bool,
+    /// Created by the operator: a loopback IP literal in `url` is reached (no other
+    /// private address, and no name that resolves to one).
+    pub loopback_allowed: bool,
 }
 
 impl EndpointConfig {

@@ -161,6 +161,7 @@ impl RelayState {
                         secrets: &secrets,
                         labels: &labels,
                         t,
+                        loopback_allowed: false,
                     })
                     .await;
                 stats.sent();

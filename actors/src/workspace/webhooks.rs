@@ -15,7 +15,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::EndpointConfig;
 use crate::domain::webhook::{
     CreatedVia, Endpoint, EndpointChange, EndpointStatus, EndpointView, Filters, LastDelivery,
-    Notification, MAX_ENDPOINTS,
+    Notification, MAX_ENDPOINTS, OPERATOR,
 };
 use crate::domain::DomainError;
 use crate::events::privacy::{redact, Disclosure};
@@ -154,6 +154,7 @@ impl Webhooks {
                 .clone()
                 .zip(e.previous_secret_expires_at.map(Timestamp::get)),
             active: e.status == EndpointStatus::Active,
+            loopback_allowed: e.created_by.as_deref() == Some(OPERATOR),
         }
     }
 

@@ -97,7 +97,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     let checked = auth::principal(&app, req.headers()).and_then(|principal| {
         let ws = auth::select_workspace(&app, &principal, req.headers())?;
         ws.require(Permission::Inbox)?;
-        tracing::Span::current().record("workspace_id", ws.id.as_str());
+        tracing::Span::current().record("workspace_id", tracing::field::display(&ws.id));
         Ok(Caller {
             principal,
             workspace: Ok(ws),

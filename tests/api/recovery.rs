@@ -1,0 +1,78 @@
+//! What the README tells an operator who lost the secrets of the first start: the admin
+//! token issues a new API key through the CLI, and a lost generated admin token is
+//! replaced by starting with `SWITCHBOARD_ADMIN_TOKEN`.
+
+use crate::helpers::*;
+
+/// `switchboard admin --admin-url <url> --admin-token <token> <args>`: success and output.
+async fn admin(url: &str, token: &str, args: &[&str]) -> (bool, String) {
+    let mut all = vec!["admin", "--admin-url", url, "--admin-token", token];
+    all.extend_from_slice(args);
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(&all)
+        .env_remove("SWITCHBOARD_ADMIN_URL")
+        .env_remove("SWITCHBOARD_ADMIN_TOKEN")
+        .output()
+        .await
+        .expect("the CLI runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[tokio::test]
+async fn a_lost_api_key_is_replaced_with_the_admin_token_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = launch(dir.path(), &[], &[]).await;
+    let (ok, listed) = admin(&server.admin, ADMIN_TOKEN, &["list-workspaces"]).await;
+    assert!(ok, "{listed}");
+    let workspaces: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let default = workspaces["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "Default")
+        .expect("the first start's workspace");
+    let id = default["id"].as_str().unwrap();
+    let (ok, created) = admin(
+        &server.admin,
+        ADMIN_TOKEN,
+        &["create-api-key", "--workspace", id],
+    )
+    .await;
+    assert!(ok, "{created}");
+    let key: serde_json::Value = serde_json::from_str(&created).unwrap();
+    let key = key["api_key"].as_str().expect("a new key");
+    assert_ne!(Some(key), server.key.as_deref());
+    let me = server.get_json(key, "/me").await;
+    assert_eq!(me["workspaces"][0]["id"], id, "{me}");
+}
+
+#[tokio::test]
+async fn a_lost_generated_admin_token_is_replaced_by_starting_with_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut first = launch(&data, &[], &["SWITCHBOARD_ADMIN_TOKEN"]).await;
+    let generated = first
+        .logged()
+        .iter()
+        .find_map(|l| announced(l, "admin token, shown once", "admin_token"))
+        .expect("a generated admin token is logged once");
+    assert!(
+        admin(&first.admin, &generated, &["list-workspaces"])
+            .await
+            .0
+    );
+    first.child.start_kill().unwrap();
+    first.child.wait().await.unwrap();
+
+    let fresh = "a-new-admin-token-after-the-loss";
+    let again = launch(&data, &[("SWITCHBOARD_ADMIN_TOKEN", fresh)], &[]).await;
+    assert!(admin(&again.admin, fresh, &["list-workspaces"]).await.0);
+    let (ok, said) = admin(&again.admin, &generated, &["list-workspaces"]).await;
+    assert!(
+        !ok && said.contains("401"),
+        "the lost token no longer works: {said}"
+    );
+}
