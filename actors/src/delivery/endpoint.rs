@@ -1,14 +1,16 @@
 //! `EndpointActor`: one per webhook endpoint while it has work. It starts from the
-//! endpoint's pending index, never its history. It sends what is due in waves: every
-//! attempt of a wave is written in one batch and sent once that batch is durable, each in
-//! its own task so that the mailbox never waits on the network. Finished attempts come
-//! back together; their outcomes are written in one batch with the next wave's attempts,
-//! failures go back on the retry ladder, and outcomes are reported to the workspace, which
-//! keeps the endpoint's health and decides when to disable it. Idle for the actors' idle
-//! time with nothing due and nothing in flight, it arms a durable [`wake`] timer for its
-//! soonest retry and stops.
+//! endpoint's pending index, never its history. An attempt goes through three stages:
+//! *recorded* (written, in one batch with the rest of its wave), *ready* (that batch is
+//! durable), *on the wire* (sent, each in its own task so that the mailbox never waits on
+//! the network). The [`Window`] bounds the attempts on the wire; for a receiver that
+//! answers fast, the next waves are recorded while earlier ones are on the wire, so the
+//! flushes overlap the sends. Finished attempts come back together; their outcomes are
+//! written in one batch with the next wave, failures go back on the retry ladder, and
+//! outcomes are reported to the workspace, which keeps the endpoint's health and decides
+//! when to disable it. Idle for the actors' idle time with nothing due and nothing in
+//! flight, it arms a durable [`wake`] timer for its soonest retry and stops.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -41,6 +43,11 @@ pub enum EndpointMsg {
     /// The wake-up this endpoint's actor armed when it last stopped fell due.
     Due(Timer),
     Tick,
+    /// The batch of a recorded wave is durable (or failed to be).
+    Recorded {
+        wave: u64,
+        error: Option<String>,
+    },
     /// Attempts finished; their results wait in the actor's [`Finished`] list.
     Done,
     List {
@@ -62,6 +69,7 @@ impl EndpointMsg {
             EndpointMsg::Wake => "wake",
             EndpointMsg::Due(_) => "wake_up_due",
             EndpointMsg::Tick => "tick",
+            EndpointMsg::Recorded { .. } => "wave_recorded",
             EndpointMsg::Done => "attempts_done",
             EndpointMsg::List { .. } => "list",
             EndpointMsg::Redeliver { .. } => "redeliver",
@@ -92,8 +100,14 @@ pub struct EndpointState {
     queue: BTreeSet<(i64, DeliveryId)>,
     /// Every pending delivery known, queued or in flight, with its due time.
     due_of: HashMap<DeliveryId, i64>,
-    /// Attempts on the wire, with their records as written before sending.
+    /// Attempts recorded and not finished (in any stage), with their records as written.
     in_flight: HashMap<DeliveryId, Delivery>,
+    /// Recorded waves waiting for their batch to be durable, oldest first.
+    recording: VecDeque<(u64, Vec<Launch>)>,
+    last_wave: u64,
+    /// Durable attempts waiting for room on the wire.
+    ready: VecDeque<Launch>,
+    on_wire: usize,
     finished: Finished,
     window: Window,
     /// The highest id read from the pending index.
@@ -121,6 +135,10 @@ impl Actor for EndpointActor {
             queue: BTreeSet::new(),
             due_of: HashMap::new(),
             in_flight: HashMap::new(),
+            recording: VecDeque::new(),
+            last_wave: 0,
+            ready: VecDeque::new(),
+            on_wire: 0,
             finished: Finished::default(),
             seen_up_to: 0,
             last_message: Instant::now(),
@@ -179,6 +197,7 @@ impl EndpointState {
                     self.passivate(myself).await?;
                 }
             }
+            EndpointMsg::Recorded { wave, error } => self.recorded(myself, wave, error)?,
             EndpointMsg::Done => self.finish(myself)?,
             EndpointMsg::List { page, reply } => {
                 let _ = reply.send(self.list(page));
@@ -219,9 +238,9 @@ impl EndpointState {
         }
     }
 
-    /// Starts the next wave: every due delivery that fits in the window gets its attempt
-    /// written into `batch` (after whatever it holds already) and is sent once the batch is
-    /// durable.
+    /// Records the next wave: every due delivery that fits in the pipeline gets its attempt
+    /// written into `batch` (after whatever it holds already); the wave is sent once the
+    /// batch is durable.
     fn send_due(
         &mut self,
         myself: &ActorRef<EndpointMsg>,
@@ -230,7 +249,7 @@ impl EndpointState {
         let now = self.ctx.now();
         let mut wave = Vec::new();
         if self.cfg.active {
-            let room = self.window.limit().saturating_sub(self.in_flight.len());
+            let room = self.window.pipeline().saturating_sub(self.in_flight.len());
             while wave.len() < room {
                 match self.queue.first() {
                     Some(&(due, _)) if due <= now.timestamp_millis() => {}
@@ -249,9 +268,68 @@ impl EndpointState {
         }
         self.store().apply(batch)?;
         if !wave.is_empty() {
-            self.launch(myself, wave, now);
+            self.last_wave += 1;
+            self.recording.push_back((self.last_wave, wave));
+            self.when_durable(myself, self.last_wave);
         }
         Ok(())
+    }
+
+    /// Tells this actor once wave `wave` is durable; from the store's own thread, with no
+    /// task per wave.
+    fn when_durable(&self, myself: &ActorRef<EndpointMsg>, wave: u64) {
+        let (me, stats) = (myself.clone(), self.stats.clone());
+        self.store().after_durable(Box::new(move |outcome| {
+            stats.sent();
+            let error = outcome.err().map(|e| e.to_string());
+            if me
+                .send_message(EndpointMsg::Recorded { wave, error })
+                .is_err()
+            {
+                stats.received();
+            }
+        }));
+    }
+
+    /// A wave is durable: it is ready for the wire. One that could not be recorded is not
+    /// sent, and fails as an attempt.
+    fn recorded(
+        &mut self,
+        myself: &ActorRef<EndpointMsg>,
+        wave: u64,
+        error: Option<String>,
+    ) -> Result<(), DomainError> {
+        let Some(at) = self.recording.iter().position(|(n, _)| *n == wave) else {
+            return Ok(());
+        };
+        let Some((_, launches)) = self.recording.remove(at) else {
+            return Ok(());
+        };
+        match error {
+            None => {
+                self.ready.extend(launches);
+                self.send_ready(myself);
+                Ok(())
+            }
+            Some(e) => {
+                let mut batch = Batch::default();
+                let mut outcomes = Vec::new();
+                for a in launches {
+                    let result = SendResult {
+                        outcome: Outcome::Failed,
+                        status_code: None,
+                        error: Some(format!("not sent: the attempt could not be recorded ({e})")),
+                        duration_ms: 0,
+                    };
+                    outcomes.extend(self.record(a.id, result, &mut batch)?);
+                }
+                self.store().apply(batch)?;
+                self.ctx.set_pending(&self.cfg.id, self.due_of.len());
+                self.ctx
+                    .report(&self.cfg.workspace_id, &self.cfg.id, outcomes);
+                Ok(())
+            }
+        }
     }
 
     /// Writes the in-flight attempt of delivery `id` into `batch`; None if there is nothing
@@ -302,55 +380,36 @@ impl EndpointState {
         Ok(Some(launch))
     }
 
-    /// Sends a wave once its attempts are durable: a repeat after a crash then carries the
-    /// next number, and the log shows the interrupted attempt.
-    fn launch(&self, myself: &ActorRef<EndpointMsg>, wave: Vec<Launch>, now: DateTime<Utc>) {
-        let durable = self.store().durable();
-        let sender = self.ctx.sender().clone();
+    /// Sends ready attempts while the window has room. They are durable before they are
+    /// sent: a repeat after a crash then carries the next number, and the log shows the
+    /// interrupted attempt.
+    fn send_ready(&mut self, myself: &ActorRef<EndpointMsg>) {
+        if self.ready.is_empty() || self.on_wire >= self.window.limit() {
+            return;
+        }
+        let now = self.ctx.now();
         let target = Arc::new((self.cfg.url.clone(), self.cfg.secrets_at(now)));
-        let (me, stats, finished) = (myself.clone(), self.stats.clone(), self.finished.clone());
         let t = now.timestamp();
-        tokio::spawn(async move {
-            let recorded = durable.await.map_err(|e| e.to_string());
-            for a in wave {
-                let (sender, target, me, stats, finished, recorded) = (
-                    sender.clone(),
-                    target.clone(),
-                    me.clone(),
-                    stats.clone(),
-                    finished.clone(),
-                    recorded.clone(),
-                );
-                tokio::spawn(async move {
-                    let result = match recorded {
-                        Err(e) => SendResult {
-                            outcome: Outcome::Failed,
-                            status_code: None,
-                            error: Some(format!(
-                                "not sent: the attempt could not be recorded ({e})"
-                            )),
-                            duration_ms: 0,
-                        },
-                        Ok(()) => {
-                            sender
-                                .send(sender::Attempt {
-                                    url: &target.0,
-                                    body: &a.body,
-                                    secrets: &target.1,
-                                    labels: &sender::event_labels(
-                                        &a.event_id,
-                                        &a.event_type,
-                                        a.number,
-                                    ),
-                                    t,
-                                })
-                                .await
-                        }
-                    };
-                    finished.push(&me, &stats, a.id, result);
-                });
-            }
-        });
+        while self.on_wire < self.window.limit() {
+            let Some(a) = self.ready.pop_front() else {
+                break;
+            };
+            self.on_wire += 1;
+            let (sender, target) = (self.ctx.sender().clone(), target.clone());
+            let (me, stats, finished) = (myself.clone(), self.stats.clone(), self.finished.clone());
+            tokio::spawn(async move {
+                let result = sender
+                    .send(sender::Attempt {
+                        url: &target.0,
+                        body: &a.body,
+                        secrets: &target.1,
+                        labels: &sender::event_labels(&a.event_id, &a.event_type, a.number),
+                        t,
+                    })
+                    .await;
+                finished.push(&me, &stats, a.id, result);
+            });
+        }
     }
 
     /// Records every finished attempt (delivered, failed for good, or back on the ladder)
@@ -359,10 +418,10 @@ impl EndpointState {
         let mut batch = Batch::default();
         let mut outcomes = Vec::new();
         for (id, result) in self.finished.take() {
-            if let Some(outcome) = self.record(id, result, &mut batch)? {
-                outcomes.push(outcome);
-            }
+            self.on_wire = self.on_wire.saturating_sub(1);
+            outcomes.extend(self.record(id, result, &mut batch)?);
         }
+        self.send_ready(myself);
         self.send_due(myself, batch)?;
         self.ctx.set_pending(&self.cfg.id, self.due_of.len());
         self.ctx

@@ -3,6 +3,14 @@
 //! backlog to a receiver that answers at once goes out in large waves (one write and one
 //! flush per wave, not per attempt), while a slow or failing receiver keeps the small
 //! window. Any failure returns to the start.
+//!
+//! Once widened, it also lets the next waves be recorded while earlier ones are on the wire
+//! ([`Window::pipeline`]), so that a backlog's throughput is not one window per flush.
+//! Only then: an attempt is timed from when it is recorded, so a slow receiver's attempts
+//! are never recorded long before they can be sent.
+
+/// Attempts recorded per attempt on the wire once the window has widened.
+const RECORDED_AHEAD: usize = 4;
 
 use super::sender::{Outcome, SendResult};
 use super::DeliverySettings;
@@ -29,6 +37,15 @@ impl Window {
     /// Attempts allowed in flight now.
     pub fn limit(&self) -> usize {
         self.limit
+    }
+
+    /// Attempts that may be recorded and unfinished at once, on the wire or waiting for it.
+    pub fn pipeline(&self) -> usize {
+        if self.limit > self.start {
+            self.limit * RECORDED_AHEAD
+        } else {
+            self.limit
+        }
     }
 
     /// Widens on a fast success, returns to the start on any failure.
@@ -70,12 +87,19 @@ mod tests {
     fn fast_successes_widen_up_to_the_most_and_a_failure_narrows_to_the_start() {
         let mut w = Window::new(&settings());
         assert_eq!(w.limit(), 8);
+        assert_eq!(
+            w.pipeline(),
+            8,
+            "nothing recorded ahead before the receiver proved fast"
+        );
         for _ in 0..10 {
             w.observe(&result(Outcome::Delivered, 3));
         }
         assert_eq!(w.limit(), 12, "capped at fast_max_in_flight");
+        assert_eq!(w.pipeline(), 12 * RECORDED_AHEAD);
         w.observe(&result(Outcome::Failed, 3));
         assert_eq!(w.limit(), 8);
+        assert_eq!(w.pipeline(), 8);
     }
 
     #[test]
