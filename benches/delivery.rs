@@ -253,6 +253,7 @@ async fn backlog(client: &reqwest::Client, api: &str, admin: &str) {
         "backlog: {total} events written in {:.1} s while the receiver held its answers",
         filled.elapsed().as_secs_f64()
     );
+    let flushes_before = flush_figures(client, admin).await;
     let started = Instant::now();
     let _ = open.send(true);
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -266,6 +267,38 @@ async fn backlog(client: &reqwest::Client, api: &str, admin: &str) {
         took.as_secs_f64(),
         got as f64 / took.as_secs_f64()
     );
+    let after = flush_figures(client, admin).await;
+    let flushes = after[0] - flushes_before[0];
+    println!(
+        "  store while draining: {flushes:.0} flushes, {:.1} writes per flush, {:.2} ms per flush",
+        (after[1] - flushes_before[1]) / flushes.max(1.0),
+        (after[2] - flushes_before[2]) * 1e3 / flushes.max(1.0)
+    );
+}
+
+/// The store's flush count, writes flushed and seconds spent flushing, from /metrics.
+async fn flush_figures(client: &reqwest::Client, admin: &str) -> [f64; 3] {
+    let text = match client
+        .get(format!("{admin}/metrics"))
+        .bearer_auth("bench-admin-token-0123456789")
+        .send()
+        .await
+    {
+        Ok(r) => r.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let value = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    [
+        value("switchboard_store_flushes_total"),
+        value("switchboard_store_flushed_writes_total"),
+        value("switchboard_store_flush_seconds_sum"),
+    ]
 }
 
 /// 2. 1,000 endpoints, one of them always too slow.

@@ -36,6 +36,7 @@ fn family(key: &[u8]) -> Option<&'static str> {
     [
         ("w/", "workspace records"),
         ("wd/", "deliveries"),
+        ("wp/", "pending delivery index"),
         ("os/", "pending sends"),
         ("d/", "directory records"),
         ("meta/", "store metadata"),

@@ -1,11 +1,12 @@
 //! A keyed set of actors of one kind (a webhook endpoint's delivery actor, a channel
-//! connection's relay actor): started on first use, counted in the operators' actor book,
-//! removed one by one, stopped together at shutdown.
+//! connection's relay actor): started on first use, counted in the operators' actor book
+//! while they live, removed one by one (or forgotten once they stop on their own), stopped
+//! together at shutdown.
 
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use ractor::{Actor, ActorRef};
+use ractor::{Actor, ActorId, ActorRef};
 
 use crate::telemetry::{ActorBook, ActorStats};
 
@@ -90,7 +91,18 @@ impl<M: ractor::Message> Pool<M> {
 
     /// Forgets the actor of `key` and answers it, to be told its last message.
     pub fn remove(&self, key: &str) -> Option<ActorRef<M>> {
-        self.actors.remove(key).map(|(_, a)| a)
+        let (_, actor) = self.actors.remove(key)?;
+        if let Some(stats) = self.book.get(key) {
+            self.book.leave(key, &stats);
+        }
+        Some(actor)
+    }
+
+    /// Forgets the actor of `key` if it is still actor `id` with figures `stats`: it is
+    /// stopping on its own (idle, or failed), and the next use starts a fresh one.
+    pub fn forget(&self, key: &str, id: ActorId, stats: &Arc<ActorStats>) {
+        self.actors.remove_if(key, |_, a| a.get_id() == id);
+        self.book.leave(key, stats);
     }
 
     /// Stops every actor (shutdown).

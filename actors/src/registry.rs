@@ -123,6 +123,8 @@ impl Registry {
         let (supervisor, _) = Actor::spawn(None, WorkspaceSupervisor, inner.clone())
             .await
             .map_err(|e| DomainError::Internal(format!("supervisor: {e}")))?;
+        // Endpoint delivery actors stop when idle after the same time as workspace actors.
+        inner.dispatcher.passivate_after(inner.settings.idle_after);
         let registry = Self { inner, supervisor };
         registry.forward(outlets.delivery_reports, |r| {
             let ws = r.workspace.clone();
@@ -289,9 +291,14 @@ impl Registry {
 }
 
 /// Due timers go to their workspace's actor, which is started for them if it is not
-/// running (a passivated workspace's timers still fire).
+/// running (a passivated workspace's timers still fire); the wake-up of a stopped endpoint
+/// delivery actor goes to the dispatcher, which starts that actor again.
 impl crate::schedule::TimerSink for Registry {
     fn due(&self, timer: crate::schedule::Timer) {
+        if crate::delivery::wake::endpoint_of(&timer).is_some() {
+            self.inner.dispatcher.wake_up(timer);
+            return;
+        }
         let registry = self.clone();
         tokio::spawn(async move {
             let ws = timer.workspace.clone();

@@ -1,8 +1,9 @@
-//! What every delivery actor shares: the store, the clock, the rules, the HTTP sender, the
-//! counters and the report channel. The dispatcher owns one and hands it to each endpoint
-//! actor, so the actors never need the dispatcher itself.
+//! What every delivery actor shares: the store, the clock, the rules, the idle time, the
+//! HTTP sender, the counters and the report channel. The dispatcher owns one and hands it
+//! to each endpoint actor, so the actors never need the dispatcher itself.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
@@ -46,7 +47,12 @@ pub struct DeliveryContext {
     pending: DashMap<String, usize>,
     reports: mpsc::UnboundedSender<Report>,
     stats: DeliveryStats,
+    /// How long an endpoint actor with nothing to do waits before it stops, in ms.
+    idle_after_ms: AtomicU64,
 }
+
+/// The idle time of endpoint actors until the registry sets its own (the workspace actors').
+const IDLE_AFTER: Duration = Duration::from_secs(300);
 
 impl DeliveryContext {
     pub(crate) fn new(
@@ -64,7 +70,18 @@ impl DeliveryContext {
             pending: DashMap::new(),
             reports,
             stats: DeliveryStats::default(),
+            idle_after_ms: AtomicU64::new(IDLE_AFTER.as_millis() as u64),
         }
+    }
+
+    /// How long an endpoint actor with nothing to do waits before it stops.
+    pub fn idle_after(&self) -> Duration {
+        Duration::from_millis(self.idle_after_ms.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_idle_after(&self, idle: Duration) {
+        self.idle_after_ms
+            .store(idle.as_millis() as u64, Ordering::Relaxed);
     }
 
     pub fn settings(&self) -> &DeliverySettings {
@@ -123,22 +140,92 @@ impl DeliveryContext {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Passes an attempt's outcome to whoever holds the [`Reports`] end.
+    /// Passes a wave's outcomes, in order, to whoever holds the [`Reports`] end; see
+    /// [`coalesce`].
     pub(crate) fn report(
         &self,
         ws: &WorkspaceId,
         endpoint: &EndpointId,
-        last: LastDelivery,
-        outcome: Outcome,
+        outcomes: Vec<(LastDelivery, Outcome)>,
     ) {
-        let report = Report {
-            workspace: ws.clone(),
-            endpoint: endpoint.clone(),
-            last,
-            outcome,
-        };
-        if self.reports.send(report).is_err() {
-            tracing::warn!("a delivery outcome found no one to report to");
+        for (last, outcome) in coalesce(outcomes) {
+            let report = Report {
+                workspace: ws.clone(),
+                endpoint: endpoint.clone(),
+                last,
+                outcome,
+            };
+            if self.reports.send(report).is_err() {
+                tracing::warn!("a delivery outcome found no one to report to");
+                return;
+            }
         }
+    }
+}
+
+/// Drops every success followed at once by another: the workspace keeps the same health
+/// either way (a success clears the failure window and replaces `last_delivery`), so a
+/// backlog that drains costs the workspace one message per wave, not one per delivery.
+fn coalesce(outcomes: Vec<(LastDelivery, Outcome)>) -> Vec<(LastDelivery, Outcome)> {
+    let mut kept: Vec<(LastDelivery, Outcome)> = Vec::with_capacity(outcomes.len());
+    for (last, outcome) in outcomes {
+        if outcome == Outcome::Delivered
+            && kept
+                .last()
+                .is_some_and(|(_, before)| *before == Outcome::Delivered)
+        {
+            kept.pop();
+        }
+        kept.push((last, outcome));
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Timestamp;
+    use crate::ids::{DeliveryId, EventId};
+
+    fn outcome(id: u64, outcome: Outcome) -> (LastDelivery, Outcome) {
+        let last = LastDelivery {
+            delivery_id: DeliveryId(id),
+            event_id: EventId::parse("evt_1").unwrap(),
+            event_type: "tag.created".into(),
+            delivered: outcome == Outcome::Delivered,
+            status_code: None,
+            error: None,
+            attempted_at: Timestamp(chrono::Utc::now()),
+        };
+        (last, outcome)
+    }
+
+    #[test]
+    fn only_the_last_of_consecutive_successes_is_reported_and_failures_all_are() {
+        use Outcome::*;
+        let wave = vec![
+            outcome(1, Delivered),
+            outcome(2, Delivered),
+            outcome(3, Failed),
+            outcome(4, Failed),
+            outcome(5, Delivered),
+            outcome(6, Delivered),
+            outcome(7, Delivered),
+            outcome(8, Gone),
+        ];
+        let kept: Vec<(u64, Outcome)> = coalesce(wave)
+            .into_iter()
+            .map(|(l, o)| (l.delivery_id.get(), o))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                (2, Delivered),
+                (3, Failed),
+                (4, Failed),
+                (7, Delivered),
+                (8, Gone)
+            ]
+        );
     }
 }

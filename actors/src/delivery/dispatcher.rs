@@ -1,38 +1,54 @@
-//! Endpoint id -> delivery actor. Spawns actors when deliveries are committed or an
-//! endpoint changes, reports outcomes on its own channel ([`Reports`]), and keeps the
-//! counters operators read.
+//! Endpoint id -> delivery actor. Spawns actors when deliveries are committed, an
+//! endpoint changes or a wake-up falls due; reports outcomes on its own channel
+//! ([`Reports`]); prunes old records; and keeps the counters operators read.
 //!
 //! Delivery knows nothing of workspace actors: whoever owns the receiving end (the
 //! registry) passes each [`super::Report`] on. So the flow stays one way, workspace ->
 //! delivery, with no back reference to break at shutdown.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use dashmap::DashMap;
+use ractor::rpc::CallResult;
 use ractor::ActorRef;
 use tokio::sync::mpsc;
 
 use super::context::DeliveryContext;
-use super::endpoint::{EndpointActor, EndpointMsg};
+use super::endpoint::{EndpointActor, EndpointArgs, EndpointMsg, Reply, StopHook};
+use super::record::{self, Delivery, DeliveryStatus};
 use super::sender::{SendResult, Sender};
-use super::{DeliverySettings, DeliveryStats, Reports};
+use super::{pending, wake, DeliverySettings, DeliveryStats, Reports};
 use crate::clock::SharedClock;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::EndpointConfig;
 use crate::domain::DomainError;
 use crate::pool::Pool;
-use crate::store::Store;
+use crate::schedule::Timer;
+use crate::store::{decode, Batch, Store, StoreResult};
 use crate::telemetry::ActorBook;
+
+/// How often finished deliveries older than the history period are deleted.
+const PRUNE_EVERY: chrono::Duration = chrono::Duration::hours(1);
+
+/// Records read at a time while pruning.
+const PRUNE_PAGE: usize = 256;
 
 struct Inner {
     ctx: Arc<DeliveryContext>,
     actors: Pool<EndpointMsg>,
+    /// The latest configuration of every endpoint, with a live actor or not: a wake-up
+    /// that falls due after its actor stopped starts it again with this.
+    configs: DashMap<String, EndpointConfig>,
 }
 
 #[derive(Clone)]
 pub struct Dispatcher(Arc<Inner>);
 
 impl Dispatcher {
+    /// Also builds the pending index once, for a data folder written before it existed,
+    /// and (on a tokio runtime) starts the hourly pruning of old records.
     pub fn new(
         store: Store,
         clock: SharedClock,
@@ -40,18 +56,34 @@ impl Dispatcher {
     ) -> Result<(Self, Reports), DomainError> {
         let sender =
             Sender::new(settings.timeout, settings.allow_private).map_err(DomainError::Internal)?;
+        if let Some(indexed) = pending::build_once(&store)? {
+            tracing::info!(
+                indexed,
+                "built the pending-delivery index from the delivery records (once)"
+            );
+        }
         let (reports, receiver) = mpsc::unbounded_channel();
         let dispatcher = Self(Arc::new(Inner {
             ctx: Arc::new(DeliveryContext::new(
                 store, clock, settings, sender, reports,
             )),
             actors: Pool::new("endpoint_delivery"),
+            configs: DashMap::new(),
         }));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(prune_while_alive(Arc::downgrade(&dispatcher.0)));
+        }
         Ok((dispatcher, receiver))
     }
 
     pub fn settings(&self) -> &DeliverySettings {
         self.0.ctx.settings()
+    }
+
+    /// Endpoint actors with nothing to do stop after `idle` (the workspace actors' idle
+    /// time; the registry sets it).
+    pub fn passivate_after(&self, idle: Duration) {
+        self.0.ctx.set_idle_after(idle);
     }
 
     pub fn stats(&self) -> &DeliveryStats {
@@ -85,49 +117,113 @@ impl Dispatcher {
     /// The endpoint's actor, started (and its pending deliveries loaded) if needed, with
     /// `cfg` as its configuration.
     pub async fn ensure(&self, cfg: EndpointConfig) -> Result<ActorRef<EndpointMsg>, DomainError> {
+        self.0.configs.insert(cfg.id.to_string(), cfg.clone());
         let ctx = self.0.ctx.clone();
         let id = cfg.id.clone();
+        let on_stop = self.stop_hook();
         self.0
             .actors
             .ensure(
                 &id,
                 EndpointActor,
-                |stats| (cfg.clone(), ctx, stats),
+                |stats| EndpointArgs {
+                    cfg: cfg.clone(),
+                    ctx,
+                    stats,
+                    on_stop,
+                },
                 || EndpointMsg::Configure(cfg.clone()),
             )
             .await
             .map_err(DomainError::Internal)
     }
 
+    /// What an endpoint actor calls as it stops on its own: forget it, so that the next
+    /// use starts a fresh one. Holds the dispatcher weakly (the actors live inside it).
+    fn stop_hook(&self) -> StopHook {
+        let weak = Arc::downgrade(&self.0);
+        Arc::new(move |key, id, stats| {
+            if let Some(inner) = weak.upgrade() {
+                inner.actors.forget(key, id, stats);
+            }
+        })
+    }
+
     /// New deliveries are durable for these endpoints.
     pub fn wake(&self, endpoints: Vec<EndpointConfig>) {
         for cfg in endpoints {
             let me = self.clone();
-            tokio::spawn(async move {
-                let id = cfg.id.clone();
-                match me.ensure(cfg).await {
-                    Ok(actor) => {
-                        me.0.actors.tell(&id, &actor, EndpointMsg::Wake);
-                    }
-                    Err(e) => tracing::error!(error = %e, "could not wake a delivery actor"),
-                }
-            });
+            tokio::spawn(async move { me.tell(cfg, EndpointMsg::Wake).await });
         }
     }
 
-    /// An endpoint changed (url, secrets, status).
+    /// A wake-up armed by a stopped endpoint actor fell due: start the actor again, or,
+    /// if its endpoint is gone, delete the timer.
+    pub fn wake_up(&self, timer: Timer) {
+        let Some(endpoint) = wake::endpoint_of(&timer) else {
+            return;
+        };
+        match self.0.configs.get(endpoint).map(|c| c.clone()) {
+            Some(cfg) => {
+                let me = self.clone();
+                tokio::spawn(async move { me.tell(cfg, EndpointMsg::Due(timer)).await });
+            }
+            None => {
+                let mut batch = Batch::default();
+                timer.disarm(&mut batch);
+                if let Err(e) = self.0.ctx.store().apply(batch) {
+                    tracing::warn!(error = %e, "could not delete the wake-up of a deleted endpoint");
+                }
+            }
+        }
+    }
+
+    /// Tells the endpoint's actor, started if needed.
+    async fn tell(&self, cfg: EndpointConfig, msg: EndpointMsg) {
+        let id = cfg.id.clone();
+        match self.ensure(cfg).await {
+            Ok(actor) => {
+                self.0.actors.tell(&id, &actor, msg);
+            }
+            Err(e) => tracing::error!(error = %e, "could not wake a delivery actor"),
+        }
+    }
+
+    /// An endpoint changed (url, secrets, status). An endpoint made active again whose
+    /// actor had stopped starts it, if deliveries wait.
     pub fn configure(&self, cfg: EndpointConfig) {
+        self.0.configs.insert(cfg.id.to_string(), cfg.clone());
         if let Some(actor) = self.0.actors.get(&cfg.id) {
             self.0
                 .actors
                 .tell(&cfg.id.clone(), &actor, EndpointMsg::Configure(cfg));
+            return;
+        }
+        let waiting = self
+            .0
+            .ctx
+            .store()
+            .scan_page(&record::pending_prefix(&cfg.id), None, 1)
+            .map(|found| !found.is_empty());
+        if cfg.active && waiting.unwrap_or(true) {
+            let me = self.clone();
+            tokio::spawn(async move { me.tell(cfg, EndpointMsg::Wake).await });
         }
     }
 
-    /// An endpoint was deleted.
+    /// An endpoint was deleted: its actor, if running, deletes its deliveries and stops;
+    /// otherwise they are deleted here.
     pub fn remove(&self, endpoint: &str) {
+        self.0.configs.remove(endpoint);
         if let Some(actor) = self.0.actors.remove(endpoint) {
             self.0.actors.tell(endpoint, &actor, EndpointMsg::Remove);
+        } else {
+            let (store, endpoint) = (self.0.ctx.store().clone(), endpoint.to_string());
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = forget_endpoint(&store, &endpoint) {
+                    tracing::warn!(error = %e, "could not delete a deleted endpoint's deliveries");
+                }
+            });
         }
         self.0.ctx.forget(endpoint);
     }
@@ -137,11 +233,10 @@ impl Dispatcher {
         &self,
         cfg: EndpointConfig,
         page: PageRequest,
-    ) -> Result<Page<super::record::Delivery>, DomainError> {
-        let id = cfg.id.clone();
-        let actor = self.ensure(cfg).await?;
-        self.count_call(&id);
-        let page = call(&actor, |r| EndpointMsg::List { page, reply: r }).await?;
+    ) -> Result<Page<Delivery>, DomainError> {
+        let page = self
+            .ask(cfg, move |r| EndpointMsg::List { page, reply: r })
+            .await?;
         // The log shows only what is on disk: every outcome it lists was applied before
         // this flush began.
         self.0.ctx.store().durable().await?;
@@ -152,15 +247,34 @@ impl Dispatcher {
         &self,
         cfg: EndpointConfig,
         delivery: crate::ids::DeliveryId,
-    ) -> Result<super::record::Delivery, DomainError> {
-        let id = cfg.id.clone();
-        let actor = self.ensure(cfg).await?;
-        self.count_call(&id);
-        call(&actor, |r| EndpointMsg::Redeliver { delivery, reply: r }).await
+    ) -> Result<Delivery, DomainError> {
+        self.ask(cfg, move |r| EndpointMsg::Redeliver { delivery, reply: r })
+            .await
     }
 
-    fn count_call(&self, endpoint: &str) {
-        self.0.actors.count_call(endpoint);
+    /// Asks the endpoint's actor and waits for its answer. A question that reached an
+    /// actor as it stopped (idle) was never handled, so it is asked again of a fresh one.
+    async fn ask<T: Send + 'static>(
+        &self,
+        cfg: EndpointConfig,
+        build: impl Fn(Reply<T>) -> EndpointMsg,
+    ) -> Result<T, DomainError> {
+        for _ in 0..3 {
+            let actor = self.ensure(cfg.clone()).await?;
+            self.0.actors.count_call(&cfg.id);
+            match actor.call(&build, Some(Duration::from_secs(30))).await {
+                Ok(CallResult::Success(answer)) => return answer,
+                Ok(CallResult::Timeout) => {
+                    return Err(DomainError::Internal(
+                        "delivery actor did not answer in time".into(),
+                    ))
+                }
+                Ok(CallResult::SenderError) | Err(_) => continue,
+            }
+        }
+        Err(DomainError::Internal(
+            "delivery actor could not be reached".into(),
+        ))
     }
 
     /// Sends a signed event to an endpoint now, outside the queue (the test call).
@@ -191,20 +305,152 @@ impl Dispatcher {
     }
 }
 
-async fn call<T: Send + 'static>(
-    actor: &ActorRef<EndpointMsg>,
-    build: impl FnOnce(super::endpoint::Reply<T>) -> EndpointMsg,
-) -> Result<T, DomainError> {
-    match actor
-        .call(build, Some(std::time::Duration::from_secs(30)))
-        .await
-    {
-        Ok(ractor::rpc::CallResult::Success(answer)) => answer,
-        Ok(_) => Err(DomainError::Internal(
-            "delivery actor did not answer in time".into(),
-        )),
-        Err(e) => Err(DomainError::Internal(format!(
-            "delivery actor unreachable: {e}"
-        ))),
+/// Deletes every delivery of an endpoint whose actor is not running.
+fn forget_endpoint(store: &Store, endpoint: &str) -> StoreResult<()> {
+    let mut batch = Batch::default();
+    for prefix in [record::prefix(endpoint), record::pending_prefix(endpoint)] {
+        for k in store.keys(&prefix)? {
+            batch.delete(k);
+        }
+    }
+    store.apply(batch)
+}
+
+/// Prunes every hour (on the injectable clock, looking every tick) until the dispatcher
+/// is gone. Endpoints whose actors stopped are pruned too.
+async fn prune_while_alive(dispatcher: std::sync::Weak<Inner>) {
+    let Some(tick) = dispatcher.upgrade().map(|d| d.ctx.settings().tick) else {
+        return;
+    };
+    let mut last = dispatcher.upgrade().map(|d| d.ctx.now());
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(inner) = dispatcher.upgrade() else {
+            return;
+        };
+        let now = inner.ctx.now();
+        if last.is_some_and(|l| now - l < PRUNE_EVERY) {
+            continue;
+        }
+        last = Some(now);
+        let endpoints: Vec<String> = inner.configs.iter().map(|c| c.key().clone()).collect();
+        let ctx = inner.ctx.clone();
+        drop(inner);
+        let pruned = tokio::task::spawn_blocking(move || {
+            let keep = chrono::Duration::from_std(ctx.settings().history).unwrap_or_default();
+            let mut pruned = 0;
+            for endpoint in endpoints {
+                match prune(ctx.store(), &endpoint, now - keep) {
+                    Ok(n) => pruned += n,
+                    Err(e) => tracing::warn!(error = %e, "could not prune old deliveries"),
+                }
+            }
+            pruned
+        })
+        .await;
+        match pruned {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(pruned = n, "old delivery records deleted"),
+            Err(e) => tracing::warn!(error = %e, "the pruning task failed"),
+        }
+    }
+}
+
+/// Deletes an endpoint's finished deliveries created before `cutoff`. Ids grow with
+/// creation time, so the walk starts at the oldest record and stops at the first one
+/// created since: it reads what it deletes (and old deliveries still pending, which
+/// stay), not the endpoint's whole history.
+fn prune(store: &Store, endpoint: &str, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+    let prefix = record::prefix(endpoint);
+    let mut batch = Batch::default();
+    let mut pruned = 0;
+    let mut after: Option<Vec<u8>> = None;
+    'walk: loop {
+        let page = store.scan_page(&prefix, after.as_deref(), PRUNE_PAGE)?;
+        for (key, value) in &page {
+            let Ok(d) = decode::<Delivery>(value) else {
+                continue;
+            };
+            if *d.created_at >= cutoff {
+                break 'walk;
+            }
+            if d.status != DeliveryStatus::Pending {
+                batch.delete(key.clone());
+                pruned += 1;
+            }
+        }
+        after = match page.last() {
+            Some((key, _)) if page.len() == PRUNE_PAGE => Some(key.clone()),
+            _ => break,
+        };
+        if batch.len() >= 4 * PRUNE_PAGE {
+            store.apply(std::mem::take(&mut batch))?;
+        }
+    }
+    store.apply(batch)?;
+    Ok(pruned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Timestamp;
+    use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
+
+    fn delivery(id: u64, status: DeliveryStatus, created: DateTime<Utc>) -> Delivery {
+        Delivery {
+            id: DeliveryId(id),
+            endpoint_id: EndpointId::parse("we_one").unwrap(),
+            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
+            event_id: EventId::parse("evt_1").unwrap(),
+            event_type: "tag.created".into(),
+            body: "{}".into(),
+            status,
+            attempts: Vec::new(),
+            next_attempt_at: None,
+            created_at: Timestamp(created),
+        }
+    }
+
+    #[tokio::test]
+    async fn pruning_deletes_old_finished_records_keeps_pending_ones_and_stops_at_the_first_young_one(
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let now = Utc::now();
+        let old = now - chrono::Duration::days(40);
+        let cutoff = now - chrono::Duration::days(30);
+        let mut batch = Batch::default();
+        let mut id = 0;
+        for _ in 0..(2 * PRUNE_PAGE) {
+            id += 1;
+            record::put(&mut batch, &delivery(id, DeliveryStatus::Delivered, old)).unwrap();
+        }
+        let old_pending = id + 1;
+        record::put(
+            &mut batch,
+            &delivery(old_pending, DeliveryStatus::Pending, old),
+        )
+        .unwrap();
+        let young = old_pending + 1;
+        record::put(&mut batch, &delivery(young, DeliveryStatus::Failed, now)).unwrap();
+        // Out of creation order (a clock moved back): left for a later pass.
+        let behind = young + 1;
+        record::put(
+            &mut batch,
+            &delivery(behind, DeliveryStatus::Delivered, old),
+        )
+        .unwrap();
+        store.apply(batch).unwrap();
+
+        assert_eq!(prune(&store, "we_one", cutoff).unwrap(), 2 * PRUNE_PAGE);
+        let left: Vec<u64> = store
+            .scan_after::<Delivery>(&record::prefix("we_one"), 0)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(left, vec![old_pending, young, behind]);
+        assert_eq!(prune(&store, "we_one", cutoff).unwrap(), 0);
     }
 }

@@ -1,25 +1,34 @@
-//! `EndpointActor`: one per webhook endpoint. It owns the endpoint's pending deliveries
-//! and their timers: on every tick it sends what is due (a few at a time, each attempt in
-//! its own task so the mailbox never waits on the network), records each attempt, puts
-//! failures back on the retry ladder, and reports outcomes to the workspace, which keeps
-//! the endpoint's health and decides when to disable it.
+//! `EndpointActor`: one per webhook endpoint while it has work. It starts from the
+//! endpoint's pending index, never its history. An attempt goes through three stages:
+//! *recorded* (written, in one batch with the rest of its wave), *ready* (that batch is
+//! durable), *on the wire* (sent, each in its own task so that the mailbox never waits on
+//! the network). The [`Window`] bounds the attempts on the wire; for a receiver that
+//! answers fast, the next waves are recorded while earlier ones are on the wire, so the
+//! flushes overlap the sends. Finished attempts come back together; their outcomes are
+//! written in one batch with the next wave, failures go back on the retry ladder, and
+//! outcomes are reported to the workspace, which keeps the endpoint's health and decides
+//! when to disable it. Idle for the actors' idle time with nothing due and nothing in
+//! flight, it arms a durable [`wake`] timer for its soonest retry and stops.
 
-use crate::clock::Timestamp;
-use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use chrono::{DateTime, Utc};
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use chrono::{DateTime, TimeZone, Utc};
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use super::context::DeliveryContext;
 use super::record::{self, Attempt, Delivery, DeliveryStatus};
 use super::sender::{self, Outcome, SendResult};
+use super::window::Window;
+use super::{pending, wake};
+use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::{EndpointConfig, LastDelivery};
 use crate::domain::DomainError;
 use crate::ids::DeliveryId;
-use crate::store::Batch;
+use crate::schedule::Timer;
+use crate::store::{Batch, StoreError};
 use crate::telemetry::ActorStats;
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
@@ -31,11 +40,16 @@ pub enum EndpointMsg {
     Configure(EndpointConfig),
     /// New deliveries were committed for this endpoint.
     Wake,
+    /// The wake-up this endpoint's actor armed when it last stopped fell due.
+    Due(Timer),
     Tick,
-    Done {
-        delivery: DeliveryId,
-        result: SendResult,
+    /// The batch of a recorded wave is durable (or failed to be).
+    Recorded {
+        wave: u64,
+        error: Option<String>,
     },
+    /// Attempts finished; their results wait in the actor's [`Finished`] list.
+    Done,
     List {
         page: PageRequest,
         reply: Reply<Page<Delivery>>,
@@ -53,8 +67,10 @@ impl EndpointMsg {
         match self {
             EndpointMsg::Configure(_) => "configure",
             EndpointMsg::Wake => "wake",
+            EndpointMsg::Due(_) => "wake_up_due",
             EndpointMsg::Tick => "tick",
-            EndpointMsg::Done { .. } => "attempt_done",
+            EndpointMsg::Recorded { .. } => "wave_recorded",
+            EndpointMsg::Done => "attempts_done",
             EndpointMsg::List { .. } => "list",
             EndpointMsg::Redeliver { .. } => "redeliver",
             EndpointMsg::Remove => "remove",
@@ -62,37 +78,70 @@ impl EndpointMsg {
     }
 }
 
+/// Called when an endpoint actor stops on its own (idle, or failed), before it stops, so
+/// that no new caller reaches it and the next use starts a fresh one.
+pub type StopHook = Arc<dyn Fn(&str, ActorId, &Arc<ActorStats>) + Send + Sync>;
+
+pub struct EndpointArgs {
+    pub cfg: EndpointConfig,
+    pub ctx: Arc<DeliveryContext>,
+    pub stats: Arc<ActorStats>,
+    pub on_stop: StopHook,
+}
+
 pub struct EndpointActor;
 
 pub struct EndpointState {
     cfg: EndpointConfig,
-    stats: Arc<ActorStats>,
     ctx: Arc<DeliveryContext>,
-    pending: BTreeMap<DeliveryId, Delivery>,
-    in_flight: HashSet<DeliveryId>,
+    stats: Arc<ActorStats>,
+    on_stop: StopHook,
+    /// Pending deliveries waiting for their next attempt, soonest first: (due ms, id).
+    queue: BTreeSet<(i64, DeliveryId)>,
+    /// Every pending delivery known, queued or in flight, with its due time.
+    due_of: HashMap<DeliveryId, i64>,
+    /// Attempts recorded and not finished (in any stage), with their records as written.
+    in_flight: HashMap<DeliveryId, Delivery>,
+    /// Recorded waves waiting for their batch to be durable, oldest first.
+    recording: VecDeque<(u64, Vec<Launch>)>,
+    last_wave: u64,
+    /// Durable attempts waiting for room on the wire.
+    ready: VecDeque<Launch>,
+    on_wire: usize,
+    finished: Finished,
+    window: Window,
+    /// The highest id read from the pending index.
     seen_up_to: u64,
-    last_prune: DateTime<Utc>,
+    last_message: Instant,
 }
 
 impl Actor for EndpointActor {
     type Msg = EndpointMsg;
     type State = EndpointState;
-    type Arguments = (EndpointConfig, Arc<DeliveryContext>, Arc<ActorStats>);
+    type Arguments = EndpointArgs;
 
     async fn pre_start(
         &self,
         myself: ActorRef<EndpointMsg>,
-        (cfg, ctx, stats): (EndpointConfig, Arc<DeliveryContext>, Arc<ActorStats>),
+        args: EndpointArgs,
     ) -> Result<EndpointState, ActorProcessingErr> {
-        myself.send_interval(ctx.settings().tick, || EndpointMsg::Tick);
+        myself.send_interval(args.ctx.settings().tick, || EndpointMsg::Tick);
         let mut state = EndpointState {
-            cfg,
-            stats,
-            last_prune: ctx.now(),
-            ctx,
-            pending: BTreeMap::new(),
-            in_flight: HashSet::new(),
+            window: Window::new(args.ctx.settings()),
+            cfg: args.cfg,
+            ctx: args.ctx,
+            stats: args.stats,
+            on_stop: args.on_stop,
+            queue: BTreeSet::new(),
+            due_of: HashMap::new(),
+            in_flight: HashMap::new(),
+            recording: VecDeque::new(),
+            last_wave: 0,
+            ready: VecDeque::new(),
+            on_wire: 0,
+            finished: Finished::default(),
             seen_up_to: 0,
+            last_message: Instant::now(),
         };
         state.load_new()?;
         Ok(state)
@@ -107,174 +156,292 @@ impl Actor for EndpointActor {
         let (kind, started) = (msg.kind(), Instant::now());
         if kind != "tick" {
             state.stats.received();
+            state.last_message = started;
         }
+        let outcome = state.handle(&myself, msg).await;
+        if outcome.is_err() {
+            // The error stops the actor: the next use starts a fresh one from the store.
+            (state.on_stop)(&state.cfg.id, myself.get_id(), &state.stats);
+        }
+        if kind != "tick" {
+            state.stats.handled(kind, started);
+        }
+        Ok(outcome?)
+    }
+}
+
+impl EndpointState {
+    async fn handle(
+        &mut self,
+        myself: &ActorRef<EndpointMsg>,
+        msg: EndpointMsg,
+    ) -> Result<(), DomainError> {
         match msg {
             EndpointMsg::Configure(cfg) => {
-                state.cfg = cfg;
-                state.send_due(&myself);
+                self.cfg = cfg;
+                self.send_due(myself, Batch::default())?;
             }
             EndpointMsg::Wake => {
-                state.load_new()?;
-                state.send_due(&myself);
+                self.load_new()?;
+                self.send_due(myself, Batch::default())?;
+            }
+            EndpointMsg::Due(timer) => {
+                let mut batch = Batch::default();
+                timer.disarm(&mut batch);
+                self.load_new()?;
+                self.send_due(myself, batch)?;
             }
             EndpointMsg::Tick => {
-                state.send_due(&myself);
-                state.prune_old()?;
+                self.send_due(myself, Batch::default())?;
+                if self.idle() {
+                    self.passivate(myself).await?;
+                }
             }
-            EndpointMsg::Done {
-                delivery: id,
-                result,
-            } => {
-                state.record(id, result)?;
-                // A freed slot takes the next due delivery at once, so a backlog drains
-                // as fast as the receiver answers, not a few per tick.
-                state.send_due(&myself);
-            }
+            EndpointMsg::Recorded { wave, error } => self.recorded(myself, wave, error)?,
+            EndpointMsg::Done => self.finish(myself)?,
             EndpointMsg::List { page, reply } => {
-                let _ = reply.send(state.list(page));
+                let _ = reply.send(self.list(page));
             }
             EndpointMsg::Redeliver {
                 delivery: id,
                 reply,
             } => {
-                let answer = state.redeliver(id);
+                let answer = self.redeliver(id);
                 let _ = reply.send(answer);
-                state.send_due(&myself);
+                self.send_due(myself, Batch::default())?;
             }
             EndpointMsg::Remove => {
-                state.forget_all()?;
+                self.forget_all()?;
                 myself.stop(Some("endpoint deleted".into()));
             }
         }
-        if kind != "tick" {
-            state.stats.handled(kind, started);
-        }
         Ok(())
     }
-}
 
-impl EndpointState {
     fn store(&self) -> &crate::store::Store {
         self.ctx.store()
     }
 
-    /// Picks up deliveries committed since the last look.
+    /// Picks up deliveries committed since the last look, from the pending index.
     fn load_new(&mut self) -> Result<(), DomainError> {
-        let found = self
-            .store()
-            .scan_after::<Delivery>(&record::prefix(&self.cfg.id), self.seen_up_to)?;
-        for (id, mut d) in found {
-            self.seen_up_to = self.seen_up_to.max(id);
-            if d.status == DeliveryStatus::Pending {
-                // An attempt still marked in flight was cut short by a stop or a crash:
-                // it counts, and the next one carries the next number.
-                if let Some(last) = d.attempts.last_mut().filter(|a| a.in_flight()) {
-                    last.error = Some(INTERRUPTED.into());
-                }
-                self.pending.insert(DeliveryId(id), d);
-            }
+        for (id, due) in pending::of_endpoint(self.store(), &self.cfg.id, self.seen_up_to)? {
+            self.seen_up_to = self.seen_up_to.max(id.get());
+            self.enqueue(id, due);
         }
-        self.ctx.set_pending(&self.cfg.id, self.pending.len());
+        self.ctx.set_pending(&self.cfg.id, self.due_of.len());
         Ok(())
     }
 
-    fn send_due(&mut self, myself: &ActorRef<EndpointMsg>) {
-        if !self.cfg.active {
-            return;
+    fn enqueue(&mut self, id: DeliveryId, due: i64) {
+        if self.due_of.insert(id, due).is_none() {
+            self.queue.insert((due, id));
         }
+    }
+
+    /// Records the next wave: every due delivery that fits in the pipeline gets its attempt
+    /// written into `batch` (after whatever it holds already); the wave is sent once the
+    /// batch is durable.
+    fn send_due(
+        &mut self,
+        myself: &ActorRef<EndpointMsg>,
+        mut batch: Batch,
+    ) -> Result<(), DomainError> {
         let now = self.ctx.now();
-        let room = self
-            .ctx
-            .settings()
-            .max_in_flight
-            .saturating_sub(self.in_flight.len());
-        let due: Vec<DeliveryId> = self
-            .pending
-            .values()
-            .filter(|d| {
-                !self.in_flight.contains(&d.id) && d.next_attempt_at.is_none_or(|t| t <= now)
-            })
-            .take(room)
-            .map(|d| d.id)
-            .collect();
-        for id in due {
-            let Some(d) = self.pending.get_mut(&id) else {
-                continue;
-            };
-            // The attempt is written before it is sent, and sent only once that write is
-            // durable: a repeat after a crash then carries the next number, and the log
-            // shows the interrupted attempt.
-            let number = d.attempts.len() as u32 + 1;
-            d.attempts.push(Attempt {
-                number,
-                at: Timestamp(now),
-                status_code: None,
-                error: Some(record::IN_FLIGHT.into()),
-                duration_ms: 0,
-            });
-            let mut batch = Batch::default();
-            let written = batch
-                .put(record::key(&self.cfg.id, id), &*d)
-                .and_then(|_| self.ctx.store().apply(batch));
-            if let Err(e) = written {
-                d.attempts.pop();
-                tracing::error!(error = %e, "could not record an attempt before sending it");
-                continue;
+        let mut wave = Vec::new();
+        if self.cfg.active {
+            let room = self.window.pipeline().saturating_sub(self.in_flight.len());
+            while wave.len() < room {
+                match self.queue.first() {
+                    Some(&(due, _)) if due <= now.timestamp_millis() => {}
+                    _ => break,
+                }
+                let Some((_, id)) = self.queue.pop_first() else {
+                    break;
+                };
+                if let Some(attempt) = self.begin(id, now, &mut batch)? {
+                    wave.push(attempt);
+                }
             }
-            let durable = self.ctx.store().durable();
-            self.in_flight.insert(id);
-            let sender = self.ctx.sender().clone();
-            let (url, body, secrets) = (
-                self.cfg.url.clone(),
-                d.body.clone(),
-                self.cfg.secrets_at(now),
-            );
-            let loopback_allowed = self.cfg.loopback_allowed;
-            let (event_id, event_type) = (d.event_id.clone(), d.event_type.clone());
-            let t = now.timestamp();
-            let me = myself.clone();
-            let stats = self.stats.clone();
-            tokio::spawn(async move {
-                let result = match durable.await {
-                    Err(e) => SendResult {
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.store().apply(batch)?;
+        if !wave.is_empty() {
+            self.last_wave += 1;
+            self.recording.push_back((self.last_wave, wave));
+            self.when_durable(myself, self.last_wave);
+        }
+        Ok(())
+    }
+
+    /// Tells this actor once wave `wave` is durable; from the store's own thread, with no
+    /// task per wave.
+    fn when_durable(&self, myself: &ActorRef<EndpointMsg>, wave: u64) {
+        let (me, stats) = (myself.clone(), self.stats.clone());
+        self.store().after_durable(Box::new(move |outcome| {
+            stats.sent();
+            let error = outcome.err().map(|e| e.to_string());
+            if me
+                .send_message(EndpointMsg::Recorded { wave, error })
+                .is_err()
+            {
+                stats.received();
+            }
+        }));
+    }
+
+    /// A wave is durable: it is ready for the wire. One that could not be recorded is not
+    /// sent, and fails as an attempt.
+    fn recorded(
+        &mut self,
+        myself: &ActorRef<EndpointMsg>,
+        wave: u64,
+        error: Option<String>,
+    ) -> Result<(), DomainError> {
+        let Some(at) = self.recording.iter().position(|(n, _)| *n == wave) else {
+            return Ok(());
+        };
+        let Some((_, launches)) = self.recording.remove(at) else {
+            return Ok(());
+        };
+        match error {
+            None => {
+                self.ready.extend(launches);
+                self.send_ready(myself);
+                Ok(())
+            }
+            Some(e) => {
+                let mut batch = Batch::default();
+                let mut outcomes = Vec::new();
+                for a in launches {
+                    let result = SendResult {
                         outcome: Outcome::Failed,
                         status_code: None,
                         error: Some(format!("not sent: the attempt could not be recorded ({e})")),
                         duration_ms: 0,
-                    },
-                    Ok(()) => {
-                        sender
-                            .send(sender::Attempt {
-                                url: &url,
-                                body: &body,
-                                secrets: &secrets,
-                                labels: &sender::event_labels(&event_id, &event_type, number),
-                                t,
-                                loopback_allowed,
-                            })
-                            .await
-                    }
-                };
-                stats.sent();
-                if me
-                    .send_message(EndpointMsg::Done {
-                        delivery: id,
-                        result,
-                    })
-                    .is_err()
-                {
-                    stats.received();
+                    };
+                    outcomes.extend(self.record(a.id, result, &mut batch)?);
                 }
+                self.store().apply(batch)?;
+                self.ctx.set_pending(&self.cfg.id, self.due_of.len());
+                self.ctx
+                    .report(&self.cfg.workspace_id, &self.cfg.id, outcomes);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the in-flight attempt of delivery `id` into `batch`; None if there is nothing
+    /// to send after all.
+    fn begin(
+        &mut self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        batch: &mut Batch,
+    ) -> Result<Option<Launch>, DomainError> {
+        let mut d = match self.store().get::<Delivery>(&record::key(&self.cfg.id, id)) {
+            Ok(Some(d)) if d.status == DeliveryStatus::Pending => d,
+            Ok(_) => {
+                // Finished or gone: the index entry is stale; drop it.
+                self.due_of.remove(&id);
+                batch.delete(record::pending_key(&self.cfg.id, id));
+                return Ok(None);
+            }
+            Err(StoreError::Codec(e)) => {
+                tracing::error!(delivery = %id, error = %e, "a pending delivery does not decode; it is skipped");
+                self.due_of.remove(&id);
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // An attempt still marked in flight was cut short by a stop or a crash: it counts,
+        // and this one carries the next number.
+        if let Some(last) = d.attempts.last_mut().filter(|a| a.in_flight()) {
+            last.error = Some(INTERRUPTED.into());
+        }
+        let number = d.attempts.len() as u32 + 1;
+        d.attempts.push(Attempt {
+            number,
+            at: Timestamp(now),
+            status_code: None,
+            error: Some(record::IN_FLIGHT.into()),
+            duration_ms: 0,
+        });
+        record::put(batch, &d)?;
+        let launch = Launch {
+            id,
+            number,
+            body: d.body.clone(),
+            event_id: d.event_id.to_string(),
+            event_type: d.event_type.clone(),
+        };
+        self.in_flight.insert(id, d);
+        Ok(Some(launch))
+    }
+
+    /// Sends ready attempts while the window has room. They are durable before they are
+    /// sent: a repeat after a crash then carries the next number, and the log shows the
+    /// interrupted attempt.
+    fn send_ready(&mut self, myself: &ActorRef<EndpointMsg>) {
+        if self.ready.is_empty() || self.on_wire >= self.window.limit() {
+            return;
+        }
+        let now = self.ctx.now();
+        let target = Arc::new((self.cfg.url.clone(), self.cfg.secrets_at(now)));
+        let t = now.timestamp();
+        let loopback_allowed = self.cfg.loopback_allowed;
+        while self.on_wire < self.window.limit() {
+            let Some(a) = self.ready.pop_front() else {
+                break;
+            };
+            self.on_wire += 1;
+            let (sender, target) = (self.ctx.sender().clone(), target.clone());
+            let (me, stats, finished) = (myself.clone(), self.stats.clone(), self.finished.clone());
+            tokio::spawn(async move {
+                let result = sender
+                    .send(sender::Attempt {
+                        url: &target.0,
+                        body: &a.body,
+                        secrets: &target.1,
+                        labels: &sender::event_labels(&a.event_id, &a.event_type, a.number),
+                        t,
+                        loopback_allowed,
+                    })
+                    .await;
+                finished.push(&me, &stats, a.id, result);
             });
         }
     }
 
-    /// Records an attempt: delivered, failed for good, or back on the ladder.
-    fn record(&mut self, id: DeliveryId, result: SendResult) -> Result<(), DomainError> {
-        self.in_flight.remove(&id);
-        let Some(mut d) = self.pending.remove(&id) else {
-            return Ok(());
+    /// Records every finished attempt (delivered, failed for good, or back on the ladder)
+    /// in one batch with the next wave, then reports the outcomes.
+    fn finish(&mut self, myself: &ActorRef<EndpointMsg>) -> Result<(), DomainError> {
+        let mut batch = Batch::default();
+        let mut outcomes = Vec::new();
+        for (id, result) in self.finished.take() {
+            self.on_wire = self.on_wire.saturating_sub(1);
+            outcomes.extend(self.record(id, result, &mut batch)?);
+        }
+        self.send_ready(myself);
+        self.send_due(myself, batch)?;
+        self.ctx.set_pending(&self.cfg.id, self.due_of.len());
+        self.ctx
+            .report(&self.cfg.workspace_id, &self.cfg.id, outcomes);
+        Ok(())
+    }
+
+    /// Writes an attempt's outcome into `batch`; the outcome to report.
+    fn record(
+        &mut self,
+        id: DeliveryId,
+        result: SendResult,
+        batch: &mut Batch,
+    ) -> Result<Option<(LastDelivery, Outcome)>, DomainError> {
+        let Some(mut d) = self.in_flight.remove(&id) else {
+            return Ok(None);
         };
+        self.window.observe(&result);
         let now = self.ctx.now();
         if d.attempts.last().is_some_and(Attempt::in_flight) {
             d.attempts.pop();
@@ -308,34 +475,43 @@ impl EndpointState {
                 self.ctx.count_retry();
             }
         }
-        let mut batch = Batch::default();
-        batch.put(record::key(&self.cfg.id, id), &d)?;
-        self.store().apply(batch)?;
+        record::put(batch, &d)?;
         self.ctx.count_attempt(result.outcome);
+        if d.status == DeliveryStatus::Pending {
+            let due = d.due_ms();
+            self.due_of.insert(id, due);
+            self.queue.insert((due, id));
+        } else {
+            self.due_of.remove(&id);
+        }
         let last = LastDelivery {
             delivery_id: d.id,
-            event_id: d.event_id.clone(),
-            event_type: d.event_type.clone(),
+            event_id: d.event_id,
+            event_type: d.event_type,
             delivered: result.outcome == Outcome::Delivered,
             status_code: result.status_code,
             error: result.error,
             attempted_at: Timestamp(now),
         };
-        if d.status == DeliveryStatus::Pending {
-            self.pending.insert(id, d);
-        }
-        self.ctx.set_pending(&self.cfg.id, self.pending.len());
-        self.ctx
-            .report(&self.cfg.workspace_id, &self.cfg.id, last, result.outcome);
-        Ok(())
+        Ok(Some((last, result.outcome)))
     }
 
+    /// A page of the log. An attempt of this actor's still in flight is shown as it is
+    /// (the view hides it); one left in flight by a stop or a crash, as interrupted.
     fn list(&self, page: PageRequest) -> Result<Page<Delivery>, DomainError> {
         let mut items: Vec<Delivery> = self
             .store()
             .newest::<Delivery>(&record::prefix(&self.cfg.id), page.after, page.limit + 1)?
             .into_iter()
-            .map(|(_, d)| self.pending.get(&d.id).cloned().unwrap_or(d))
+            .map(|(_, mut d)| {
+                if let Some(mine) = self.in_flight.get(&d.id) {
+                    return mine.clone();
+                }
+                if let Some(last) = d.attempts.last_mut().filter(|a| a.in_flight()) {
+                    last.error = Some(INTERRUPTED.into());
+                }
+                d
+            })
             .collect();
         let has_more = items.len() > page.limit;
         items.truncate(page.limit);
@@ -344,10 +520,13 @@ impl EndpointState {
 
     /// Queues a delivery again as a new delivery of the same event and body.
     fn redeliver(&mut self, id: DeliveryId) -> Result<Delivery, DomainError> {
-        let original: Delivery = self
-            .store()
-            .get(&record::key(&self.cfg.id, id))?
-            .ok_or(DomainError::NotFound("delivery"))?;
+        let original: Delivery = match self.in_flight.get(&id) {
+            Some(d) => d.clone(),
+            None => self
+                .store()
+                .get(&record::key(&self.cfg.id, id))?
+                .ok_or(DomainError::NotFound("delivery"))?,
+        };
         let now = self.ctx.now();
         let again = Delivery {
             id: DeliveryId(self.store().next_id()?),
@@ -358,42 +537,119 @@ impl EndpointState {
             ..original
         };
         let mut batch = Batch::default();
-        batch.put(record::key(&self.cfg.id, again.id), &again)?;
+        record::put(&mut batch, &again)?;
         self.store().apply(batch)?;
-        self.seen_up_to = self.seen_up_to.max(again.id.get());
-        self.pending.insert(again.id, again.clone());
+        // Not counted into `seen_up_to`: a delivery the workspace is committing right now
+        // may carry a lower id, and the next look must still find it.
+        self.enqueue(again.id, again.due_ms());
+        self.ctx.set_pending(&self.cfg.id, self.due_of.len());
         Ok(again)
-    }
-
-    /// Deletes finished delivery records older than the history period, once an hour.
-    fn prune_old(&mut self) -> Result<(), DomainError> {
-        let now = self.ctx.now();
-        if now - self.last_prune < chrono::Duration::hours(1) {
-            return Ok(());
-        }
-        self.last_prune = now;
-        let keep = chrono::Duration::from_std(self.ctx.settings().history).unwrap_or_default();
-        let old: Vec<(DeliveryId, Delivery)> = self
-            .store()
-            .scan_after::<Delivery>(&record::prefix(&self.cfg.id), 0)?
-            .into_iter()
-            .filter(|(_, d)| d.status != DeliveryStatus::Pending && d.created_at + keep < now)
-            .map(|(id, d)| (DeliveryId(id), d))
-            .collect();
-        let mut batch = Batch::default();
-        for (id, _) in old {
-            batch.delete(record::key(&self.cfg.id, id));
-        }
-        Ok(self.store().apply(batch)?)
     }
 
     fn forget_all(&mut self) -> Result<(), DomainError> {
         let mut batch = Batch::default();
-        for k in self.store().keys(&record::prefix(&self.cfg.id))? {
-            batch.delete(k);
+        for prefix in [
+            record::prefix(&self.cfg.id),
+            record::pending_prefix(&self.cfg.id),
+        ] {
+            for k in self.store().keys(&prefix)? {
+                batch.delete(k);
+            }
         }
-        self.pending.clear();
+        self.queue.clear();
+        self.due_of.clear();
         self.ctx.set_pending(&self.cfg.id, 0);
         Ok(self.store().apply(batch)?)
+    }
+
+    /// Nothing in flight, nothing due, and no message for the idle time.
+    fn idle(&self) -> bool {
+        let due_now = self.cfg.active
+            && self
+                .queue
+                .first()
+                .is_some_and(|(due, _)| *due <= self.ctx.now().timestamp_millis());
+        self.in_flight.is_empty()
+            && self.finished.is_empty()
+            && !due_now
+            && self.last_message.elapsed() >= self.ctx.idle_after()
+    }
+
+    /// Stops, leaving a durable wake-up at the soonest pending delivery. It first leaves
+    /// the dispatcher, so that whatever is committed from then on starts a fresh actor; the
+    /// wake-up is read from the index after that, so it also covers deliveries committed
+    /// before whose wake only reached this actor. A paused or disabled endpoint arms
+    /// nothing: it starts again when it is active again.
+    async fn passivate(&mut self, myself: &ActorRef<EndpointMsg>) -> Result<(), DomainError> {
+        (self.on_stop)(&self.cfg.id, myself.get_id(), &self.stats);
+        if self.cfg.active {
+            let soonest = pending::of_endpoint(self.store(), &self.cfg.id, 0)?
+                .into_iter()
+                .map(|(_, due)| due)
+                .min();
+            if let Some(due) = soonest {
+                let now = self.ctx.now();
+                let at = Utc
+                    .timestamp_millis_opt(due)
+                    .single()
+                    .filter(|at| *at > now)
+                    .unwrap_or(now);
+                let mut batch = Batch::default();
+                wake::timer(&self.cfg, at).arm(&mut batch)?;
+                self.store().commit(batch).await?;
+            }
+        }
+        myself.stop(Some("idle".into()));
+        Ok(())
+    }
+}
+
+/// What a task needs to send one attempt.
+struct Launch {
+    id: DeliveryId,
+    number: u32,
+    body: String,
+    event_id: String,
+    event_type: String,
+}
+
+/// Results of finished attempts, waiting for the actor. The task that adds the first one
+/// sends [`EndpointMsg::Done`]; the actor takes them all at once.
+#[derive(Clone, Default)]
+struct Finished(Arc<Mutex<Vec<(DeliveryId, SendResult)>>>);
+
+impl Finished {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(DeliveryId, SendResult)>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn push(
+        &self,
+        me: &ActorRef<EndpointMsg>,
+        stats: &ActorStats,
+        id: DeliveryId,
+        result: SendResult,
+    ) {
+        let first = {
+            let mut waiting = self.lock();
+            waiting.push((id, result));
+            waiting.len() == 1
+        };
+        if first {
+            stats.sent();
+            if me.send_message(EndpointMsg::Done).is_err() {
+                stats.received();
+            }
+        }
+    }
+
+    fn take(&self) -> Vec<(DeliveryId, SendResult)> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lock().is_empty()
     }
 }

@@ -1,13 +1,18 @@
 //! Webhook delivery. The workspace actor writes one pending [`record::Delivery`] per
-//! (event, subscribed endpoint) in the same batch as the change it announces; once that
-//! batch is durable the [`Dispatcher`] wakes the endpoint's [`endpoint::EndpointActor`],
-//! which posts it, retries on the ladder, and reports outcomes back to the workspace.
+//! (event, subscribed endpoint), with its pending index entry, in the same batch as the
+//! change it announces; once that batch is durable the [`Dispatcher`] wakes the endpoint's
+//! [`endpoint::EndpointActor`], which posts it, retries on the ladder, and reports outcomes
+//! back to the workspace. An idle endpoint actor stops, leaving a durable [`wake`]-up for
+//! its next retry.
 
 pub mod context;
 pub mod dispatcher;
 pub mod endpoint;
+pub mod pending;
 pub mod record;
 pub mod sender;
+pub mod wake;
+pub mod window;
 
 use std::time::Duration;
 
@@ -31,8 +36,13 @@ pub struct DeliverySettings {
     pub tick: Duration,
     /// How long delivery records are kept.
     pub history: Duration,
-    /// Attempts one endpoint may have in flight at once.
+    /// Attempts one endpoint may have in flight at once, to begin with.
     pub max_in_flight: usize,
+    /// The most attempts in flight at once for an endpoint whose receiver answers fast.
+    pub fast_max_in_flight: usize,
+    /// A 2xx within this earns the endpoint one more attempt in flight (up to
+    /// `fast_max_in_flight`); any failure returns it to `max_in_flight`.
+    pub fast_answer: Duration,
 }
 
 impl Default for DeliverySettings {
@@ -54,6 +64,8 @@ impl Default for DeliverySettings {
             tick: Duration::from_secs(1),
             history: min(30 * 24 * 60),
             max_in_flight: 8,
+            fast_max_in_flight: 64,
+            fast_answer: Duration::from_millis(250),
         }
     }
 }

@@ -1,12 +1,16 @@
-//! Delivery records: one per (event, endpoint), with every attempt. Kept under
-//! `wd/<endpoint id>/<delivery id>` so that an endpoint actor loads just its own.
+//! Delivery records: one per (event, endpoint), with every attempt, kept under
+//! `wd/<endpoint id>/<delivery id>` for the delivery log. Every pending one also has an
+//! entry in the pending index, `wp/<endpoint id>/<delivery id>` holding its due time, so
+//! that an endpoint actor starts from its pending work without reading its history.
+//! [`put`] writes both in one batch, so the index cannot disagree with the records, also
+//! after a crash.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::Timestamp;
 use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
-use crate::store::Key;
+use crate::store::{Batch, Key, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -66,6 +70,13 @@ pub struct DeliveryView {
 }
 
 impl Delivery {
+    /// When the next attempt is due, in Unix milliseconds (a delivery without a time is due
+    /// at once).
+    pub fn due_ms(&self) -> i64 {
+        self.next_attempt_at
+            .map_or(i64::MIN, |t| t.timestamp_millis())
+    }
+
     /// The delivery as answered: an attempt still in flight is not shown until it has an
     /// outcome (or, after a crash, as interrupted).
     pub fn view(&self) -> DeliveryView {
@@ -95,4 +106,80 @@ pub fn key(endpoint_id: &str, id: DeliveryId) -> Vec<u8> {
 
 pub fn prefix(endpoint_id: &str) -> Vec<u8> {
     Key::new("wd").str(endpoint_id).prefix()
+}
+
+/// Every delivery record of every endpoint.
+pub const ALL: &[u8] = b"wd/";
+
+/// The pending index entry of a delivery: its due time in Unix milliseconds.
+pub fn pending_key(endpoint_id: &str, id: DeliveryId) -> Vec<u8> {
+    Key::new("wp").str(endpoint_id).id(id.get()).build()
+}
+
+pub fn pending_prefix(endpoint_id: &str) -> Vec<u8> {
+    Key::new("wp").str(endpoint_id).prefix()
+}
+
+/// Writes a delivery into `batch` with its pending index entry: put while it is pending
+/// (with its due time), deleted once it is delivered or failed.
+pub fn put(batch: &mut Batch, d: &Delivery) -> StoreResult<()> {
+    batch.put(key(&d.endpoint_id, d.id), d)?;
+    let index = pending_key(&d.endpoint_id, d.id);
+    match d.status {
+        DeliveryStatus::Pending => batch.put(index, &d.due_ms())?,
+        DeliveryStatus::Delivered | DeliveryStatus::Failed => batch.delete(index),
+    }
+    Ok(())
+}
+
+/// Deletes a delivery and its pending index entry.
+pub fn delete(batch: &mut Batch, endpoint_id: &str, id: DeliveryId) {
+    batch.delete(key(endpoint_id, id));
+    batch.delete(pending_key(endpoint_id, id));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn sample(id: u64, status: DeliveryStatus) -> Delivery {
+        Delivery {
+            id: DeliveryId(id),
+            endpoint_id: EndpointId::parse("we_one").unwrap(),
+            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
+            event_id: EventId::parse("evt_1").unwrap(),
+            event_type: "tag.created".into(),
+            body: "{}".into(),
+            status,
+            attempts: Vec::new(),
+            next_attempt_at: Some(Timestamp(chrono::Utc::now())),
+            created_at: Timestamp(chrono::Utc::now()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pending_delivery_is_indexed_with_its_due_time_and_leaves_the_index_when_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut d = sample(7, DeliveryStatus::Pending);
+        let mut batch = Batch::default();
+        put(&mut batch, &d).unwrap();
+        store.apply(batch).unwrap();
+        let due: Option<i64> = store.get(&pending_key("we_one", d.id)).unwrap();
+        assert_eq!(due, Some(d.due_ms()));
+
+        d.status = DeliveryStatus::Delivered;
+        let mut batch = Batch::default();
+        put(&mut batch, &d).unwrap();
+        store.apply(batch).unwrap();
+        assert_eq!(
+            store.get::<i64>(&pending_key("we_one", d.id)).unwrap(),
+            None
+        );
+        assert!(store
+            .get::<Delivery>(&key("we_one", d.id))
+            .unwrap()
+            .is_some());
+    }
 }

@@ -157,6 +157,30 @@ impl Store {
             .collect()
     }
 
+    /// Up to `limit` entries under `prefix` whose keys come after `after` (from the first
+    /// if None), in key order and undecoded: a long walk in pages, never all of it in
+    /// memory, that one unreadable value does not stop.
+    pub fn scan_page(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<Vec<(Vec<u8>, Vec<u8>)>> {
+        let from = match after {
+            Some(k) => std::ops::Bound::Excluded(k.to_vec()),
+            None => std::ops::Bound::Included(prefix.to_vec()),
+        };
+        self.db
+            .range::<Vec<u8>, _>((from, std::ops::Bound::Unbounded))
+            .take_while(|item| item.as_ref().map_or(true, |(k, _)| k.starts_with(prefix)))
+            .take(limit)
+            .map(|item| {
+                let (k, v) = item?;
+                Ok((k.to_vec(), v.to_vec()))
+            })
+            .collect()
+    }
+
     /// Up to `limit` records under `prefix`, highest id first, below `before` if given.
     pub fn newest<T: DeserializeOwned>(
         &self,
@@ -560,6 +584,31 @@ mod tests {
         let b = Key::new("w").str("ws_1").id(256).build();
         assert!(a < b);
         assert_eq!(trailing_id(&b), Some(256));
+    }
+
+    #[tokio::test]
+    async fn a_paged_scan_walks_one_prefix_in_key_order_and_stops_at_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut b = Batch::default();
+        for i in 0..5u64 {
+            b.put(Key::new("p").str("a").id(i).build(), &i).unwrap();
+        }
+        b.put(Key::new("p").str("b").id(0).build(), &9u64).unwrap();
+        store.apply(b).unwrap();
+        let prefix = Key::new("p").str("a").prefix();
+        let first = store.scan_page(&prefix, None, 2).unwrap();
+        assert_eq!(first.len(), 2);
+        let rest = store.scan_page(&prefix, Some(&first[1].0), 10).unwrap();
+        let ids: Vec<u64> = first
+            .iter()
+            .chain(&rest)
+            .map(|(k, v)| {
+                assert_eq!(trailing_id(k), Some(decode::<u64>(v).unwrap()));
+                decode::<u64>(v).unwrap()
+            })
+            .collect();
+        assert_eq!(ids, vec![0, 1, 2, 3, 4], "nothing of the next prefix");
     }
 
     /// The previous handle's flusher lets go of the file lock once it sees its channel close.

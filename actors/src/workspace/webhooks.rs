@@ -211,7 +211,7 @@ impl Webhooks {
                     next_attempt_at: Some(Timestamp(now)),
                     created_at: Timestamp(now),
                 };
-                batch.put(record::key(&e.id, d.id), &d)?;
+                record::put(batch, &d)?;
                 if !woken.iter().any(|c| c.id == e.id) {
                     woken.push(Self::config(ws, e));
                 }

@@ -1,7 +1,8 @@
 //! Webhook deliveries to real local receivers: headers, the envelope, signatures and
 //! rotation, every retry path, the 7-attempt end, 410, the failure window, pause and
 //! resume, subscriptions, filters, privacy, the operator trigger (HTTP and CLI), test
-//! sends and redelivery, the delivery list, restarts, kill -9 and slow-endpoint isolation.
+//! sends and redelivery, the delivery list, restarts, kill -9, slow-endpoint isolation, and
+//! delivery actors that stop when idle and start again for new work or a retry.
 
 use std::path::Path;
 use std::time::Duration;
@@ -154,6 +155,7 @@ async fn rotate(app: &TestApp, id: &str) -> String {
 
 mod disabling;
 mod filters;
+mod passivation;
 mod privacy;
 mod restarts;
 mod retries;
