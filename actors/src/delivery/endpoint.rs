@@ -28,7 +28,7 @@ use crate::domain::webhook::{EndpointConfig, LastDelivery};
 use crate::domain::DomainError;
 use crate::ids::DeliveryId;
 use crate::schedule::Timer;
-use crate::store::{Batch, StoreError};
+use crate::store::{AfterDurable, Batch, StoreError, StoreResult};
 use crate::telemetry::ActorStats;
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
@@ -266,20 +266,24 @@ impl EndpointState {
         if batch.is_empty() {
             return Ok(());
         }
-        self.store().apply(batch)?;
-        if !wave.is_empty() {
+        // Queued on the store's write path with the workspaces' writes (no async worker
+        // waits on sled's batch lock); the wave goes on the wire once it is durable.
+        if wave.is_empty() {
+            self.store().submit(batch, Box::new(log_failed_outcomes));
+        } else {
             self.last_wave += 1;
             self.recording.push_back((self.last_wave, wave));
-            self.when_durable(myself, self.last_wave);
+            let recorded = self.when_durable(myself, self.last_wave);
+            self.store().submit(batch, recorded);
         }
         Ok(())
     }
 
     /// Tells this actor once wave `wave` is durable; from the store's own thread, with no
     /// task per wave.
-    fn when_durable(&self, myself: &ActorRef<EndpointMsg>, wave: u64) {
+    fn when_durable(&self, myself: &ActorRef<EndpointMsg>, wave: u64) -> AfterDurable {
         let (me, stats) = (myself.clone(), self.stats.clone());
-        self.store().after_durable(Box::new(move |outcome| {
+        Box::new(move |outcome| {
             stats.sent();
             let error = outcome.err().map(|e| e.to_string());
             if me
@@ -288,7 +292,7 @@ impl EndpointState {
             {
                 stats.received();
             }
-        }));
+        })
     }
 
     /// A wave is durable: it is ready for the wire. One that could not be recorded is not
@@ -651,5 +655,14 @@ impl Finished {
 
     fn is_empty(&self) -> bool {
         self.lock().is_empty()
+    }
+}
+
+/// Outcomes that could not be written live in memory only: a failed store refuses every
+/// write until the process restarts, and the restart resumes from the attempts on disk,
+/// so those deliveries are tried again (at least once, as always).
+fn log_failed_outcomes(outcome: StoreResult<()>) {
+    if let Err(e) = outcome {
+        tracing::error!(error = %e, "delivery outcomes could not be written");
     }
 }

@@ -6,7 +6,8 @@
 //! - Durability: a write is acknowledged only after a flush. Writes go through
 //!   [`write_path`]: one thread applies whatever is queued as one batch, another flushes
 //!   back to back, so every writer waiting at the same time shares one apply and one
-//!   flush (group commit), and no async worker waits on either.
+//!   flush (group commit), and no async worker waits on either. A read waits until the
+//!   writes queued before it are applied, so a writer reads its own writes.
 
 pub mod backup;
 pub mod health;
@@ -24,6 +25,8 @@ use std::time::Duration;
 
 use serde::{de::DeserializeOwned, Serialize};
 use tokio::sync::oneshot;
+
+use write_path::Progress;
 
 /// The leading byte of every stored value.
 const FORMAT_V1: u8 = 1;
@@ -62,6 +65,8 @@ pub struct Store {
     health: Arc<health::Health>,
     /// Writers share it; a backup takes it alone, so that it sees whole batches only.
     gate: Gate,
+    /// Queued and applied writes, so that reads see every write queued before them.
+    progress: Arc<Progress>,
 }
 
 /// Held shared by every write, alone by a backup.
@@ -86,11 +91,13 @@ impl Store {
         let health = Arc::new(health::Health::new(dir));
         let stats = Arc::new(StoreStats::default());
         let gate = Gate::default();
+        let progress = Arc::new(Progress::default());
         let jobs = write_path::start(write_path::Shared {
             db: db.clone(),
             stats: stats.clone(),
             health: health.clone(),
             gate: gate.clone(),
+            progress: progress.clone(),
         })
         .map_err(|e| StoreError::Unavailable(format!("cannot start the write path: {e}")))?;
         Ok(Self {
@@ -100,6 +107,7 @@ impl Store {
             ids,
             health,
             gate,
+            progress,
         })
     }
 
@@ -125,11 +133,13 @@ impl Store {
     }
 
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> StoreResult<Option<T>> {
+        self.progress.caught_up();
         self.db.get(key)?.map(|v| decode(&v)).transpose()
     }
 
     /// Every record under `prefix`, in key order.
     pub fn scan<T: DeserializeOwned>(&self, prefix: &[u8]) -> StoreResult<Vec<(Vec<u8>, T)>> {
+        self.progress.caught_up();
         self.db
             .scan_prefix(prefix)
             .map(|item| {
@@ -145,6 +155,7 @@ impl Store {
         prefix: &[u8],
         after: u64,
     ) -> StoreResult<Vec<(u64, T)>> {
+        self.progress.caught_up();
         let mut from = prefix.to_vec();
         from.extend_from_slice(&after.saturating_add(1).to_be_bytes());
         self.db
@@ -166,6 +177,7 @@ impl Store {
         after: Option<&[u8]>,
         limit: usize,
     ) -> StoreResult<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.progress.caught_up();
         let from = match after {
             Some(k) => std::ops::Bound::Excluded(k.to_vec()),
             None => std::ops::Bound::Included(prefix.to_vec()),
@@ -188,6 +200,7 @@ impl Store {
         before: Option<u64>,
         limit: usize,
     ) -> StoreResult<Vec<(u64, T)>> {
+        self.progress.caught_up();
         let mut end = prefix.to_vec();
         end.extend_from_slice(&before.unwrap_or(u64::MAX).to_be_bytes());
         self.db
@@ -203,12 +216,14 @@ impl Store {
 
     /// A stored value as bytes.
     pub fn get_raw(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
+        self.progress.caught_up();
         Ok(self.db.get(key)?.map(|v| v.to_vec()))
     }
 
     /// Every entry of every keyspace as (keyspace name, key, value); the main keyspace's
     /// name is empty. For the offline check.
     pub fn raw_entries(&self) -> StoreResult<Vec<RawEntry>> {
+        self.progress.caught_up();
         let main = self.db.name();
         let mut out = Vec::new();
         for name in self.db.tree_names() {
@@ -228,6 +243,7 @@ impl Store {
 
     /// Keys from `start` (inclusive) to `end` (exclusive), in order.
     pub fn keys_between(&self, start: &[u8], end: &[u8]) -> StoreResult<Vec<Vec<u8>>> {
+        self.progress.caught_up();
         self.db
             .range(start.to_vec()..end.to_vec())
             .keys()
@@ -237,6 +253,7 @@ impl Store {
 
     /// Keys under `prefix`, for clean-up.
     pub fn keys(&self, prefix: &[u8]) -> StoreResult<Vec<Vec<u8>>> {
+        self.progress.caught_up();
         self.db
             .scan_prefix(prefix)
             .keys()
@@ -253,37 +270,18 @@ impl Store {
         self.health.watch(self.db.apply_batch(batch.into_sled()))
     }
 
-    /// Queues a batch. The returned future resolves once it is applied (reads see it);
+    /// Queues a batch and returns at once: reads made after this call see it, and
     /// `durable` runs, on the store's own thread and in submission order, once it is on
-    /// disk (or failed). A writer awaits the first and answers its caller from the second,
-    /// so its next write is applied while this one waits for the disk.
-    pub fn submit(
-        &self,
-        batch: Batch,
-        durable: AfterDurable,
-    ) -> impl std::future::Future<Output = StoreResult<()>> + Send + 'static {
-        let (tx, rx) = oneshot::channel();
-        let queued = match self.health.writable() {
-            Err(e) => Err((e, durable)),
-            Ok(()) => self
-                .jobs
-                .send(write_path::Job::Write {
-                    batch,
-                    applied: Some(tx),
-                    durable,
-                })
-                .map_err(|lost| (StoreError::FlusherGone, lost.0.into_durable())),
-        };
-        let refused = queued.err().map(|(e, durable)| {
-            let message = e.to_string();
-            durable(Err(StoreError::Unavailable(message.clone())));
-            e
-        });
-        async move {
-            if let Some(e) = refused {
-                return Err(e);
-            }
-            rx.await.map_err(|_| StoreError::FlusherGone)?
+    /// disk (or failed). A writer answers its caller from `durable`, so its next write is
+    /// applied while this one waits for the disk.
+    pub fn submit(&self, batch: Batch, durable: AfterDurable) {
+        if let Err(e) = self.health.writable() {
+            return durable(Err(e));
+        }
+        self.progress.queued();
+        if let Err(lost) = self.jobs.send(write_path::Job::Write { batch, durable }) {
+            self.progress.done(1);
+            (lost.0.into_durable())(Err(StoreError::FlusherGone));
         }
     }
 
@@ -319,13 +317,12 @@ impl Store {
     /// Applies and waits until durable.
     pub async fn commit(&self, batch: Batch) -> StoreResult<()> {
         let (tx, rx) = oneshot::channel();
-        let applied = self.submit(
+        self.submit(
             batch,
             Box::new(move |outcome| {
                 let _ = tx.send(outcome);
             }),
         );
-        applied.await?;
         rx.await.map_err(|_| StoreError::FlusherGone)?
     }
 
@@ -650,27 +647,28 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn submitted_writes_are_visible_once_applied_and_answered_in_order_once_durable() {
+    async fn submitted_writes_are_read_back_at_once_and_answered_in_order_once_durable() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let mut applied = Vec::new();
         for i in 0..500u64 {
             let mut b = Batch::default();
             // Every write also overwrites one shared key: the last one submitted must win.
             b.put(Key::new("t").id(i).build(), &i).unwrap();
             b.put(Key::new("last").build(), &i).unwrap();
             let seen = answered.clone();
-            applied.push(store.submit(
+            store.submit(
                 b,
                 Box::new(move |outcome| {
                     outcome.unwrap();
                     seen.lock().unwrap().push(i);
                 }),
-            ));
-        }
-        for a in applied {
-            a.await.unwrap();
+            );
+            // The writer's next read sees its write, applied or not when it asked.
+            assert_eq!(
+                store.get::<u64>(&Key::new("last").build()).unwrap(),
+                Some(i)
+            );
         }
         assert_eq!(
             store.get::<u64>(&Key::new("t").id(499).build()).unwrap(),

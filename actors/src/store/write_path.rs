@@ -8,17 +8,17 @@
 //! - The **flusher** flushes back to back. Every callback handed over before a flush
 //!   began is answered by it, in order, on the flusher thread itself: no task per write.
 //!
-//! A writer therefore waits only for its apply (microseconds), not for the disk, before
-//! it applies its next write (pipelining), while acknowledgements still follow the disk
-//! and stay in write order. A barrier (`Store::durable`) goes through the same queue, so
-//! it covers every write submitted before it.
+//! A writer therefore waits for nothing before its next write (pipelining): reads wait
+//! instead, until every write submitted before them is applied ([`Progress`]), so a
+//! writer still reads its own writes. Acknowledgements follow the disk and stay in write
+//! order. A barrier (`Store::durable`) goes through the same queue, so it covers every
+//! write submitted before it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::Arc;
-use std::time::Instant;
-
-use tokio::sync::oneshot;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::{
     health::Health, record_flush, shared, Batch, Gate, StoreError, StoreResult, StoreStats,
@@ -31,11 +31,7 @@ pub type AfterDurable = Box<dyn FnOnce(StoreResult<()>) + Send>;
 const MOST_PER_APPLY: usize = 1024;
 
 pub(super) enum Job {
-    Write {
-        batch: Batch,
-        applied: Option<oneshot::Sender<StoreResult<()>>>,
-        durable: AfterDurable,
-    },
+    Write { batch: Batch, durable: AfterDurable },
     Barrier(AfterDurable),
 }
 
@@ -54,6 +50,64 @@ pub(super) struct Shared {
     pub stats: Arc<StoreStats>,
     pub health: Arc<Health>,
     pub gate: Gate,
+    pub progress: Arc<Progress>,
+}
+
+/// How far the applier has come: writes count in as they are queued and out as they are
+/// applied, and a read waits until every write queued before it is applied. Two atomic
+/// loads when the applier has caught up, which is almost always.
+#[derive(Default)]
+pub(super) struct Progress {
+    submitted: AtomicU64,
+    applied: AtomicU64,
+    waiters: AtomicU64,
+    lock: Mutex<()>,
+    advanced: Condvar,
+}
+
+/// A read gives up waiting after this long (a stuck applier is a bug, not a reason to
+/// hang every reader) and reads what is there.
+const LONGEST_READ_WAIT: Duration = Duration::from_secs(5);
+
+impl Progress {
+    /// Counts a write in; call before queueing it, so that the queue order and the count
+    /// agree for every reader that starts after the queueing.
+    pub(super) fn queued(&self) {
+        self.submitted.fetch_add(1, SeqCst);
+    }
+
+    /// Counts writes out once applied (or refused: a write that will never be applied
+    /// must not keep readers waiting).
+    pub(super) fn done(&self, writes: u64) {
+        self.applied.fetch_add(writes, SeqCst);
+        if self.waiters.load(SeqCst) > 0 {
+            let _held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.advanced.notify_all();
+        }
+    }
+
+    /// Returns once every write queued before this call is applied.
+    pub(super) fn caught_up(&self) {
+        let target = self.submitted.load(SeqCst);
+        if self.applied.load(SeqCst) >= target {
+            return;
+        }
+        let deadline = Instant::now() + LONGEST_READ_WAIT;
+        let mut held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.waiters.fetch_add(1, SeqCst);
+        while self.applied.load(SeqCst) < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tracing::error!("a read stopped waiting for the store's applier");
+                break;
+            }
+            held = match self.advanced.wait_timeout(held, left) {
+                Ok((held, _)) => held,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        self.waiters.fetch_sub(1, SeqCst);
+    }
 }
 
 /// Starts both threads; the returned sender is the queue. They stop (and let go of the
@@ -87,10 +141,11 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
             }
         }
         let mut merged = sled::Batch::default();
-        let mut writes = 0;
+        let (mut writes, mut jobs) = (0, 0);
         for job in &mut group {
             if let Job::Write { batch, .. } = job {
                 writes += batch.len();
+                jobs += 1;
                 // A later write to the same key replaces an earlier one, as applying the
                 // batches one after the other would.
                 std::mem::take(batch).merge_into(&mut merged);
@@ -101,20 +156,14 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
         } else {
             apply(shared, merged)
         };
+        shared.progress.done(jobs);
         let mut waiting = Vec::with_capacity(group.len());
         for job in group {
             match job {
-                Job::Write {
-                    applied, durable, ..
-                } => {
-                    if let Some(applied) = applied {
-                        let _ = applied.send(copy(&outcome));
-                    }
-                    match &outcome {
-                        Ok(()) => waiting.push(durable),
-                        Err(_) => answer(durable, copy(&outcome)),
-                    }
-                }
+                Job::Write { durable, .. } => match &outcome {
+                    Ok(()) => waiting.push(durable),
+                    Err(_) => answer(durable, copy(&outcome)),
+                },
                 Job::Barrier(durable) => waiting.push(durable),
             }
         }

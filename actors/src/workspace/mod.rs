@@ -30,6 +30,8 @@ mod timers;
 mod webhooks;
 
 use crate::clock::Timestamp;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -60,7 +62,7 @@ use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
 use crate::ids::WorkspaceId;
 use crate::outbound::Relays;
-use crate::store::{Batch, Key, Store, StoreResult};
+use crate::store::{Batch, Key, Store};
 
 pub type Reply<T> = RpcReplyPort<Result<T, DomainError>>;
 
@@ -93,6 +95,9 @@ pub enum WorkspaceMsg {
     PaceSlice,
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
+    /// A write of this actor failed in the store: its memory is ahead of the store, so it
+    /// reads its state again.
+    Reload,
     /// Fails the handler; lets tests prove that a failed actor comes back from the store.
     Crash,
     /// Panics in the handler; lets tests prove that a panicking actor comes back too.
@@ -206,6 +211,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::TimerDue(_) => "timer_due",
             WorkspaceMsg::PaceSlice => "pace_slice",
             WorkspaceMsg::IdleCheck => "idle_check",
+            WorkspaceMsg::Reload => "reload",
             WorkspaceMsg::Crash => "crash",
             WorkspaceMsg::Panic => "panic",
         }
@@ -425,6 +431,8 @@ pub struct WorkspaceState {
     data: WorkspaceData,
     last_active: Instant,
     passivating: bool,
+    /// A failed write asked for a reload that has not run yet.
+    reload_asked: Arc<AtomicBool>,
 }
 
 pub struct WorkspaceActor;
@@ -447,6 +455,7 @@ impl Actor for WorkspaceActor {
             data,
             last_active: Instant::now(),
             passivating: false,
+            reload_asked: Default::default(),
         })
     }
 
@@ -472,6 +481,7 @@ impl Actor for WorkspaceActor {
             wake: Default::default(),
             pace_soon: Default::default(),
         };
+        let mut reload_now = false;
         let done = match msg {
             WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::CustomField(m) => custom_fields::handle(m, &mut state.data, &ctx),
@@ -521,6 +531,10 @@ impl Actor for WorkspaceActor {
                 }
                 Handled::Done
             }
+            WorkspaceMsg::Reload => {
+                reload_now = true;
+                Handled::Done
+            }
             WorkspaceMsg::Crash => return Err("crash requested".into()),
             WorkspaceMsg::Panic => panic!("a panic asked for by a test"),
         };
@@ -531,37 +545,52 @@ impl Actor for WorkspaceActor {
             myself.send_after(every, || WorkspaceMsg::PaceSlice);
         }
         if let Handled::Commit(pending) = done {
-            // Waiting for the apply (not the flush) keeps reads in the next handler
-            // consistent with this one's writes; the reply waits for the flush.
-            let applied = match pending.commit(&state.args, &state.data) {
-                Ok(applied) => applied.await.map_err(DomainError::from),
-                Err(e) => Err(e),
-            };
-            match applied {
+            // Queued, not awaited: the next message is handled while this write is applied
+            // and flushed (the store makes reads wait for it), and the reply waits for the
+            // flush. A failed write comes back as `Reload`.
+            let on_failure = reload_on_failure(&myself, &state.reload_asked);
+            match pending.commit(&state.args, &state.data, on_failure) {
                 Ok(()) => {
                     run_turns(&myself, &state.args, turns);
                     wake_relays(&state.args, wake);
                 }
-                Err(e) => {
-                    // The in-memory state is now ahead of the store: reload it in place, so
-                    // that the messages already queued are still answered. A store that fails
-                    // reads too keeps the state as it is: it refuses every write until the
-                    // process restarts on it, and reads go on from memory meanwhile.
-                    tracing::warn!(workspace = %state.args.id, error = %e, "reloading after a failed write");
-                    match WorkspaceData::load(&state.args.store, &state.args.id) {
-                        Ok(data) => state.data = data,
-                        Err(e) => {
-                            tracing::error!(workspace = %state.args.id, error = %e, "reload failed; serving reads from memory")
-                        }
-                    }
-                }
+                Err(e) => reload(state, &e),
             }
+        }
+        if reload_now {
+            state.reload_asked.store(false, Ordering::SeqCst);
+            reload(state, &"a queued write failed");
         }
         if kind != "idle_check" {
             state.args.stats.handled(kind, started);
         }
         Ok(())
     }
+}
+
+/// Reads the state again after a failed write left memory ahead of the store, so that
+/// the messages already queued are still answered. A store that fails reads too keeps the
+/// state as it is: it refuses every write until the process restarts on it, and reads go
+/// on from memory meanwhile.
+fn reload(state: &mut WorkspaceState, cause: &dyn std::fmt::Display) {
+    tracing::warn!(workspace = %state.args.id, error = %cause, "reloading after a failed write");
+    match WorkspaceData::load(&state.args.store, &state.args.id) {
+        Ok(data) => state.data = data,
+        Err(e) => {
+            tracing::error!(workspace = %state.args.id, error = %e, "reload failed; serving reads from memory")
+        }
+    }
+}
+
+/// Tells the actor to reload when a queued write fails in the store; once, however many
+/// of its queued writes fail before it does.
+fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, asked: &Arc<AtomicBool>) -> OnFailure {
+    let (myself, asked) = (myself.clone(), asked.clone());
+    Box::new(move || {
+        if !asked.swap(true, Ordering::SeqCst) {
+            let _ = myself.send_message(WorkspaceMsg::Reload);
+        }
+    })
 }
 
 /// Runs AI turns beside the actor: each waits until the change that asked for it is
@@ -624,17 +653,18 @@ pub enum Handled {
 /// A change plus the reply port it answers on, with the value type erased so that every
 /// resource shares one commit path.
 pub trait PendingCommit: Send {
-    /// Submits the change's writes; the future resolves once they are applied. The reply
-    /// goes out once they are durable.
+    /// Queues the change's writes; the reply goes out once they are durable, and
+    /// `on_failure` runs if the store refuses them.
     fn commit(
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
-    ) -> Result<Applied, DomainError>;
+        on_failure: OnFailure,
+    ) -> Result<(), DomainError>;
 }
 
-/// Resolves once a submitted change is applied (not yet durable).
-pub type Applied = std::pin::Pin<Box<dyn std::future::Future<Output = StoreResult<()>> + Send>>;
+/// Runs when a queued write fails in the store.
+pub type OnFailure = Box<dyn FnOnce() + Send>;
 
 struct Pending<T> {
     change: Change<T>,
@@ -647,7 +677,8 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
-    ) -> Result<Applied, DomainError> {
+        on_failure: OnFailure,
+    ) -> Result<(), DomainError> {
         let Pending {
             change,
             origin,
@@ -673,7 +704,7 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         };
         let dispatcher = args.dispatcher.clone();
         let value = change.value;
-        let applied = args.store.submit(
+        args.store.submit(
             batch,
             Box::new(move |outcome| match outcome {
                 Ok(()) => {
@@ -684,10 +715,11 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
                 }
                 Err(e) => {
                     let _ = reply.send(Err(e.into()));
+                    on_failure();
                 }
             }),
         );
-        Ok(Box::pin(applied))
+        Ok(())
     }
 }
 
