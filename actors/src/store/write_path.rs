@@ -5,7 +5,10 @@
 //!   sled batch (sled's `apply_batch` takes a database-wide lock, so one call for many
 //!   writers beats many calls racing for it), applies it, tells each writer that its
 //!   write is visible, and hands the writers' "when durable" callbacks to the flusher.
-//! - The **flusher** flushes back to back. Every callback handed over before a flush
+//! - The **flusher** flushes back to back, but starts a flush no sooner than
+//!   [`GATHER`] after the previous one started: under load, writes gather into fewer
+//!   flushes (each flush costs sled a log write and wakes its I/O threads), while a write
+//!   after a quiet spell is flushed at once. Every callback handed over before a flush
 //!   began is answered by it, in order, on the flusher thread itself: no task per write.
 //!
 //! A writer therefore waits for nothing before its next write (pipelining): reads wait
@@ -29,6 +32,10 @@ pub type AfterDurable = Box<dyn FnOnce(StoreResult<()>) + Send>;
 
 /// Most writes merged into one sled batch; bounds the time the batch lock is held.
 const MOST_PER_APPLY: usize = 1024;
+
+/// The shortest time from one flush's start to the next's. Adds at most this much to a
+/// write's latency, and only when the flusher was busy just before.
+const GATHER: Duration = Duration::from_micros(1000);
 
 pub(super) enum Job {
     Write { batch: Batch, durable: AfterDurable },
@@ -184,11 +191,16 @@ fn apply(on: &Shared, batch: sled::Batch) -> StoreResult<()> {
 }
 
 fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
+    let mut last_start: Option<Instant> = None;
     while let Ok(mut waiting) = requests.recv() {
+        if let Some(gap) = last_start.and_then(|t| GATHER.checked_sub(t.elapsed())) {
+            std::thread::sleep(gap);
+        }
         while let Ok(more) = requests.try_recv() {
             waiting.extend(more);
         }
         let started = Instant::now();
+        last_start = Some(started);
         let outcome = shared
             .health
             .writable()
