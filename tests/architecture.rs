@@ -289,3 +289,49 @@ fn the_schema_check_sees_a_repeated_name_and_a_rename() {
     let names: Vec<String> = schema_names(&files).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["Input", "Other"]);
 }
+
+/// Every path of the product that names sled, outside the store module.
+fn sled_outside_the_store(files: &[(PathBuf, String)]) -> Vec<PathBuf> {
+    files
+        .iter()
+        .filter(|(path, _)| !path.components().any(|c| c.as_os_str() == "store"))
+        .filter(|(_, text)| {
+            text.lines()
+                .map(str::trim_start)
+                .filter(|line| !line.starts_with("//"))
+                .any(|line| line.contains("sled::") || line.contains("use sled"))
+        })
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+#[test]
+fn nothing_outside_the_store_touches_sled() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = sources(&root.join("src"));
+    files.extend(sources(&root.join("actors/src")));
+    let found = sled_outside_the_store(&files);
+    assert!(found.is_empty(), "sled used outside store/: {found:?}");
+}
+
+#[test]
+fn the_sled_check_sees_a_use_outside_the_store() {
+    let files = vec![
+        (
+            PathBuf::from("domain/error.rs"),
+            "fn f(e: sled::Error) {}".to_string(),
+        ),
+        (
+            PathBuf::from("store/mod.rs"),
+            "use sled::Batch;".to_string(),
+        ),
+        (
+            PathBuf::from("http/mod.rs"),
+            "// sled::Db is the store's".to_string(),
+        ),
+    ];
+    assert_eq!(
+        sled_outside_the_store(&files),
+        vec![PathBuf::from("domain/error.rs")]
+    );
+}

@@ -78,12 +78,10 @@ impl DomainError {
 
 impl From<crate::store::StoreError> for DomainError {
     fn from(e: crate::store::StoreError) -> Self {
-        use crate::store::StoreError;
-        match e {
-            StoreError::Unavailable(_) | StoreError::Sled(sled::Error::Io(_)) => {
-                Self::Unavailable(e.to_string())
-            }
-            _ => Self::Internal(e.to_string()),
+        if e.is_unavailable() {
+            Self::Unavailable(e.to_string())
+        } else {
+            Self::Internal(e.to_string())
         }
     }
 }

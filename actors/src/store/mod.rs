@@ -44,6 +44,17 @@ pub enum StoreError {
     FlusherGone,
 }
 
+impl StoreError {
+    /// Whether the store could not take the write at all (an I/O failure, or refusing
+    /// writes since one), as opposed to a record it could not read or write.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unavailable(_) | StoreError::Sled(sled::Error::Io(_))
+        )
+    }
+}
+
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Counters an operator reads to see how group commit behaves.
