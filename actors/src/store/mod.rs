@@ -360,6 +360,13 @@ impl Store {
         backup::restore(file, &db_dir)
     }
 
+    /// Makes the applier refuse every queued batch from now on (the store stays healthy
+    /// otherwise), for tests of a write that fails after its writer moved on.
+    #[cfg(test)]
+    pub(crate) fn refuse_applies_for_test(&self) {
+        self.progress.refuse_applies.store(true, Ordering::SeqCst);
+    }
+
     /// Flushes synchronously; for shutdown. The id counter is settled first, so the next
     /// start continues with the very next id.
     pub fn flush_now(&self) -> StoreResult<()> {

@@ -70,6 +70,10 @@ pub(super) struct Progress {
     waiters: AtomicU64,
     lock: Mutex<()>,
     advanced: Condvar,
+    /// Makes the applier refuse every batch, for tests of a write that fails after its
+    /// writer moved on.
+    #[cfg(test)]
+    pub refuse_applies: std::sync::atomic::AtomicBool,
 }
 
 /// A read gives up waiting after this long (a stuck applier is a bug, not a reason to
@@ -186,6 +190,10 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
 
 fn apply(on: &Shared, batch: sled::Batch) -> StoreResult<()> {
     on.health.writable()?;
+    #[cfg(test)]
+    if on.progress.refuse_applies.load(SeqCst) {
+        return Err(StoreError::Unavailable("refused for a test".into()));
+    }
     let _writing = shared(&on.gate);
     on.health.watch(on.db.apply_batch(batch))
 }

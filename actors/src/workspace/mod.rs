@@ -714,8 +714,10 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
                     let _ = reply.send(Ok(value));
                 }
                 Err(e) => {
-                    let _ = reply.send(Err(e.into()));
+                    // The reload is queued before the caller hears of the failure, so
+                    // nothing the caller sends next sees the refused change.
                     on_failure();
+                    let _ = reply.send(Err(e.into()));
                 }
             }),
         );
@@ -763,5 +765,80 @@ pub(crate) fn finish<T: Send + 'static>(
             origin,
             reply,
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::delivery::DeliverySettings;
+    use crate::domain::contact::{ContactInput, NewContact};
+    use crate::outbound::OutboundSettings;
+    use crate::registry::{Outlets, Registry, RegistrySettings};
+
+    async fn registry(store: &Store) -> Registry {
+        let clock: SharedClock = Arc::new(SystemClock);
+        let outlets = Outlets::new(
+            store.clone(),
+            clock.clone(),
+            DeliverySettings::default(),
+            OutboundSettings::default(),
+        )
+        .unwrap();
+        Registry::start(
+            store.clone(),
+            clock,
+            outlets,
+            RegistrySettings {
+                idle_after: Duration::from_secs(3600),
+                call_timeout: Duration::from_secs(10),
+                ai: crate::ai::Ai::rules(Duration::from_secs(5)),
+            },
+        )
+        .await
+        .unwrap()
+    }
+
+    async fn create(reg: &Registry, ws: &WorkspaceId, name: &str) -> Result<(), DomainError> {
+        let input: ContactInput = serde_json::from_value(serde_json::json!({"first_name": name}))
+            .map_err(|e| DomainError::Internal(e.to_string()))?;
+        let new = NewContact::parse(input).map_err(|_| DomainError::Internal("input".into()))?;
+        reg.call(ws, |reply| {
+            ContactMsg::Create {
+                origin: Origin::system(),
+                new: new.clone(),
+                reply,
+            }
+            .into()
+        })
+        .await
+        .map(|_| ())
+    }
+
+    async fn contacts(reg: &Registry, ws: &WorkspaceId) -> usize {
+        reg.call(ws, WorkspaceMsg::Stats).await.unwrap().contacts
+    }
+
+    #[tokio::test]
+    async fn a_write_the_store_refuses_is_forgotten_before_the_caller_hears_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let reg = registry(&store).await;
+        let ws = WorkspaceId::generate();
+        create(&reg, &ws, "Ada").await.unwrap();
+        assert_eq!(contacts(&reg, &ws).await, 1);
+
+        store.refuse_applies_for_test();
+        let refused = create(&reg, &ws, "Bea").await;
+        assert!(
+            matches!(refused, Err(DomainError::Unavailable(_))),
+            "{refused:?}"
+        );
+        assert_eq!(
+            contacts(&reg, &ws).await,
+            1,
+            "the actor read its state again: the refused contact is not in memory"
+        );
     }
 }
