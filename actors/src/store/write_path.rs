@@ -3,8 +3,9 @@
 //!
 //! - The **applier** takes queued batches in order, merges everything waiting into one
 //!   sled batch (sled's `apply_batch` takes a database-wide lock, so one call for many
-//!   writers beats many calls racing for it), applies it, tells each writer that its
-//!   write is visible, and hands the writers' "when durable" callbacks to the flusher.
+//!   writers beats many calls racing for it), applies it, counts its writes as applied
+//!   (releasing the reads that wait for them), and hands the writers' "when durable"
+//!   callbacks to the flusher.
 //! - The **flusher** flushes back to back, but starts a flush no sooner than
 //!   [`GATHER`] after the previous one started: under load, writes gather into fewer
 //!   flushes (each flush costs sled a log write and wakes its I/O threads), while a write

@@ -548,7 +548,7 @@ impl Actor for WorkspaceActor {
             // Queued, not awaited: the next message is handled while this write is applied
             // and flushed (the store makes reads wait for it), and the reply waits for the
             // flush. A failed write comes back as `Reload`.
-            let on_failure = reload_on_failure(&myself, &state.reload_asked);
+            let on_failure = reload_on_failure(&myself, state);
             match pending.commit(&state.args, &state.data, on_failure) {
                 Ok(()) => {
                     run_turns(&myself, &state.args, turns);
@@ -584,11 +584,15 @@ fn reload(state: &mut WorkspaceState, cause: &dyn std::fmt::Display) {
 
 /// Tells the actor to reload when a queued write fails in the store; once, however many
 /// of its queued writes fail before it does.
-fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, asked: &Arc<AtomicBool>) -> OnFailure {
-    let (myself, asked) = (myself.clone(), asked.clone());
+fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, state: &WorkspaceState) -> OnFailure {
+    let (myself, asked) = (myself.clone(), state.reload_asked.clone());
+    let stats = state.args.stats.clone();
     Box::new(move || {
         if !asked.swap(true, Ordering::SeqCst) {
-            let _ = myself.send_message(WorkspaceMsg::Reload);
+            stats.sent();
+            if myself.send_message(WorkspaceMsg::Reload).is_err() {
+                stats.received();
+            }
         }
     })
 }
