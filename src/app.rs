@@ -82,7 +82,17 @@ pub async fn start_with_clock(
     let dir = settings.data_dir.clone();
     std::fs::create_dir_all(&dir).map_err(|e| StartError::DataDir(dir.display().to_string(), e))?;
     let store_err = |e: &dyn std::fmt::Display| StartError::Store(e.to_string());
-    let store = Store::open(&dir).map_err(|e| store_err(&e))?;
+    let store = match &settings.database_url {
+        None => Store::open(&dir),
+        // Connecting and loading block: keep them off the async workers.
+        Some(url) => {
+            let (url, dir) = (url.clone(), dir.clone());
+            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir))
+                .await
+                .map_err(|e| store_err(&e))?
+        }
+    }
+    .map_err(|e| store_err(&e))?;
     let directory = Directory::load(store.clone(), clock.clone()).map_err(|e| store_err(&e))?;
 
     let (admin_token_hash, generated_admin_token) = match &settings.admin_token {

@@ -29,12 +29,18 @@ pub enum Command {
         file: std::path::PathBuf,
         #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
         data_dir: std::path::PathBuf,
+        /// Restore into this empty PostgreSQL database instead of the data folder.
+        #[arg(long, env = "SWITCHBOARD_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// Verify a stopped store: every record decodes, every reference points at a record,
     /// every pending delivery names a live endpoint. Exits non-zero on damage.
     Check {
         #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
         data_dir: std::path::PathBuf,
+        /// Check this PostgreSQL database instead of the data folder.
+        #[arg(long, env = "SWITCHBOARD_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// Load-test a running server: many workspaces, a request mix, noisy neighbours, and a
     /// report of throughput, latency and isolation (it never starts a server itself).

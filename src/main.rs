@@ -19,8 +19,17 @@ async fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         },
-        Command::Restore { file, data_dir } => {
-            match switchboard::maintenance::restore(&file, &data_dir) {
+        Command::Restore {
+            file,
+            data_dir,
+            database_url,
+        } => {
+            let restored = tokio::task::spawn_blocking(move || {
+                switchboard::maintenance::restore(&file, &data_dir, database_url.as_deref())
+            })
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+            match restored {
                 Ok(done) => {
                     println!("{done}");
                     std::process::ExitCode::SUCCESS
@@ -31,7 +40,10 @@ async fn main() -> std::process::ExitCode {
                 }
             }
         }
-        Command::Check { data_dir } => match switchboard::maintenance::check(&data_dir).await {
+        Command::Check {
+            data_dir,
+            database_url,
+        } => match switchboard::maintenance::check(&data_dir, database_url).await {
             Ok((report, healthy)) => {
                 print!("{report}");
                 if healthy {

@@ -56,8 +56,16 @@ pub async fn backup(admin_url: &str, admin_token: &str, to: &Path) -> Result<Str
     ))
 }
 
-/// Restores a backup file into an empty data folder.
-pub fn restore(file: &Path, data_dir: &Path) -> Result<String, String> {
+/// Restores a backup file into an empty data folder, or an empty PostgreSQL database when
+/// `database_url` is given. Blocking.
+pub fn restore(file: &Path, data_dir: &Path, database_url: Option<&str>) -> Result<String, String> {
+    if let Some(url) = database_url {
+        let summary = Store::restore_postgres(file, url).map_err(|e| e.to_string())?;
+        return Ok(format!(
+            "restored {} entries in {} keyspaces into the PostgreSQL database",
+            summary.entries, summary.trees
+        ));
+    }
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let summary = Store::restore(file, data_dir).map_err(|e| e.to_string())?;
     Ok(format!(
@@ -68,12 +76,25 @@ pub fn restore(file: &Path, data_dir: &Path) -> Result<String, String> {
     ))
 }
 
-/// Checks a stopped store; the report, and whether it is healthy.
-pub async fn check(data_dir: &Path) -> Result<(String, bool), String> {
-    if !data_dir.join("db").exists() {
-        return Err(format!("{} holds no store", data_dir.display()));
-    }
-    let store = Store::open(data_dir)
+/// Checks a stopped store (the data folder's, or the PostgreSQL database's when
+/// `database_url` is given); the report, and whether it is healthy.
+pub async fn check(
+    data_dir: &Path,
+    database_url: Option<String>,
+) -> Result<(String, bool), String> {
+    let opened = match database_url {
+        Some(url) => {
+            let dir = data_dir.to_path_buf();
+            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir))
+                .await
+                .map_err(|e| e.to_string())?
+        }
+        None if !data_dir.join("db").exists() => {
+            return Err(format!("{} holds no store", data_dir.display()))
+        }
+        None => Store::open(data_dir),
+    };
+    let store = opened
         .map_err(|e| format!("cannot open the store (is the service still running?): {e}"))?;
     let report = tokio::task::spawn_blocking(move || switchboard_actors::check::run(&store))
         .await

@@ -291,7 +291,7 @@ fn the_schema_check_sees_a_repeated_name_and_a_rename() {
 }
 
 /// Every path of the product that names sled, outside the store module.
-fn sled_outside_the_store(files: &[(PathBuf, String)]) -> Vec<PathBuf> {
+fn engine_outside_the_store(files: &[(PathBuf, String)]) -> Vec<PathBuf> {
     files
         .iter()
         .filter(|(path, _)| !path.components().any(|c| c.as_os_str() == "store"))
@@ -299,23 +299,30 @@ fn sled_outside_the_store(files: &[(PathBuf, String)]) -> Vec<PathBuf> {
             text.lines()
                 .map(str::trim_start)
                 .filter(|line| !line.starts_with("//"))
-                .any(|line| line.contains("sled::") || line.contains("use sled"))
+                .any(|line| {
+                    ["sled::", "use sled", "postgres::", "use postgres"]
+                        .iter()
+                        .any(|name| line.contains(name))
+                })
         })
         .map(|(path, _)| path.clone())
         .collect()
 }
 
 #[test]
-fn nothing_outside_the_store_touches_sled() {
+fn nothing_outside_the_store_touches_sled_or_postgres() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = sources(&root.join("src"));
     files.extend(sources(&root.join("actors/src")));
-    let found = sled_outside_the_store(&files);
-    assert!(found.is_empty(), "sled used outside store/: {found:?}");
+    let found = engine_outside_the_store(&files);
+    assert!(
+        found.is_empty(),
+        "sled or postgres used outside store/: {found:?}"
+    );
 }
 
 #[test]
-fn the_sled_check_sees_a_use_outside_the_store() {
+fn the_engine_check_sees_a_use_outside_the_store() {
     let files = vec![
         (
             PathBuf::from("domain/error.rs"),
@@ -329,9 +336,17 @@ fn the_sled_check_sees_a_use_outside_the_store() {
             PathBuf::from("http/mod.rs"),
             "// sled::Db is the store's".to_string(),
         ),
+        (
+            PathBuf::from("app.rs"),
+            "let c = postgres::Client::connect(url, NoTls);".to_string(),
+        ),
+        (
+            PathBuf::from("config/mod.rs"),
+            r#"if v.starts_with("postgres://") {}"#.to_string(),
+        ),
     ];
     assert_eq!(
-        sled_outside_the_store(&files),
-        vec![PathBuf::from("domain/error.rs")]
+        engine_outside_the_store(&files),
+        vec![PathBuf::from("domain/error.rs"), PathBuf::from("app.rs")]
     );
 }

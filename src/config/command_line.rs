@@ -70,6 +70,11 @@ pub const SETTINGS: &[Setting] = &[
         "the database folder",
     ),
     secret(
+        "database-url",
+        "SWITCHBOARD_DATABASE_URL",
+        "postgres://... : keep the data in PostgreSQL instead of the data folder",
+    ),
+    secret(
         "admin-token",
         "SWITCHBOARD_ADMIN_TOKEN",
         "bearer token for /admin (16+ characters); generated and printed once if unset",

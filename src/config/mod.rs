@@ -23,6 +23,9 @@ pub struct Settings {
     pub admin_addr: SocketAddr,
     /// SWITCHBOARD_DATA_DIR: the database folder.
     pub data_dir: PathBuf,
+    /// SWITCHBOARD_DATABASE_URL: `postgres://...`; set, the data lives in PostgreSQL
+    /// instead of `data_dir`.
+    pub database_url: Option<String>,
     /// SWITCHBOARD_ADMIN_TOKEN: bearer token for /admin; generated at first start if unset.
     pub admin_token: Option<String>,
     /// SWITCHBOARD_RATE_LIMIT_PER_MINUTE: per-workspace budget; 0 turns the limit off.
@@ -92,6 +95,7 @@ impl Default for Settings {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             admin_addr: SocketAddr::from(([127, 0, 0, 1], 8081)),
             data_dir: PathBuf::from("./data"),
+            database_url: None,
             admin_token: None,
             rate_limit_per_minute: 120,
             idempotency_ttl: Duration::from_secs(24 * 3600),
@@ -142,6 +146,16 @@ impl Settings {
         }
         if let Some(v) = var("SWITCHBOARD_DATA_DIR") {
             s.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = var("SWITCHBOARD_DATABASE_URL") {
+            let v = v.trim();
+            if !(v.starts_with("postgres://") || v.starts_with("postgresql://")) {
+                return Err(ConfigError {
+                    var: "SWITCHBOARD_DATABASE_URL",
+                    message: "must be a postgres:// (or postgresql://) URL".into(),
+                });
+            }
+            s.database_url = Some(v.to_string());
         }
         if let Some(v) = var("SWITCHBOARD_ADMIN_TOKEN") {
             if v.trim().len() < 16 {

@@ -62,7 +62,7 @@ pub async fn watch(store: Store, restart: watch::Sender<bool>, mut stopped: watc
             _ = stopped.wait_for(|s| *s) => return,
         }
         let health = store.clone();
-        let probe = tokio::task::spawn_blocking(move || health.health().probe()).await;
+        let probe = tokio::task::spawn_blocking(move || health.probe()).await;
         if let Ok(Probe::RestartNeeded) = probe {
             tracing::error!(
                 "the data folder takes writes again, but the store cannot recover in process; restarting"

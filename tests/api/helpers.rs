@@ -12,6 +12,44 @@ use switchboard_actors::clock::{ManualClock, SharedClock, SystemClock};
 
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
 
+/// Where an app keeps its data; each test binary names one for all its apps (so each
+/// binary constructs only one variant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)]
+pub enum Engine {
+    /// sled in the app's data folder.
+    Sled,
+    /// PostgreSQL (a throwaway server per test process), a schema per data folder: an
+    /// app restarted on the same folder finds its data again.
+    Postgres,
+}
+
+/// The store of the data folder `dir` on this binary's engine, opened directly (the app
+/// on it must have let go of it).
+pub fn open_store(
+    dir: &std::path::Path,
+) -> switchboard_actors::store::StoreResult<switchboard_actors::store::Store> {
+    use switchboard_actors::store::Store;
+    match database_url(dir) {
+        None => Store::open(dir),
+        Some(url) => Store::open_postgres(&url, dir),
+    }
+}
+
+/// The database URL of an app on the data folder `dir`, in a binary on PostgreSQL.
+pub fn database_url(dir: &std::path::Path) -> Option<String> {
+    use std::hash::{Hash, Hasher};
+    match crate::ENGINE {
+        Engine::Sled => None,
+        Engine::Postgres => {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            dir.hash(&mut hasher);
+            let schema = format!("d{:016x}", hasher.finish());
+            Some(switchboard_actors::store::test_postgres::url(&schema))
+        }
+    }
+}
+
 pub struct TestApp {
     pub app: Option<RunningApp>,
     pub api: String,
@@ -71,6 +109,7 @@ pub async fn spawn_in(
         data_dir: dir.path().to_path_buf(),
         admin_token: Some(ADMIN_TOKEN.into()),
         rate_limit_per_minute: 0,
+        database_url: database_url(dir.path()),
         ..Settings::default()
     };
     configure(&mut settings);
@@ -421,6 +460,7 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
         .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
         .env("RUST_LOG", "info")
+        .envs(database_url(dir).map(|url| ("SWITCHBOARD_DATABASE_URL", url)))
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -1,46 +1,9 @@
-//! Black-box tests over real HTTP: one binary, one module per area.
+//! Black-box tests over real HTTP: one binary, one module per area, every app on the
+//! sled engine (the data folder). `postgres_main.rs` runs the same modules on PostgreSQL.
 
-mod helpers;
-mod receiver;
+/// The engine of every app this binary starts.
+const ENGINE: helpers::Engine = helpers::Engine::Sled;
 
-mod access;
-mod ai;
-mod bookings;
-mod browser;
-mod calls;
-mod campaigns;
-mod catalog_walk;
-mod channels;
-mod connections;
-mod contacts;
-mod contacts_search;
-mod conventions;
-mod conversations;
-mod credits;
-mod dashboard;
-mod delivery_flow;
-mod document;
-mod durability;
-mod forms;
-mod idempotency;
-mod input_hygiene;
-mod legacy;
-mod listen;
-mod loadtest;
-mod logs;
-mod operator;
-mod orders;
-mod panics;
-mod products;
-mod rate_limit;
-mod recovery;
-mod reminders;
-mod repeats;
-mod resources;
-mod sending;
-mod settings;
-mod store_safety;
-mod users;
-mod webhook_delivery;
-mod webhook_retention;
-mod webhooks;
+include!("suite.rs");
+
+mod sled_engine;

@@ -1,150 +1,11 @@
-//! The store under stress: ids after restarts and crashes, a full disk, backups and the
-//! offline check.
+//! The store under stress: ids after restarts and crashes, backups and the offline check
+//! (a full disk, which only the data folder has, is in `sled_engine.rs`).
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::helpers::*;
-
-/// A tmpfs of a given size mounted on a temporary folder, unmounted on drop. Mounting needs
-/// root, which the test machines and CI have.
-struct SmallDisk {
-    dir: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    fn mount(megabytes: u32) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let status = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .expect("mount runs");
-        assert!(status.success(), "mounting a tmpfs needs root");
-        Self { dir }
-    }
-
-    fn grow(&self, megabytes: u32) {
-        let status = std::process::Command::new("mount")
-            .args(["-o", &format!("remount,size={megabytes}m")])
-            .arg(self.dir.path())
-            .status()
-            .expect("mount runs");
-        assert!(status.success());
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
-async fn create_contact(server: &Server, key: &str, i: usize) -> reqwest::Response {
-    server
-        .send(
-            reqwest::Method::POST,
-            key,
-            "/contacts",
-            json!({"first_name": "Fill", "email": format!("fill{i}@example.com")}),
-        )
-        .await
-}
-
-#[tokio::test]
-async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
-    let disk = SmallDisk::mount(20);
-    let data = disk.dir.path().join("data");
-    let mut server = launch(&data, &[], &[]).await;
-    let key = server.key.clone().unwrap();
-    let client = reqwest::Client::new();
-    let note = "n".repeat(9_000);
-
-    let mut acknowledged = Vec::new();
-    let mut refusal = None;
-    for i in 0..20_000 {
-        let r = create_contact(&server, &key, i).await;
-        if r.status() != 201 {
-            refusal = Some((
-                r.status().as_u16(),
-                r.headers().get("retry-after").cloned(),
-                r.json::<Value>().await.unwrap(),
-            ));
-            break;
-        }
-        let id = r.json::<Value>().await.unwrap()["id"].as_u64().unwrap();
-        acknowledged.push(id);
-        server
-            .send(
-                reqwest::Method::POST,
-                &key,
-                &format!("/contacts/{id}/notes"),
-                json!({"body": note}),
-            )
-            .await;
-    }
-    let (status, retry_after, body) = refusal.expect("the disk fills up");
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(body["error"]["code"], "store_unavailable");
-    assert!(retry_after.is_some(), "503 carries Retry-After");
-
-    let later = create_contact(&server, &key, 99_999).await;
-    assert_eq!(
-        later.status(),
-        503,
-        "writes keep answering 503 while the disk is full"
-    );
-    let health = client
-        .get(format!("{}/health", server.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 503);
-    let health: Value = health.json().await.unwrap();
-    assert_eq!(health["store"]["status"], "failing", "{health}");
-    let read = client
-        .get(server.url(&format!("/contacts/{}", acknowledged[0])))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(read.status(), 200, "reads go on");
-
-    disk.grow(200);
-    let exit = tokio::time::timeout(Duration::from_secs(10), server.child.wait())
-        .await
-        .expect("the service exits within 10 s of space coming back")
-        .unwrap();
-    assert_eq!(
-        exit.code(),
-        Some(75),
-        "the exit asks a supervisor for a restart"
-    );
-    assert_store_checks(&data);
-
-    let server = launch(&data, &[], &[]).await;
-    let health = client
-        .get(format!("{}/health", server.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 200);
-    for id in &acknowledged {
-        let r = client
-            .get(server.url(&format!("/contacts/{id}")))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200, "acknowledged contact {id} survived");
-    }
-    let after = create_contact(&server, &key, 100_000).await;
-    assert_eq!(after.status(), 201, "writes are accepted again");
-}
 
 async fn new_tag_id(server: &Server, key: &str, name: &str) -> u64 {
     let r = server
@@ -190,11 +51,16 @@ async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
     );
 }
 
-/// `switchboard <args>` run to completion: exit success and what it printed.
-fn cli(args: &[&str]) -> (bool, String) {
+/// `switchboard <args>` run to completion on the store of the data folder `dir`: exit
+/// success and what it printed.
+fn cli(dir: &std::path::Path, args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(args)
+        .arg("--data-dir")
+        .arg(dir)
         .env_remove("SWITCHBOARD_DATA_DIR")
+        .env_remove("SWITCHBOARD_DATABASE_URL")
+        .envs(database_url(dir).map(|url| ("SWITCHBOARD_DATABASE_URL", url)))
         .output()
         .expect("the binary runs");
     let text = format!(
@@ -207,7 +73,7 @@ fn cli(args: &[&str]) -> (bool, String) {
 
 /// The offline check passes on a stopped store.
 pub fn assert_store_checks(dir: &std::path::Path) {
-    let (ok, report) = cli(&["check", "--data-dir", dir.to_str().unwrap()]);
+    let (ok, report) = cli(dir, &["check"]);
     assert!(ok, "switchboard check found damage:\n{report}");
     assert!(report.contains("no damage found"), "{report}");
 }
@@ -296,22 +162,12 @@ async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
     server.child.wait().await.unwrap();
 
     let restored = dir.path().join("restored");
-    let (ok, said) = cli(&[
-        "restore",
-        file.to_str().unwrap(),
-        "--data-dir",
-        restored.to_str().unwrap(),
-    ]);
+    let (ok, said) = cli(&restored, &["restore", file.to_str().unwrap()]);
     assert!(ok, "{said}");
     assert_store_checks(&restored);
-    let (ok, said) = cli(&[
-        "restore",
-        file.to_str().unwrap(),
-        "--data-dir",
-        restored.to_str().unwrap(),
-    ]);
+    let (ok, said) = cli(&restored, &["restore", file.to_str().unwrap()]);
     assert!(
-        !ok && said.contains("empty folder"),
+        !ok && said.contains("restore into an empty"),
         "a restore never overwrites a store: {said}"
     );
 
@@ -335,7 +191,7 @@ async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
 async fn check_reports_damage_and_exits_non_zero() {
     use switchboard_actors::delivery::record::{self, Delivery, DeliveryStatus};
     use switchboard_actors::ids::WorkspaceId;
-    use switchboard_actors::store::{Batch, Store};
+    use switchboard_actors::store::Batch;
 
     let dir = tempfile::tempdir().unwrap();
     let mut server = launch(dir.path(), &[], &[]).await;
@@ -346,7 +202,7 @@ async fn check_reports_damage_and_exits_non_zero() {
     assert_store_checks(dir.path());
 
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = open_store(dir.path()).unwrap();
         let now = chrono::Utc::now();
         let stray = Delivery {
             id: switchboard_actors::ids::DeliveryId(1),
@@ -372,7 +228,7 @@ async fn check_reports_damage_and_exits_non_zero() {
         store.flush_now().unwrap();
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let (ok, report) = cli(&["check", "--data-dir", dir.path().to_str().unwrap()]);
+    let (ok, report) = cli(dir.path(), &["check"]);
     assert!(!ok, "damage makes the check fail:\n{report}");
     assert!(report.contains("missing endpoint we_gone"), "{report}");
     assert!(report.contains("unknown workspace ws_ghost"), "{report}");
@@ -415,7 +271,7 @@ async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() 
         due == 1
     };
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = open_store(dir.path()).unwrap();
         let mut batch = Batch::default();
         timer.arm(&mut batch).unwrap();
         store.commit(batch).await.unwrap();
@@ -429,7 +285,7 @@ async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() 
     tokio::time::sleep(Duration::from_millis(1500)).await;
     server.child.start_kill().unwrap();
     server.child.wait().await.unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = open_store(dir.path()).unwrap();
     assert!(!armed(&store), "the due timer was handled and disarmed");
 }
 

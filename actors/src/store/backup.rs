@@ -11,6 +11,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::engine::Engine;
+use super::postgres::Postgres;
 use super::{StoreError, StoreResult};
 
 const MAGIC: &[u8] = b"SWITCHBOARD-BACKUP 1\n";
@@ -49,26 +51,30 @@ fn io(e: std::io::Error) -> StoreError {
     StoreError::Codec(format!("backup file: {e}"))
 }
 
-/// Writes every tree of `db` to `out`. The caller holds the store's write gate.
-pub(super) fn write(db: &sled::Db, out: impl Write) -> StoreResult<Summary> {
+/// The main keyspace's name in a backup file (sled's own name for it), so that a file
+/// restores the same whichever engine wrote it.
+const MAIN_TREE: &[u8] = b"__sled__default";
+
+/// Writes every keyspace of `engine` to `out`. The caller holds the store's write gate.
+pub(super) fn write(engine: &Engine, out: impl Write) -> StoreResult<Summary> {
     let mut w = Hashing {
         inner: out,
         digest: Sha256::new(),
     };
     let mut summary = Summary::default();
     w.put(MAGIC).map_err(io)?;
-    for name in db.tree_names() {
-        let tree = db.open_tree(&name)?;
+    for space in engine.spaces()? {
         w.put(&[TREE]).map_err(io)?;
-        w.put_chunk(&name).map_err(io)?;
+        w.put_chunk(if space.is_empty() { MAIN_TREE } else { &space })
+            .map_err(io)?;
         summary.trees += 1;
-        for item in tree.iter() {
-            let (k, v) = item?;
+        engine.walk_space(&space, &mut |k, v| {
             w.put(&[ENTRY]).map_err(io)?;
-            w.put_chunk(&k).map_err(io)?;
-            w.put_chunk(&v).map_err(io)?;
+            w.put_chunk(k).map_err(io)?;
+            w.put_chunk(v).map_err(io)?;
             summary.entries += 1;
-        }
+            Ok(true)
+        })?;
     }
     w.put(&[END]).map_err(io)?;
     w.put(&summary.entries.to_be_bytes()).map_err(io)?;
@@ -186,6 +192,34 @@ pub(super) fn restore(path: &Path, db_dir: &Path) -> StoreResult<Summary> {
     Ok(summary)
 }
 
+/// Restores a backup into an empty PostgreSQL database: the file is verified whole first,
+/// then loaded and committed in one transaction.
+pub(super) fn restore_into(path: &Path, pg: &Postgres) -> StoreResult<Summary> {
+    read(path, |_| Ok(()))?;
+    if pg.mirror().spaces().iter().any(|s| pg.mirror().len(s) > 0) {
+        return Err(StoreError::Codec(
+            "the database already holds a store; restore into an empty one".into(),
+        ));
+    }
+    let mut space: Option<Vec<u8>> = None;
+    let summary = read(path, |frame| {
+        match frame {
+            Frame::Tree(name) if name == MAIN_TREE => space = Some(Vec::new()),
+            Frame::Tree(name) => space = Some(name.clone()),
+            Frame::Entry(k, v) => {
+                let s = space
+                    .as_ref()
+                    .ok_or_else(|| StoreError::Codec("an entry before any tree".into()))?;
+                pg.mirror().apply(s, [(k.clone(), Some(v.clone()))]);
+            }
+            Frame::End(_) => {}
+        }
+        Ok(())
+    })?;
+    pg.commit()?;
+    Ok(summary)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,7 +240,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = sample_db(dir.path());
         let file = dir.path().join("b.bak");
-        let written = write(&db, std::fs::File::create(&file).unwrap()).unwrap();
+        let written = write(
+            &Engine::Sled(db.clone()),
+            std::fs::File::create(&file).unwrap(),
+        )
+        .unwrap();
         let restored = restore(&file, &dir.path().join("restored")).unwrap();
         assert_eq!(written, restored);
         let again = sled::Config::new()
@@ -223,7 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = sample_db(dir.path());
         let mut bytes = Vec::new();
-        write(&db, &mut bytes).unwrap();
+        write(&Engine::Sled(db.clone()), &mut bytes).unwrap();
 
         let flipped = dir.path().join("flipped.bak");
         let mut damaged = bytes.clone();

@@ -10,6 +10,7 @@
 
 use std::sync::Mutex;
 
+use super::engine::Engine;
 use super::health::Health;
 use super::{decode, encode, StoreError, StoreResult};
 
@@ -33,11 +34,11 @@ struct Counter {
 impl IdAllocator {
     /// Starts above everything a previous run may have handed out. A store written before
     /// ceilings existed continues above sled's own generator, which has the same guarantee.
-    pub(super) fn open(db: &sled::Db) -> StoreResult<Self> {
-        let last = match db.get(CEILING_KEY)? {
-            Some(v) => decode::<u64>(&v)?,
-            None if db.was_recovered() => db.generate_id()?,
-            None => 0,
+    pub(super) fn open(engine: &Engine) -> StoreResult<Self> {
+        let last = match (engine.get(CEILING_KEY, decode::<u64>)?, engine) {
+            (Some(last), _) => last,
+            (None, Engine::Sled(db)) if db.was_recovered() => db.generate_id()?,
+            (None, _) => 0,
         };
         Ok(Self {
             state: Mutex::new(Counter {
@@ -49,7 +50,7 @@ impl IdAllocator {
 
     /// The next id. Writes a new ceiling when the counter is half a block below it, so the
     /// ceiling normally reaches the disk with an earlier flush, long before it is needed.
-    pub(super) fn next(&self, db: &sled::Db, health: &Health) -> StoreResult<u64> {
+    pub(super) fn next(&self, engine: &Engine, health: &Health) -> StoreResult<u64> {
         let mut c = self
             .state
             .lock()
@@ -57,7 +58,7 @@ impl IdAllocator {
         let id = c.last + 1;
         if id + BLOCK / 2 > c.ceiling {
             let ceiling = id + BLOCK;
-            health.watch(db.insert(CEILING_KEY, encode(&ceiling)?))?;
+            engine.insert(CEILING_KEY, encode(&ceiling)?, health)?;
             c.ceiling = ceiling;
         }
         c.last = id;
@@ -66,12 +67,12 @@ impl IdAllocator {
 
     /// Lowers the ceiling to the last id handed out, for a clean stop: the next start then
     /// continues with the very next id.
-    pub(super) fn settle(&self, db: &sled::Db) -> StoreResult<()> {
+    pub(super) fn settle(&self, engine: &Engine, health: &Health) -> StoreResult<()> {
         let mut c = self
             .state
             .lock()
             .map_err(|_| StoreError::Codec("id counter poisoned".into()))?;
-        db.insert(CEILING_KEY, encode(&c.last)?)?;
+        engine.insert(CEILING_KEY, encode(&c.last)?, health)?;
         c.ceiling = c.last;
         Ok(())
     }

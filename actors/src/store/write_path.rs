@@ -24,6 +24,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::engine::Engine;
 use super::{
     health::Health, record_flush, shared, Batch, Gate, StoreError, StoreResult, StoreStats,
 };
@@ -54,7 +55,7 @@ impl Job {
 
 /// What both threads share.
 pub(super) struct Shared {
-    pub db: sled::Db,
+    pub engine: Engine,
     pub stats: Arc<StoreStats>,
     pub health: Arc<Health>,
     pub gate: Gate,
@@ -152,21 +153,19 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
                 Err(_) => break,
             }
         }
-        let mut merged = sled::Batch::default();
+        let mut batches = Vec::with_capacity(group.len());
         let (mut writes, mut jobs) = (0, 0);
         for job in &mut group {
             if let Job::Write { batch, .. } = job {
                 writes += batch.len();
                 jobs += 1;
-                // A later write to the same key replaces an earlier one, as applying the
-                // batches one after the other would.
-                std::mem::take(batch).merge_into(&mut merged);
+                batches.push(std::mem::take(batch));
             }
         }
         let outcome = if writes == 0 {
             Ok(())
         } else {
-            apply(shared, merged)
+            apply(shared, batches)
         };
         shared.progress.done(jobs);
         let mut waiting = Vec::with_capacity(group.len());
@@ -189,14 +188,14 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
     }
 }
 
-fn apply(on: &Shared, batch: sled::Batch) -> StoreResult<()> {
+fn apply(on: &Shared, batches: Vec<Batch>) -> StoreResult<()> {
     on.health.writable()?;
     #[cfg(test)]
     if on.progress.refuse_applies.load(SeqCst) {
         return Err(StoreError::Unavailable("refused for a test".into()));
     }
     let _writing = shared(&on.gate);
-    on.health.watch(on.db.apply_batch(batch))
+    on.engine.apply(batches, &on.health)
 }
 
 fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
@@ -213,7 +212,7 @@ fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
         let outcome = shared
             .health
             .writable()
-            .and_then(|_| shared.db.flush().map(|_| ()).map_err(StoreError::from));
+            .and_then(|_| shared.engine.flush(&shared.health));
         record_flush(&shared.stats, waiting.len(), started.elapsed());
         if let Err(e) = &outcome {
             shared.health.fail(&e.to_string());

@@ -273,7 +273,7 @@ async fn a_retry_due_after_the_actor_stopped_is_sent_on_time_after_kill_9() {
 
 #[tokio::test]
 async fn a_data_folder_without_the_pending_index_builds_it_once_and_sends_what_waits() {
-    use switchboard_actors::store::{Batch, Store};
+    use switchboard_actors::store::Batch;
 
     let slow_ladder = |s: &mut Settings| {
         s.webhooks.retry_delays = vec![Duration::from_millis(1500); 6];
@@ -291,7 +291,7 @@ async fn a_data_folder_without_the_pending_index_builds_it_once_and_sends_what_w
     let mut opened = None;
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        if let Ok(store) = Store::open(app.dir.path()) {
+        if let Ok(store) = open_store(app.dir.path()) {
             opened = Some(store);
             break;
         }
