@@ -66,6 +66,11 @@ pub async fn start_with_clock(
     settings: Settings,
     clock: SharedClock,
 ) -> Result<RunningApp, StartError> {
+    let mut settings = settings;
+    if settings.cluster.secret.is_none() {
+        // Nobody else knows it: this node accepts no passed request.
+        settings.cluster.secret = Some(random_id("cs", 40));
+    }
     // The listeners first: a start that fails on a busy port touches nothing on disk.
     let api_listener = TcpListener::bind(settings.addr)
         .await
@@ -87,7 +92,8 @@ pub async fn start_with_clock(
         // Connecting and loading block: keep them off the async workers.
         Some(url) => {
             let (url, dir) = (url.clone(), dir.clone());
-            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir))
+            let node = crate::cluster::node_config(&settings, api_addr);
+            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir, node))
                 .await
                 .map_err(|e| store_err(&e))?
         }
@@ -159,7 +165,10 @@ pub async fn start_with_clock(
     )
     .await
     .map_err(|e| store_err(&e))?;
-    resume_outlets(&directory, &store, &dispatcher, &relays).await;
+    // In a cluster, a workspace's deliveries and sends resume when this node takes it.
+    if store.cluster().is_none() {
+        resume_outlets(&directory, &store, &dispatcher, &relays).await;
+    }
     let idempotency = Idempotency::open(&store, clock.clone(), settings.idempotency_ttl)
         .map_err(|e| store_err(&e))?;
 
@@ -211,6 +220,14 @@ pub async fn start_with_clock(
         restart_tx,
         stopped.clone(),
     ));
+    if let Some(cluster) = store.cluster() {
+        crate::cluster::start(
+            cluster,
+            state.registry.clone(),
+            state.directory.clone(),
+            stopped.clone(),
+        );
+    }
     tokio::spawn(housekeeping(state.clone(), stopped));
 
     Ok(RunningApp {
@@ -327,8 +344,11 @@ impl RunningApp {
         self.state.dispatcher.stop_all();
         self.state.relays.stop_all();
         self.state.registry.shutdown(grace).await;
-        if let Err(e) = self.store.flush_now() {
-            tracing::error!(error = %e, "final flush failed");
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || store.flush_now()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "final flush failed"),
+            Err(e) => tracing::error!(error = %e, "final flush failed"),
         }
     }
 }

@@ -20,6 +20,7 @@
 pub mod admin;
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod http;
 pub mod listen;

@@ -2,6 +2,7 @@
 //! operator API), `restore` and `check` (offline, on a stopped store's data folder).
 
 use std::path::Path;
+use std::time::Duration;
 
 use switchboard_actors::store::Store;
 
@@ -61,6 +62,7 @@ pub async fn backup(admin_url: &str, admin_token: &str, to: &Path) -> Result<Str
 pub fn restore(file: &Path, data_dir: &Path, database_url: Option<&str>) -> Result<String, String> {
     if let Some(url) = database_url {
         let summary = Store::restore_postgres(file, url).map_err(|e| e.to_string())?;
+        give_rows_their_workspace(url, data_dir).map_err(|e| e.to_string())?;
         return Ok(format!(
             "restored {} entries in {} keyspaces into the PostgreSQL database",
             summary.entries, summary.trees
@@ -76,6 +78,46 @@ pub fn restore(file: &Path, data_dir: &Path, database_url: Option<&str>) -> Resu
     ))
 }
 
+/// A backup does not say whose deliveries and pending sends are (their keys name the
+/// endpoint or the connection); after a restore into PostgreSQL each workspace's stored
+/// endpoints and connections claim theirs, so that they move with the workspace.
+fn give_rows_their_workspace(
+    url: &str,
+    data_dir: &Path,
+) -> Result<(), switchboard_actors::domain::DomainError> {
+    use switchboard_actors::workspace::{stored_endpoints, stored_relays};
+    use switchboard_actors::{delivery, outbound};
+    let node = switchboard_actors::store::NodeConfig {
+        id: format!("restore-{}", std::process::id()),
+        addr: String::new(),
+        lease_ttl: Duration::from_secs(10),
+        offline: true,
+    };
+    let store = Store::open_postgres(url, data_dir, node)?;
+    let Some(cluster) = store.cluster() else {
+        return Ok(());
+    };
+    let clock = std::sync::Arc::new(switchboard_actors::clock::SystemClock);
+    let directory = switchboard_actors::directory::Directory::load(store.clone(), clock)?;
+    for ws in directory.workspaces() {
+        for cfg in stored_endpoints(&store, &ws.id)? {
+            for prefix in [
+                delivery::record::prefix(cfg.id.as_str()),
+                delivery::record::pending_prefix(cfg.id.as_str()),
+            ] {
+                cluster.assign(&prefix, ws.id.as_str())?;
+            }
+        }
+        for cfg in stored_relays(&store, &ws.id)? {
+            cluster.assign(
+                &outbound::record::prefix(cfg.channel_id.as_str()),
+                ws.id.as_str(),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Checks a stopped store (the data folder's, or the PostgreSQL database's when
 /// `database_url` is given); the report, and whether it is healthy.
 pub async fn check(
@@ -85,7 +127,14 @@ pub async fn check(
     let opened = match database_url {
         Some(url) => {
             let dir = data_dir.to_path_buf();
-            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir))
+            let node = switchboard_actors::store::NodeConfig {
+                id: format!("check-{}", std::process::id()),
+                addr: String::new(),
+                lease_ttl: Duration::from_secs(10),
+                // Every row, whoever owns it; the check only reads.
+                offline: true,
+            };
+            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir, node))
                 .await
                 .map_err(|e| e.to_string())?
         }

@@ -211,6 +211,18 @@ impl Inner {
     }
 }
 
+/// Makes `now` hold what `fresh` holds.
+fn sync<K, V>(now: &DashMap<K, V>, fresh: &DashMap<K, V>)
+where
+    K: std::hash::Hash + Eq + Clone,
+    V: Clone,
+{
+    for entry in fresh.iter() {
+        now.insert(entry.key().clone(), entry.value().clone());
+    }
+    now.retain(|k, _| fresh.contains_key(k));
+}
+
 fn key(kind: &str, id: &str) -> Vec<u8> {
     Key::new("d").str(kind).str(id).build()
 }
@@ -250,6 +262,22 @@ impl Directory {
             inner.tokens.insert(tail(&k), rec);
         }
         Ok(Self(Arc::new(inner)))
+    }
+
+    /// Reads every record again (another node of the cluster changed some): entries are
+    /// replaced or removed one by one, never cleared, so a lookup meanwhile sees the old
+    /// record or the new one.
+    pub fn refresh(&self) -> Result<(), DomainError> {
+        let fresh = Self::load(self.0.store.clone(), self.0.clock.clone())?;
+        let (now, new) = (&*self.0, &*fresh.0);
+        sync(&now.workspaces, &new.workspaces);
+        sync(&now.users, &new.users);
+        sync(&now.memberships, &new.memberships);
+        sync(&now.workspaces_of, &new.workspaces_of);
+        sync(&now.members_of, &new.members_of);
+        sync(&now.api_keys, &new.api_keys);
+        sync(&now.tokens, &new.tokens);
+        Ok(())
     }
 
     /// Resolves a bearer credential, in memory.

@@ -24,7 +24,7 @@ use crate::delivery::{Dispatcher, Reports};
 use crate::domain::DomainError;
 use crate::ids::WorkspaceId;
 use crate::outbound::{Relays, SendReports};
-use crate::store::Store;
+use crate::store::{Store, Taken};
 use crate::telemetry::{ActorBook, ActorStats};
 use crate::workspace::{WebhookMsg, WorkspaceActor, WorkspaceArgs, WorkspaceMsg};
 
@@ -176,8 +176,94 @@ impl Registry {
 
     /// The actor of `ws`, spawned (and its state loaded) if none is running.
     pub async fn actor(&self, ws: &WorkspaceId) -> Result<ActorRef<WorkspaceMsg>, DomainError> {
+        self.own(ws).await?;
         let slot = self.inner.slots.entry(ws.clone()).or_default().clone();
         slot.get_or_try_init(|| self.spawn(ws)).await.cloned()
+    }
+
+    /// In a cluster, nothing of a workspace runs on a node that does not own it: takes
+    /// `ws` when it is free (loading its rows and resuming its deliveries and sends), or
+    /// says which node has it. Alone, every workspace is this process's.
+    pub async fn own(&self, ws: &WorkspaceId) -> Result<(), DomainError> {
+        let Some(cluster) = self.inner.store.cluster() else {
+            return Ok(());
+        };
+        if cluster.holds(ws.as_str()) {
+            return Ok(());
+        }
+        // An actor running now is left from before this node lost the workspace (its rows
+        // are reloaded by the take); one started after the take is fresh and stays.
+        let stale = self
+            .inner
+            .slots
+            .get(ws)
+            .and_then(|slot| slot.get().map(|a| a.get_id()));
+        let name = ws.to_string();
+        let taken = tokio::task::spawn_blocking(move || cluster.take(&name))
+            .await
+            .map_err(|e| DomainError::Internal(format!("taking a workspace: {e}")))??;
+        match taken {
+            Taken::Held => Ok(()),
+            Taken::Now => {
+                if let Some(id) = stale {
+                    let gone = self
+                        .inner
+                        .slots
+                        .remove_if(ws, |_, slot| slot.get().map(|a| a.get_id()) == Some(id));
+                    if let Some((_, slot)) = gone {
+                        if let Some(actor) = slot.get() {
+                            actor.stop(Some("its workspace was taken again".into()));
+                        }
+                    }
+                }
+                self.resume_outlets(ws).await;
+                Ok(())
+            }
+            Taken::Elsewhere(holder) => Err(DomainError::Elsewhere {
+                node: holder.node,
+                addr: holder.addr,
+            }),
+        }
+    }
+
+    /// Starts a delivery actor for every stored endpoint of `ws` and a relay actor for
+    /// every connection with messages waiting, so that what was pending before a stop, a
+    /// crash or a move to this node goes out on schedule.
+    pub async fn resume_outlets(&self, ws: &WorkspaceId) {
+        use crate::workspace::{stored_endpoints, stored_relays};
+        let store = &self.inner.store;
+        match stored_endpoints(store, ws) {
+            Ok(configs) => {
+                for cfg in configs {
+                    if let Err(e) = self.inner.dispatcher.ensure(cfg).await {
+                        tracing::error!(error = %e, "could not resume deliveries");
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, workspace = %ws, "could not read endpoints"),
+        }
+        match stored_relays(store, ws) {
+            Ok(configs) => {
+                for cfg in configs {
+                    if let Err(e) = self.inner.relays.resume(cfg).await {
+                        tracing::error!(error = %e, "could not resume pending sends");
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, workspace = %ws, "could not read channels"),
+        }
+    }
+
+    /// Another node owns `ws` now (cluster mode): its actor, delivery actors and relay
+    /// actors stop here; what they had stored stays for the new owner.
+    pub fn lose(&self, ws: &WorkspaceId) {
+        if let Some((_, slot)) = self.inner.slots.remove(ws) {
+            if let Some(actor) = slot.get() {
+                actor.stop(Some("the workspace moved to another node".into()));
+            }
+        }
+        self.inner.dispatcher.release_workspace(ws.as_str());
+        self.inner.relays.release_workspace(ws.as_str());
     }
 
     async fn spawn(&self, ws: &WorkspaceId) -> Result<ActorRef<WorkspaceMsg>, DomainError> {
@@ -187,7 +273,7 @@ impl Registry {
             ai: self.inner.settings.ai.clone(),
             stats: stats.clone(),
             id: ws.clone(),
-            store: self.inner.store.clone(),
+            store: self.inner.store.scoped(ws.as_str()),
             clock: self.inner.clock.clone(),
             dispatcher: self.inner.dispatcher.clone(),
             relays: self.inner.relays.clone(),

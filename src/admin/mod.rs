@@ -2,6 +2,7 @@
 //! `Authorization: Bearer <admin token>`; bodies and errors use the standard format.
 
 pub mod backup;
+pub mod cluster;
 pub mod dashboard;
 pub mod endpoints;
 pub mod metrics;
@@ -61,6 +62,7 @@ pub fn router(state: AppState) -> Router {
             post(archive_custom_field),
         )
         .route("/admin/backup", post(backup::backup))
+        .route("/admin/cluster", get(cluster::cluster))
         .route(
             "/admin/health",
             get(|State(app): State<AppState>| async move {
@@ -392,12 +394,14 @@ async fn list_actors(State(app): State<AppState>) -> Json<serde_json::Value> {
     actors.extend(app.dispatcher.book().snapshot());
     actors.extend(app.relays.book().snapshot());
     actors.sort_by(|a, b| b.last_active.cmp(&a.last_active));
+    let node = app.store.cluster().map(|c| c.node().id.clone());
     let data: Vec<serde_json::Value> = actors
         .into_iter()
         .map(|a| {
             let mut v = serde_json::to_value(a).unwrap_or_default();
             if let Some(m) = v.as_object_mut() {
                 m.insert("object".into(), "actor".into());
+                m.insert("node".into(), node.clone().into());
             }
             v
         })

@@ -74,6 +74,29 @@ pub const SETTINGS: &[Setting] = &[
         "SWITCHBOARD_DATABASE_URL",
         "postgres://... : keep the data in PostgreSQL instead of the data folder",
     ),
+    setting(
+        "node-id",
+        "SWITCHBOARD_NODE_ID",
+        None,
+        "this node's name in a PostgreSQL cluster, unique per process; unset: one derived from the host and the data folder",
+    ),
+    setting(
+        "advertise-addr",
+        "SWITCHBOARD_ADVERTISE_ADDR",
+        None,
+        "the http://host:port other nodes reach this node's API at; unset: the API listener's address",
+    ),
+    setting(
+        "lease-ttl",
+        "SWITCHBOARD_LEASE_TTL",
+        Some("10s"),
+        "how long a node owns a workspace without renewing; a dead node's workspaces move after it",
+    ),
+    secret(
+        "cluster-secret",
+        "SWITCHBOARD_CLUSTER_SECRET",
+        "shared by the nodes of a cluster (16+ characters) to pass requests to each other; unset: a random one (this node accepts none)",
+    ),
     secret(
         "admin-token",
         "SWITCHBOARD_ADMIN_TOKEN",

@@ -26,6 +26,8 @@ pub struct Settings {
     /// SWITCHBOARD_DATABASE_URL: `postgres://...`; set, the data lives in PostgreSQL
     /// instead of `data_dir`.
     pub database_url: Option<String>,
+    /// The cluster settings, read in PostgreSQL mode.
+    pub cluster: ClusterSettings,
     /// SWITCHBOARD_ADMIN_TOKEN: bearer token for /admin; generated at first start if unset.
     pub admin_token: Option<String>,
     /// SWITCHBOARD_RATE_LIMIT_PER_MINUTE: per-workspace budget; 0 turns the limit off.
@@ -56,6 +58,30 @@ pub struct Settings {
     /// Mounts `POST /__test/panic`, a handler that panics, so tests can prove a panic is
     /// answered and survived. Never read from the environment.
     pub test_hooks: bool,
+}
+
+/// How this node joins a cluster (PostgreSQL mode).
+#[derive(Debug, Clone)]
+pub struct ClusterSettings {
+    /// SWITCHBOARD_NODE_ID; None: derived from the host name and the data folder.
+    pub node_id: Option<String>,
+    /// SWITCHBOARD_ADVERTISE_ADDR; None: the API listener's address.
+    pub advertise_addr: Option<String>,
+    /// SWITCHBOARD_LEASE_TTL.
+    pub lease_ttl: Duration,
+    /// SWITCHBOARD_CLUSTER_SECRET; None: a random one (this node accepts no passed request).
+    pub secret: Option<String>,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        Self {
+            node_id: None,
+            advertise_addr: None,
+            lease_ttl: Duration::from_secs(10),
+            secret: None,
+        }
+    }
 }
 
 /// Which responder answers customers.
@@ -96,6 +122,7 @@ impl Default for Settings {
             admin_addr: SocketAddr::from(([127, 0, 0, 1], 8081)),
             data_dir: PathBuf::from("./data"),
             database_url: None,
+            cluster: ClusterSettings::default(),
             admin_token: None,
             rate_limit_per_minute: 120,
             idempotency_ttl: Duration::from_secs(24 * 3600),
@@ -156,6 +183,51 @@ impl Settings {
                 });
             }
             s.database_url = Some(v.to_string());
+        }
+        if let Some(v) = var("SWITCHBOARD_NODE_ID") {
+            let v = v.trim();
+            if v.len() > 64
+                || !v
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(ConfigError {
+                    var: "SWITCHBOARD_NODE_ID",
+                    message: "up to 64 letters, digits, '-', '_' or '.'".into(),
+                });
+            }
+            s.cluster.node_id = Some(v.to_string());
+        }
+        if let Some(v) = var("SWITCHBOARD_ADVERTISE_ADDR") {
+            let v = v.trim().trim_end_matches('/');
+            match url::Url::parse(v) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                _ => {
+                    return Err(ConfigError {
+                        var: "SWITCHBOARD_ADVERTISE_ADDR",
+                        message: format!("`{v}` is not an http(s)://host:port address"),
+                    })
+                }
+            }
+            s.cluster.advertise_addr = Some(v.to_string());
+        }
+        if let Some(v) = var("SWITCHBOARD_LEASE_TTL") {
+            s.cluster.lease_ttl = parse_duration("SWITCHBOARD_LEASE_TTL", &v)?;
+            if s.cluster.lease_ttl < Duration::from_secs(1) {
+                return Err(ConfigError {
+                    var: "SWITCHBOARD_LEASE_TTL",
+                    message: "must be at least 1s".into(),
+                });
+            }
+        }
+        if let Some(v) = var("SWITCHBOARD_CLUSTER_SECRET") {
+            if v.trim().len() < 16 {
+                return Err(ConfigError {
+                    var: "SWITCHBOARD_CLUSTER_SECRET",
+                    message: "must be at least 16 characters".into(),
+                });
+            }
+            s.cluster.secret = Some(v.trim().to_string());
         }
         if let Some(v) = var("SWITCHBOARD_ADMIN_TOKEN") {
             if v.trim().len() < 16 {

@@ -91,11 +91,22 @@ fn insufficient(message: &str) -> ApiError {
 }
 
 pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    if let Err(e) = super::forward::check_passed(&app, req.headers()) {
+        return e.into_response();
+    }
     let principal = match principal(&app, req.headers()) {
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
     let workspace = select_workspace(&app, &principal, req.headers());
+    // In a cluster the owner serves it: the rate limit, idempotency and the handler run
+    // there, so the workspace's budget holds across every node.
+    if let Ok(ws) = &workspace {
+        req = match super::forward::route(&app, &ws.id, req).await {
+            Ok(req) => req,
+            Err(answered) => return answered,
+        };
+    }
     let budget = match &workspace {
         Ok(ws) => {
             tracing::Span::current().record("workspace_id", tracing::field::display(&ws.id));

@@ -146,6 +146,9 @@ impl From<DomainError> for ApiError {
                 message,
             ),
             DomainError::Unavailable(cause) => Self::unavailable(cause),
+            // Reached only when passing the request on is not allowed (it was passed
+            // already) or the owner moved meanwhile: the client's retry finds the owner.
+            moved @ DomainError::Elsewhere { .. } => Self::unavailable(moved.to_string()),
             DomainError::Internal(cause) => Self::internal(cause),
         }
     }

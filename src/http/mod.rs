@@ -5,6 +5,7 @@ pub mod auth;
 mod document;
 pub mod error;
 pub mod extract;
+pub mod forward;
 pub mod idempotency;
 pub mod object;
 pub mod pagination;

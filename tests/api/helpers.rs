@@ -24,29 +24,55 @@ pub enum Engine {
     Postgres,
 }
 
-/// The store of the data folder `dir` on this binary's engine, opened directly (the app
-/// on it must have let go of it).
+/// The store of the data folder `dir` on this binary's engine, opened directly as an
+/// offline tool (the app on it must have stopped).
 pub fn open_store(
     dir: &std::path::Path,
 ) -> switchboard_actors::store::StoreResult<switchboard_actors::store::Store> {
-    use switchboard_actors::store::Store;
+    use switchboard_actors::store::{NodeConfig, Store};
     match database_url(dir) {
         None => Store::open(dir),
-        Some(url) => Store::open_postgres(&url, dir),
+        Some(url) => {
+            let tool = NodeConfig {
+                id: "test-tool".into(),
+                addr: String::new(),
+                lease_ttl: std::time::Duration::from_secs(10),
+                offline: true,
+            };
+            Store::open_postgres(&url, dir, tool)
+        }
     }
 }
 
+/// A name derived from the data folder `dir`: its schema, and its node's name, so that an
+/// app restarted on the same folder finds its data and takes its workspaces back at once.
+fn folder_name(dir: &std::path::Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut hasher);
+    format!("d{:016x}", hasher.finish())
+}
+
+/// The secret the nodes of a test cluster share.
+pub const CLUSTER_SECRET: &str = "test-cluster-secret-0123456789";
+
 /// The database URL of an app on the data folder `dir`, in a binary on PostgreSQL.
 pub fn database_url(dir: &std::path::Path) -> Option<String> {
-    use std::hash::{Hash, Hasher};
     match crate::ENGINE {
         Engine::Sled => None,
-        Engine::Postgres => {
-            let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            dir.hash(&mut hasher);
-            let schema = format!("d{:016x}", hasher.finish());
-            Some(switchboard_actors::store::test_postgres::url(&schema))
-        }
+        Engine::Postgres => Some(switchboard_actors::store::test_postgres::url(&folder_name(dir))),
+    }
+}
+
+/// The variables that put the real binary on `dir`'s database, in a binary on PostgreSQL.
+fn database_env(dir: &std::path::Path) -> Vec<(&'static str, String)> {
+    match database_url(dir) {
+        None => Vec::new(),
+        Some(url) => vec![
+            ("SWITCHBOARD_DATABASE_URL", url),
+            ("SWITCHBOARD_NODE_ID", folder_name(dir)),
+            ("SWITCHBOARD_CLUSTER_SECRET", CLUSTER_SECRET.into()),
+        ],
     }
 }
 
@@ -112,6 +138,8 @@ pub async fn spawn_in(
         database_url: database_url(dir.path()),
         ..Settings::default()
     };
+    settings.cluster.node_id = Some(folder_name(dir.path()));
+    settings.cluster.secret = Some(CLUSTER_SECRET.into());
     configure(&mut settings);
     let shared: SharedClock = match &clock {
         Some(c) => Arc::new(c.clone()),
@@ -460,7 +488,7 @@ pub async fn launch(dir: &std::path::Path, env: &[(&str, &str)], unset: &[&str])
         .env("SWITCHBOARD_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "0")
         .env("RUST_LOG", "info")
-        .envs(database_url(dir).map(|url| ("SWITCHBOARD_DATABASE_URL", url)))
+        .envs(database_env(dir))
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

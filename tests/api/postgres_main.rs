@@ -5,3 +5,5 @@
 const ENGINE: helpers::Engine = helpers::Engine::Postgres;
 
 include!("suite.rs");
+
+mod cluster;

@@ -1,11 +1,16 @@
-//! What only the sled engine has: a data folder on a disk that fills up.
+//! What only the sled engine has: a data folder on a disk that fills up, and data folders
+//! written before the pending-delivery index existed (PostgreSQL databases never lack it).
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::helpers::*;
+use crate::receiver::TestReceiver;
 use crate::store_safety::assert_store_checks;
+use crate::webhook_delivery::new_tag;
+use crate::webhooks::{deliveries_when, hook, restart_webhook_app, spawn_webhook_app_with};
+use switchboard::config::Settings;
 
 /// A tmpfs of a given size mounted on a temporary folder, unmounted on drop. Mounting needs
 /// root, which the test machines and CI have.
@@ -144,4 +149,55 @@ async fn a_full_disk_answers_503_and_the_service_restarts_once_space_is_back() {
     }
     let after = create_contact(&server, &key, 100_000).await;
     assert_eq!(after.status(), 201, "writes are accepted again");
+}
+
+#[tokio::test]
+async fn a_data_folder_without_the_pending_index_builds_it_once_and_sends_what_waits() {
+    use switchboard_actors::store::Batch;
+
+    let slow_ladder = |s: &mut Settings| {
+        s.webhooks.retry_delays = vec![Duration::from_millis(1500); 6];
+    };
+    let mut app = spawn_webhook_app_with(slow_ladder).await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "from before").await;
+    let first = rx.wait_for(1).await[0].event_id().to_string();
+    deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
+    app.stop().await;
+
+    // What a data folder written before the index looks like: records, no index.
+    let mut opened = None;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if let Ok(store) = open_store(app.dir.path()) {
+            opened = Some(store);
+            break;
+        }
+    }
+    {
+        let store = opened.expect("the store opens once the app let go of it");
+        let mut batch = Batch::default();
+        let index = store.keys(b"wp/").unwrap();
+        assert_eq!(index.len(), 1, "the pending delivery was indexed");
+        for k in index {
+            batch.delete(k);
+        }
+        batch.delete(b"meta/delivery_pending_index".to_vec());
+        store.commit(batch).await.unwrap();
+        store.flush_now().unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    rx.respond_with(200);
+    let app = restart_webhook_app(app, slow_ladder).await;
+    let got = rx
+        .wait_until("the retry after the rebuild", |all| {
+            all.iter()
+                .any(|r| r.event_id() == first && r.attempt() >= 2)
+        })
+        .await;
+    assert!(got.iter().all(|r| r.event_id() == first));
+    deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
 }

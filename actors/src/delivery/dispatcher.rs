@@ -228,6 +228,24 @@ impl Dispatcher {
         self.0.ctx.forget(endpoint);
     }
 
+    /// Another node took `workspace` (cluster mode): its endpoints' actors stop here and
+    /// their deliveries stay stored for the new owner.
+    pub fn release_workspace(&self, workspace: &str) {
+        let endpoints: Vec<String> = self
+            .0
+            .configs
+            .iter()
+            .filter(|c| c.workspace_id.as_str() == workspace)
+            .map(|c| c.key().clone())
+            .collect();
+        for endpoint in endpoints {
+            self.0.configs.remove(&endpoint);
+            if let Some(actor) = self.0.actors.remove(&endpoint) {
+                actor.stop(Some("the workspace moved to another node".into()));
+            }
+        }
+    }
+
     /// Deliveries of an endpoint, newest first.
     pub async fn deliveries(
         &self,

@@ -94,6 +94,8 @@ pub struct EndpointActor;
 pub struct EndpointState {
     cfg: EndpointConfig,
     ctx: Arc<DeliveryContext>,
+    /// The store, as the writer of the endpoint's workspace.
+    store: crate::store::Store,
     stats: Arc<ActorStats>,
     on_stop: StopHook,
     /// Pending deliveries waiting for their next attempt, soonest first: (due ms, id).
@@ -128,6 +130,7 @@ impl Actor for EndpointActor {
         myself.send_interval(args.ctx.settings().tick, || EndpointMsg::Tick);
         let mut state = EndpointState {
             window: Window::new(args.ctx.settings()),
+            store: args.ctx.store().scoped(args.cfg.workspace_id.as_str()),
             cfg: args.cfg,
             ctx: args.ctx,
             stats: args.stats,
@@ -219,7 +222,7 @@ impl EndpointState {
     }
 
     fn store(&self) -> &crate::store::Store {
-        self.ctx.store()
+        &self.store
     }
 
     /// Picks up deliveries committed since the last look, from the pending index.

@@ -53,6 +53,10 @@ pub enum DomainError {
     /// 500; the text is logged, never sent.
     #[error("internal: {0}")]
     Internal(String),
+    /// The workspace is served by another node of the cluster, at `addr` if it told where;
+    /// the edge passes the request on.
+    #[error("workspace served by node {node}")]
+    Elsewhere { node: String, addr: Option<String> },
 }
 
 impl DomainError {

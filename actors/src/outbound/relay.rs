@@ -50,6 +50,8 @@ pub struct RelayActor;
 
 pub struct RelayState {
     cfg: RelayConfig,
+    /// The store, as the writer of the connection's workspace.
+    store: crate::store::Store,
     stats: Arc<ActorStats>,
     ctx: Arc<RelayContext>,
     pending: BTreeMap<MessageId, PendingSend>,
@@ -69,6 +71,7 @@ impl Actor for RelayActor {
     ) -> Result<RelayState, ActorProcessingErr> {
         myself.send_interval(ctx.settings.tick, || RelayMsg::Tick);
         let mut state = RelayState {
+            store: ctx.store.scoped(cfg.workspace_id.as_str()),
             cfg,
             stats,
             ctx,
@@ -114,7 +117,6 @@ impl RelayState {
     /// Picks up sends committed since the last look.
     fn load_new(&mut self) -> Result<(), DomainError> {
         let found = self
-            .ctx
             .store
             .scan_after::<PendingSend>(&record::prefix(&self.cfg.channel_id), self.seen_up_to)?;
         for (id, send) in found {
@@ -202,7 +204,7 @@ impl RelayState {
                     send.next_attempt_at = Some(Timestamp(due));
                     let mut batch = Batch::default();
                     batch.put(record::key(&self.cfg.channel_id, message), &send)?;
-                    self.ctx.store.apply(batch)?;
+                    self.store.apply(batch)?;
                     self.ctx
                         .stats
                         .retries_scheduled
@@ -229,10 +231,10 @@ impl RelayState {
     /// Deletes what is left of the connection's sends (its workspace failed them already).
     fn forget_all(&mut self) -> Result<(), DomainError> {
         let mut batch = Batch::default();
-        for k in self.ctx.store.keys(&record::prefix(&self.cfg.channel_id))? {
+        for k in self.store.keys(&record::prefix(&self.cfg.channel_id))? {
             batch.delete(k);
         }
         self.pending.clear();
-        Ok(self.ctx.store.apply(batch)?)
+        Ok(self.store.apply(batch)?)
     }
 }

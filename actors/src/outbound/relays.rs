@@ -20,6 +20,8 @@ use crate::telemetry::ActorBook;
 pub struct Relays {
     ctx: Arc<RelayContext>,
     actors: Arc<Pool<RelayMsg>>,
+    /// The workspace of each connection whose actor was started, to stop them together.
+    workspaces: Arc<dashmap::DashMap<String, String>>,
 }
 
 impl Relays {
@@ -35,6 +37,7 @@ impl Relays {
         let relays = Self {
             ctx: Arc::new(ctx),
             actors: Arc::new(Pool::new("channel_relay")),
+            workspaces: Arc::default(),
         };
         Ok((relays, receiver))
     }
@@ -56,6 +59,8 @@ impl Relays {
     async fn ensure(&self, cfg: RelayConfig) -> Result<(), DomainError> {
         let ctx = self.ctx.clone();
         let id = cfg.channel_id.clone();
+        self.workspaces
+            .insert(id.to_string(), cfg.workspace_id.to_string());
         self.actors
             .ensure(
                 &id,
@@ -110,6 +115,23 @@ impl Relays {
     pub fn remove(&self, channel: &str) {
         if let Some(actor) = self.actors.remove(channel) {
             self.actors.tell(channel, &actor, RelayMsg::Remove);
+        }
+    }
+
+    /// Another node took `workspace` (cluster mode): its connections' actors stop here and
+    /// their pending sends stay stored for the new owner.
+    pub fn release_workspace(&self, workspace: &str) {
+        let channels: Vec<String> = self
+            .workspaces
+            .iter()
+            .filter(|w| w.value() == workspace)
+            .map(|w| w.key().clone())
+            .collect();
+        for channel in channels {
+            self.workspaces.remove(&channel);
+            if let Some(actor) = self.actors.remove(&channel) {
+                actor.stop(Some("the workspace moved to another node".into()));
+            }
         }
     }
 

@@ -210,7 +210,7 @@ pub(super) fn restore_into(path: &Path, pg: &Postgres) -> StoreResult<Summary> {
                 let s = space
                     .as_ref()
                     .ok_or_else(|| StoreError::Codec("an entry before any tree".into()))?;
-                pg.mirror().apply(s, [(k.clone(), Some(v.clone()))]);
+                pg.mirror().apply(s, None, [(k.clone(), Some(v.clone()))]);
             }
             Frame::End(_) => {}
         }

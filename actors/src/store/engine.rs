@@ -6,13 +6,18 @@
 //! flush (everything applied so far becomes durable). Everything else in the store is
 //! written once, over these.
 
+use std::collections::HashSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use super::health::Health;
+use super::mirror::Owner;
 use super::postgres::Postgres;
 use super::span::{Span, Visit};
 use super::{Batch, StoreResult};
+
+/// Workspaces whose writes a flush dropped: this node no longer owns them.
+pub(super) type Fenced = HashSet<Owner>;
 
 #[derive(Clone)]
 pub(super) enum Engine {
@@ -56,12 +61,13 @@ impl Engine {
         }
     }
 
-    /// Applies `batches` in order as one atomic write, visible to reads once this returns.
-    pub fn apply(&self, batches: Vec<Batch>, health: &Health) -> StoreResult<()> {
+    /// Applies `batches` (each with the workspace of the handle that wrote it) in order as
+    /// one atomic write, visible to reads once this returns.
+    pub fn apply(&self, batches: Vec<(Option<Owner>, Batch)>, health: &Health) -> StoreResult<()> {
         match self {
             Engine::Sled(db) => {
                 let mut merged = sled::Batch::default();
-                for batch in batches {
+                for (_, batch) in batches {
                     // A later write to the same key replaces an earlier one, as applying the
                     // batches one after the other would.
                     for (k, v) in batch.0 {
@@ -74,18 +80,20 @@ impl Engine {
                 health.watch(db.apply_batch(merged))
             }
             Engine::Postgres(pg) => {
-                pg.mirror()
-                    .apply(b"", batches.into_iter().flat_map(|b| b.0));
+                for (scope, batch) in batches {
+                    pg.mirror().apply(b"", scope.as_ref(), batch.0);
+                }
                 Ok(())
             }
         }
     }
 
-    /// Makes everything applied before this call durable.
-    pub fn flush(&self, health: &Health) -> StoreResult<()> {
+    /// Makes everything applied before this call durable, but the writes of workspaces this
+    /// node no longer owns (cluster mode), which it returns.
+    pub fn flush(&self, health: &Health) -> StoreResult<Fenced> {
         match self {
-            Engine::Sled(db) => health.watch(db.flush()).map(|_| ()),
-            Engine::Postgres(pg) => pg.commit().inspect_err(|e| health.fail(&e.to_string())),
+            Engine::Sled(db) => health.watch(db.flush()).map(|_| Fenced::new()),
+            Engine::Postgres(pg) => pg.commit(),
         }
     }
 
@@ -94,7 +102,7 @@ impl Engine {
         match self {
             Engine::Sled(db) => health.watch(db.insert(key, value)).map(|_| ()),
             Engine::Postgres(pg) => {
-                pg.mirror().apply(b"", [(key.to_vec(), Some(value))]);
+                pg.mirror().apply(b"", None, [(key.to_vec(), Some(value))]);
                 Ok(())
             }
         }

@@ -22,6 +22,7 @@ mod span;
 pub mod test_postgres;
 mod write_path;
 
+pub use postgres::{Holder, LeaseView, NodeConfig, NodeView, Postgres as Cluster, Taken};
 pub use write_path::AfterDurable;
 
 pub use ids::BLOCK as ID_BLOCK;
@@ -55,6 +56,9 @@ pub enum StoreError {
     FlusherGone,
     #[error("database: {0}")]
     Database(String),
+    /// The write's workspace is owned by another node now (cluster mode).
+    #[error("workspace {0} moved to another node")]
+    Fenced(String),
 }
 
 impl StoreError {
@@ -65,6 +69,7 @@ impl StoreError {
             self,
             StoreError::Unavailable(_)
                 | StoreError::Database(_)
+                | StoreError::Fenced(_)
                 | StoreError::Sled(sled::Error::Io(_))
         )
     }
@@ -93,6 +98,8 @@ pub struct Store {
     gate: Gate,
     /// Queued and applied writes, so that reads see every write queued before them.
     progress: Arc<Progress>,
+    /// The workspace whose writes this handle makes (see [`Store::scoped`]).
+    scope: Option<mirror::Owner>,
 }
 
 /// Held shared by every write, alone by a backup.
@@ -116,10 +123,29 @@ impl Store {
         Self::start(Engine::Sled(db), dir)
     }
 
-    /// Opens the PostgreSQL database at `url` (migrating it, and loading every row into
-    /// memory) and starts its write path. `dir` keeps only local files. Blocking.
-    pub fn open_postgres(url: &str, dir: &Path) -> StoreResult<Self> {
-        Self::start(Engine::Postgres(postgres::Postgres::open(url)?), dir)
+    /// Opens the PostgreSQL database at `url` as the cluster node `node` (migrating it and
+    /// loading the rows of no workspace; a workspace's rows come with its lease, see
+    /// [`Cluster::take`]) and starts its write path. `dir` keeps only local files. Blocking.
+    pub fn open_postgres(url: &str, dir: &Path, node: NodeConfig) -> StoreResult<Self> {
+        Self::start(Engine::Postgres(postgres::Postgres::open(url, node)?), dir)
+    }
+
+    /// The cluster this node belongs to: Some on the PostgreSQL engine.
+    pub fn cluster(&self) -> Option<Arc<Cluster>> {
+        match &self.engine {
+            Engine::Postgres(pg) => Some(pg.clone()),
+            Engine::Sled(_) => None,
+        }
+    }
+
+    /// The same store, for the writer of one workspace's data: rows it writes whose keys do
+    /// not name their workspace (deliveries, pending sends, timers) belong to it, and a
+    /// write it makes after another node took the workspace fails ([`StoreError::Fenced`]).
+    pub fn scoped(&self, workspace: &str) -> Store {
+        Store {
+            scope: Some(mirror::Owner::from(workspace)),
+            ..self.clone()
+        }
     }
 
     /// Which engine holds the data: "sled" or "postgres".
@@ -152,6 +178,7 @@ impl Store {
             health,
             gate,
             progress,
+            scope: None,
         })
     }
 
@@ -184,7 +211,10 @@ impl Store {
     pub fn next_id(&self) -> StoreResult<u64> {
         self.health.writable()?;
         let _writing = shared(&self.gate);
-        self.ids.next(&self.engine, &self.health)
+        match &self.engine {
+            Engine::Sled(_) => self.ids.next(&self.engine, &self.health),
+            Engine::Postgres(pg) => pg.next_id(),
+        }
     }
 
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> StoreResult<Option<T>> {
@@ -311,7 +341,8 @@ impl Store {
     pub fn apply(&self, batch: Batch) -> StoreResult<()> {
         self.health.writable()?;
         let _writing = shared(&self.gate);
-        self.engine.apply(vec![batch], &self.health)
+        self.engine
+            .apply(vec![(self.scope.clone(), batch)], &self.health)
     }
 
     /// Queues a batch and returns at once: reads made after this call see it, and
@@ -323,7 +354,12 @@ impl Store {
             return durable(Err(e));
         }
         self.progress.queued();
-        if let Err(lost) = self.jobs.send(write_path::Job::Write { batch, durable }) {
+        let job = write_path::Job::Write {
+            batch,
+            durable,
+            scope: self.scope.clone(),
+        };
+        if let Err(lost) = self.jobs.send(job) {
             self.progress.done(1);
             (lost.0.into_durable())(Err(StoreError::FlusherGone));
         }
@@ -400,7 +436,13 @@ impl Store {
 
     /// Restores a backup file into the empty PostgreSQL database at `url`. Blocking.
     pub fn restore_postgres(file: &Path, url: &str) -> StoreResult<backup::Summary> {
-        backup::restore_into(file, &*postgres::Postgres::open(url)?)
+        let node = NodeConfig {
+            id: format!("restore-{}", std::process::id()),
+            addr: String::new(),
+            lease_ttl: Duration::from_secs(10),
+            offline: true,
+        };
+        backup::restore_into(file, &*postgres::Postgres::open(url, node)?)
     }
 
     /// Makes the applier refuse every queued batch from now on (the store stays healthy
@@ -414,8 +456,18 @@ impl Store {
     /// start continues with the very next id.
     pub fn flush_now(&self) -> StoreResult<()> {
         self.health.writable()?;
-        self.ids.settle(&self.engine, &self.health)?;
-        self.engine.flush(&self.health)
+        match &self.engine {
+            Engine::Sled(_) => {
+                self.ids.settle(&self.engine, &self.health)?;
+                self.engine.flush(&self.health)?;
+            }
+            Engine::Postgres(pg) => {
+                self.engine.flush(&self.health)?;
+                pg.settle_ids()?;
+                pg.release_all()?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -495,7 +547,7 @@ impl Tree {
                     None => self.health.watch(tree.remove(key))?,
                 };
             }
-            Keyspace::Mirror(pg, name) => pg.mirror().apply(name, [(key.to_vec(), value)]),
+            Keyspace::Mirror(pg, name) => pg.mirror().apply(name, None, [(key.to_vec(), value)]),
         }
         Ok(())
     }
@@ -785,11 +837,20 @@ mod tests {
         );
     }
 
-    /// The PostgreSQL engine on the schema `url` names, once a previous handle let go.
+    fn node(id: &str, ttl: Duration, offline: bool) -> NodeConfig {
+        NodeConfig {
+            id: id.into(),
+            addr: format!("http://{id}.test"),
+            lease_ttl: ttl,
+            offline,
+        }
+    }
+
+    /// The PostgreSQL engine on the schema `url` names, as an offline tool (no leases).
     async fn reopen_postgres(url: &str, dir: &Path) -> Store {
         let mut last = None;
         for _ in 0..250 {
-            match Store::open_postgres(url, dir) {
+            match Store::open_postgres(url, dir, node("tool", Duration::from_secs(10), true)) {
                 Ok(store) => return store,
                 Err(e) => last = Some(e),
             }
@@ -845,14 +906,118 @@ mod tests {
         );
     }
 
+    fn put(
+        store: &Store,
+        key: Vec<u8>,
+        value: u64,
+    ) -> impl std::future::Future<Output = StoreResult<()>> {
+        let mut b = Batch::default();
+        b.put(key, &value).unwrap();
+        let store = store.clone();
+        async move { store.commit(b).await }
+    }
+
     #[tokio::test]
-    async fn a_second_process_on_the_same_postgres_schema_is_refused() {
+    async fn a_workspace_has_one_owner_and_a_writer_on_another_node_is_fenced() {
         let url = test_postgres::fresh_url();
         let dir = tempfile::tempdir().unwrap();
-        let _first = reopen_postgres(&url, dir.path()).await;
-        let second = Store::open_postgres(&url, dir.path());
-        let err = second.err().expect("refused").to_string();
-        assert!(err.contains("another Switchboard process"), "{err}");
+        let ttl = Duration::from_secs(10);
+        let a = Store::open_postgres(&url, dir.path(), node("a", ttl, false)).unwrap();
+        let b = Store::open_postgres(&url, dir.path(), node("b", ttl, false)).unwrap();
+        let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
+        assert_eq!(ca.take("ws_x").unwrap(), Taken::Now);
+        assert_eq!(ca.take("ws_x").unwrap(), Taken::Held);
+        let holder = match cb.take("ws_x").unwrap() {
+            Taken::Elsewhere(h) => h,
+            other => panic!("b took a held workspace: {other:?}"),
+        };
+        assert_eq!(holder.node, "a");
+        assert_eq!(holder.addr.as_deref(), Some("http://a.test"));
+
+        let key = Key::new("w").str("ws_x").id(1).build();
+        put(&a, key.clone(), 1).await.unwrap();
+        let refused = put(&b.scoped("ws_x"), key.clone(), 2).await;
+        assert!(
+            matches!(refused, Err(StoreError::Fenced(ref ws)) if ws == "ws_x"),
+            "{refused:?}"
+        );
+        // Rows of no workspace are anyone's.
+        put(&b, Key::new("d").str("note").build(), 3).await.unwrap();
+
+        // What a node that starts now sees of ws_x once it may: a's write only.
+        drop(a);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let c = Store::open_postgres(&url, dir.path(), node("a", ttl, false)).unwrap();
+        assert_eq!(
+            c.cluster().unwrap().take("ws_x").unwrap(),
+            Taken::Now,
+            "a restart under the same name takes its lease back"
+        );
+        assert_eq!(c.get::<u64>(&key).unwrap(), Some(1));
+        assert_eq!(
+            c.get::<u64>(&Key::new("d").str("note").build()).unwrap(),
+            Some(3)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deposed_owner_is_fenced_and_the_next_owner_loads_what_it_committed() {
+        let url = test_postgres::fresh_url();
+        let dir = tempfile::tempdir().unwrap();
+        let ttl = Duration::from_secs(1);
+        let a = Store::open_postgres(&url, dir.path(), node("a", ttl, false)).unwrap();
+        let b = Store::open_postgres(&url, dir.path(), node("b", ttl, false)).unwrap();
+        let (ca, cb) = (a.cluster().unwrap(), b.cluster().unwrap());
+        let lost = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let told = lost.clone();
+        ca.on_lost(Box::new(move |ws| {
+            told.lock().unwrap().push(ws.to_string())
+        }));
+        assert_eq!(ca.take("ws_y").unwrap(), Taken::Now);
+        let (one, two) = (
+            Key::new("w").str("ws_y").id(1).build(),
+            Key::new("w").str("ws_y").id(2).build(),
+        );
+        put(&a, one.clone(), 1).await.unwrap();
+        // a stops renewing (cut off, paused...): its lease runs out and b takes over.
+        tokio::time::sleep(ttl + Duration::from_millis(200)).await;
+        assert!(
+            !ca.holds("ws_y"),
+            "a stops acting on a lease it could not renew"
+        );
+        assert_eq!(cb.take("ws_y").unwrap(), Taken::Now);
+        assert_eq!(
+            b.get::<u64>(&one).unwrap(),
+            Some(1),
+            "b loads what a committed"
+        );
+        // a still believes in its old epoch: its write is dropped, and it lets go.
+        let refused = put(&a.scoped("ws_y"), two.clone(), 2).await;
+        assert!(matches!(refused, Err(StoreError::Fenced(_))), "{refused:?}");
+        assert_eq!(lost.lock().unwrap().as_slice(), ["ws_y".to_string()]);
+        assert_eq!(a.get::<u64>(&one).unwrap(), None, "a dropped the lost rows");
+        put(&b, two.clone(), 22).await.unwrap();
+        let reader = Store::open_postgres(&url, dir.path(), node("reader", ttl, true)).unwrap();
+        assert_eq!(reader.get::<u64>(&two).unwrap(), Some(22));
+        assert_eq!(
+            ca.renew().unwrap(),
+            Vec::<String>::new(),
+            "nothing left to lose"
+        );
+    }
+
+    #[tokio::test]
+    async fn nodes_never_hand_out_the_same_id() {
+        let url = test_postgres::fresh_url();
+        let dir = tempfile::tempdir().unwrap();
+        let ttl = Duration::from_secs(10);
+        let a = Store::open_postgres(&url, dir.path(), node("a", ttl, false)).unwrap();
+        let b = Store::open_postgres(&url, dir.path(), node("b", ttl, false)).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..2500 {
+            assert!(seen.insert(a.next_id().unwrap()));
+            assert!(seen.insert(b.next_id().unwrap()));
+        }
     }
 
     #[tokio::test]

@@ -45,8 +45,8 @@ pub fn url(schema: &str) -> String {
     // The synchronous client runs a runtime of its own: keep it off the caller's.
     let created = std::thread::spawn(move || -> Result<(), String> {
         let mut client =
-            postgres::Client::connect(&base, postgres::NoTls).map_err(|e| e.to_string())?;
-        client.batch_execute(&create).map_err(|e| e.to_string())
+            postgres::Client::connect(&base, postgres::NoTls).map_err(|e| format!("{e:?}"))?;
+        client.batch_execute(&create).map_err(|e| format!("{e:?}"))
     })
     .join();
     match created {

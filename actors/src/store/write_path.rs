@@ -25,6 +25,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::engine::Engine;
+use super::mirror::Owner;
 use super::{
     health::Health, record_flush, shared, Batch, Gate, StoreError, StoreResult, StoreStats,
 };
@@ -40,7 +41,12 @@ const MOST_PER_APPLY: usize = 1024;
 const GATHER: Duration = Duration::from_micros(1000);
 
 pub(super) enum Job {
-    Write { batch: Batch, durable: AfterDurable },
+    Write {
+        batch: Batch,
+        durable: AfterDurable,
+        /// The workspace of the handle that wrote it.
+        scope: Option<Owner>,
+    },
     Barrier(AfterDurable),
 }
 
@@ -127,7 +133,7 @@ impl Progress {
 /// database) once every sender is dropped and the queue is drained.
 pub(super) fn start(shared: Shared) -> std::io::Result<Sender<Job>> {
     let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
-    let (flush_tx, flush_rx) = std::sync::mpsc::channel::<Vec<AfterDurable>>();
+    let (flush_tx, flush_rx) = std::sync::mpsc::channel::<Vec<Waiting>>();
     let runtime = tokio::runtime::Handle::try_current().ok();
     let shared = Arc::new(shared);
     let for_flusher = shared.clone();
@@ -144,7 +150,10 @@ pub(super) fn start(shared: Shared) -> std::io::Result<Sender<Job>> {
     Ok(jobs_tx)
 }
 
-fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDurable>>) {
+/// A writer waiting for the flush, with the workspace it wrote for.
+type Waiting = (Option<Owner>, AfterDurable);
+
+fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<Waiting>>) {
     while let Ok(first) = jobs.recv() {
         let mut group = vec![first];
         while group.len() < MOST_PER_APPLY {
@@ -156,10 +165,10 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
         let mut batches = Vec::with_capacity(group.len());
         let (mut writes, mut jobs) = (0, 0);
         for job in &mut group {
-            if let Job::Write { batch, .. } = job {
+            if let Job::Write { batch, scope, .. } = job {
                 writes += batch.len();
                 jobs += 1;
-                batches.push(std::mem::take(batch));
+                batches.push((scope.clone(), std::mem::take(batch)));
             }
         }
         let outcome = if writes == 0 {
@@ -171,16 +180,16 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
         let mut waiting = Vec::with_capacity(group.len());
         for job in group {
             match job {
-                Job::Write { durable, .. } => match &outcome {
-                    Ok(()) => waiting.push(durable),
+                Job::Write { durable, scope, .. } => match &outcome {
+                    Ok(()) => waiting.push((scope, durable)),
                     Err(_) => answer(durable, copy(&outcome)),
                 },
-                Job::Barrier(durable) => waiting.push(durable),
+                Job::Barrier(durable) => waiting.push((None, durable)),
             }
         }
         if !waiting.is_empty() {
             if let Err(lost) = flusher.send(waiting) {
-                for durable in lost.0 {
+                for (_, durable) in lost.0 {
                     answer(durable, Err(StoreError::FlusherGone));
                 }
             }
@@ -188,7 +197,7 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<AfterDu
     }
 }
 
-fn apply(on: &Shared, batches: Vec<Batch>) -> StoreResult<()> {
+fn apply(on: &Shared, batches: Vec<(Option<Owner>, Batch)>) -> StoreResult<()> {
     on.health.writable()?;
     #[cfg(test)]
     if on.progress.refuse_applies.load(SeqCst) {
@@ -198,7 +207,7 @@ fn apply(on: &Shared, batches: Vec<Batch>) -> StoreResult<()> {
     on.engine.apply(batches, &on.health)
 }
 
-fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
+fn run_flusher(shared: &Shared, requests: Receiver<Vec<Waiting>>) {
     let mut last_start: Option<Instant> = None;
     while let Ok(mut waiting) = requests.recv() {
         if let Some(gap) = last_start.and_then(|t| GATHER.checked_sub(t.elapsed())) {
@@ -217,8 +226,18 @@ fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
         if let Err(e) = &outcome {
             shared.health.fail(&e.to_string());
         }
-        for durable in waiting {
-            answer(durable, copy(&outcome));
+        for (scope, durable) in waiting {
+            let fenced = match (&outcome, &scope) {
+                (Ok(fenced), Some(ws)) if fenced.contains(ws) => Some(ws.to_string()),
+                _ => None,
+            };
+            answer(
+                durable,
+                match fenced {
+                    Some(ws) => Err(StoreError::Fenced(ws)),
+                    None => copy(&outcome.as_ref().map(|_| ()).map_err(clone_error)),
+                },
+            );
         }
     }
 }
@@ -227,6 +246,13 @@ fn run_flusher(shared: &Shared, requests: Receiver<Vec<AfterDurable>>) {
 fn answer(durable: AfterDurable, outcome: StoreResult<()>) {
     if catch_unwind(AssertUnwindSafe(|| durable(outcome))).is_err() {
         tracing::error!("a callback run after a durable write panicked");
+    }
+}
+
+fn clone_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::FlusherGone => StoreError::FlusherGone,
+        e => StoreError::Unavailable(e.to_string()),
     }
 }
 

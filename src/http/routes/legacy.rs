@@ -94,6 +94,9 @@ async fn receive(app: &AppState, ws: &Ws, inbound: Inbound) -> LegacyResult<Acce
 /// Authentication for the legacy routes: the credential and workspace as everywhere, the
 /// inbox permission, but no rate limit, and errors as `{message}`.
 pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    if let Err(e) = crate::http::forward::check_passed(&app, req.headers()) {
+        return LegacyError(e).into_response();
+    }
     let checked = auth::principal(&app, req.headers()).and_then(|principal| {
         let ws = auth::select_workspace(&app, &principal, req.headers())?;
         ws.require(Permission::Inbox)?;
@@ -105,6 +108,12 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     });
     match checked {
         Ok(caller) => {
+            if let Ok(ws) = &caller.workspace {
+                req = match crate::http::forward::route(&app, &ws.id, req).await {
+                    Ok(req) => req,
+                    Err(answered) => return answered,
+                };
+            }
             req.extensions_mut().insert(caller);
             next.run(req).await
         }

@@ -37,7 +37,7 @@ async fn person(app: &TestApp, role: &str) -> (String, String) {
     (user, token)
 }
 
-async fn new_tag(app: &TestApp, token: &str, name: &str) -> Value {
+pub(crate) async fn new_tag(app: &TestApp, token: &str, name: &str) -> Value {
     app.post("/tags", token, json!({"name": name}))
         .await
         .expect(201)

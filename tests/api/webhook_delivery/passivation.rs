@@ -272,54 +272,32 @@ async fn a_retry_due_after_the_actor_stopped_is_sent_on_time_after_kill_9() {
 }
 
 #[tokio::test]
-async fn a_data_folder_without_the_pending_index_builds_it_once_and_sends_what_waits() {
-    use switchboard_actors::store::Batch;
-
-    let slow_ladder = |s: &mut Settings| {
-        s.webhooks.retry_delays = vec![Duration::from_millis(1500); 6];
-    };
-    let mut app = spawn_webhook_app_with(slow_ladder).await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
-    new_tag(&app, &app.key, "from before").await;
-    let first = rx.wait_for(1).await[0].event_id().to_string();
-    deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
-    app.stop().await;
-
-    // What a data folder written before the index looks like: records, no index.
-    let mut opened = None;
-    for _ in 0..100 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        if let Ok(store) = open_store(app.dir.path()) {
-            opened = Some(store);
-            break;
-        }
+async fn a_receiver_that_answers_fast_gets_more_attempts_at_once_and_each_delivery_once() {
+    let app = spawn_webhook_app_with(|s| {
+        s.webhooks.max_in_flight = 2;
+        s.webhooks.fast_max_in_flight = 6;
+        s.webhooks.fast_answer = Duration::from_secs(2);
+    })
+    .await;
+    let (url, most, done) = counting_receiver(Duration::from_millis(100)).await;
+    let (id, _) = hook(&app, &url, &["tag.*"]).await;
+    for i in 0..40 {
+        new_tag(&app, &app.key, &format!("burst {i}")).await;
     }
-    {
-        let store = opened.expect("the store opens once the app let go of it");
-        let mut batch = Batch::default();
-        let index = store.keys(b"wp/").unwrap();
-        assert_eq!(index.len(), 1, "the pending delivery was indexed");
-        for k in index {
-            batch.delete(k);
-        }
-        batch.delete(b"meta/delivery_pending_index".to_vec());
-        store.commit(batch).await.unwrap();
-        store.flush_now().unwrap();
-    }
-    tokio::time::sleep(Duration::from_millis(200)).await;
-
-    rx.respond_with(200);
-    let app = restart_webhook_app(app, slow_ladder).await;
-    let got = rx
-        .wait_until("the retry after the rebuild", |all| {
-            all.iter()
-                .any(|r| r.event_id() == first && r.attempt() >= 2)
-        })
-        .await;
-    assert!(got.iter().all(|r| r.event_id() == first));
-    deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
+    eventually("every delivery arrives", async || {
+        done.load(Ordering::SeqCst) >= 40
+    })
+    .await;
+    let d = deliveries_when(&app, &id, "all delivered", |d| {
+        d.len() == 40 && d.iter().all(|x| x["status"] == "delivered")
+    })
+    .await;
+    assert!(d.iter().all(|x| x["attempt_count"] == 1));
+    let most = most.load(Ordering::SeqCst);
+    assert!(most > 2, "the window widened: at most {most} at once");
+    assert!(most <= 6, "never more than fast_max_in_flight: {most}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(done.load(Ordering::SeqCst), 40, "each delivery once");
 }
 
 /// A receiver that holds each request a little and remembers the most it held at once.
@@ -350,33 +328,4 @@ async fn counting_receiver(hold: Duration) -> (String, Arc<AtomicUsize>, Arc<Ato
         let _ = axum::serve(listener, app).await;
     });
     (format!("http://{addr}/hook"), most, done)
-}
-
-#[tokio::test]
-async fn a_receiver_that_answers_fast_gets_more_attempts_at_once_and_each_delivery_once() {
-    let app = spawn_webhook_app_with(|s| {
-        s.webhooks.max_in_flight = 2;
-        s.webhooks.fast_max_in_flight = 6;
-        s.webhooks.fast_answer = Duration::from_secs(2);
-    })
-    .await;
-    let (url, most, done) = counting_receiver(Duration::from_millis(100)).await;
-    let (id, _) = hook(&app, &url, &["tag.*"]).await;
-    for i in 0..40 {
-        new_tag(&app, &app.key, &format!("burst {i}")).await;
-    }
-    eventually("every delivery arrives", async || {
-        done.load(Ordering::SeqCst) >= 40
-    })
-    .await;
-    let d = deliveries_when(&app, &id, "all delivered", |d| {
-        d.len() == 40 && d.iter().all(|x| x["status"] == "delivered")
-    })
-    .await;
-    assert!(d.iter().all(|x| x["attempt_count"] == 1));
-    let most = most.load(Ordering::SeqCst);
-    assert!(most > 2, "the window widened: at most {most} at once");
-    assert!(most <= 6, "never more than fast_max_in_flight: {most}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(done.load(Ordering::SeqCst), 40, "each delivery once");
 }

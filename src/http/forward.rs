@@ -1,0 +1,162 @@
+//! Any node serves any workspace (cluster mode): a request for a workspace another node
+//! owns is passed to that node, once, and its answer passed back, so the client never
+//! notices. The passed request carries the cluster's shared secret in
+//! [`PASSED`]; a node honours that header only with the right secret (compared in constant
+//! time) and never passes such a request on again, answering 503 instead (the workspace
+//! moved meanwhile; the client's retry finds its owner).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::body::{to_bytes, Body};
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, StatusCode};
+use axum::response::{IntoResponse, Response};
+use switchboard_actors::domain::DomainError;
+use switchboard_actors::ids::WorkspaceId;
+
+use super::error::ApiError;
+use super::AppState;
+
+/// The header of a request passed by another node; its value is the cluster secret.
+pub const PASSED: &str = "x-switchboard-passed";
+
+/// The largest body passed on (the service refuses larger ones anyway).
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// How long the owner may take to answer.
+const OWNER_TIMEOUT: Duration = Duration::from_secs(40);
+
+/// Headers that belong to one connection, not to the request.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+];
+
+/// Hands the request back to be served here if this node owns `ws` (taking it if it is
+/// free), or answers it with the owner's answer (or why there is none). Alone (sled),
+/// every workspace is here.
+pub async fn route(app: &AppState, ws: &WorkspaceId, req: Request) -> Result<Request, Response> {
+    match app.registry.own(ws).await {
+        Ok(()) => Ok(req),
+        Err(DomainError::Elsewhere { node, addr }) => {
+            Err(match (was_passed(req.headers()), addr) {
+                (false, Some(addr)) => pass(app, &addr, req).await,
+                _ => ApiError::from(DomainError::Elsewhere { node, addr: None }).into_response(),
+            })
+        }
+        Err(e) => Err(ApiError::from(e).into_response()),
+    }
+}
+
+/// Whether another node passed this request (checked by [`check_passed`] first).
+pub fn was_passed(headers: &HeaderMap) -> bool {
+    headers.contains_key(PASSED)
+}
+
+/// Refuses a request that claims to come from another node without the cluster's secret.
+pub fn check_passed(app: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(given) = headers.get(PASSED) else {
+        return Ok(());
+    };
+    let secret = app.settings.cluster.secret.as_deref().unwrap_or_default();
+    if !secret.is_empty() && constant_time_eq(given.as_bytes(), secret.as_bytes()) {
+        Ok(())
+    } else {
+        Err(ApiError::unauthenticated(
+            "a passed request must carry the cluster's secret",
+        ))
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    use sha2::{Digest, Sha256};
+    // Hashing first makes the comparison's time independent of the lengths too.
+    let (a, b) = (Sha256::digest(a), Sha256::digest(b));
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+fn peers() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(OWNER_TIMEOUT)
+            .build()
+            .unwrap_or_default()
+    })
+}
+
+/// Sends `req` to the node at `addr` and hands back its answer.
+async fn pass(app: &AppState, addr: &str, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let Ok(body) = to_bytes(body, MAX_BODY).await else {
+        return ApiError::bad_request("the body is too large").into_response();
+    };
+    // Nested routers see the path without their prefix: pass the one the client sent.
+    let uri = parts
+        .extensions
+        .get::<axum::extract::OriginalUri>()
+        .map(|o| o.0.clone())
+        .unwrap_or_else(|| parts.uri.clone());
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let url = format!("{}{path}", addr.trim_end_matches('/'));
+    let mut outgoing = peers().request(parts.method, &url).body(body);
+    for (name, value) in parts.headers.iter() {
+        if !HOP_BY_HOP.contains(&name.as_str()) && name.as_str() != PASSED {
+            outgoing = outgoing.header(name, value);
+        }
+    }
+    let secret = app.settings.cluster.secret.clone().unwrap_or_default();
+    let answer = match outgoing.header(PASSED, secret).send().await {
+        Ok(answer) => answer,
+        Err(e) => {
+            tracing::warn!(error = %e, %url, "the workspace's owner did not answer");
+            return ApiError::unavailable(format!("owner at {addr} did not answer: {e}"))
+                .into_response();
+        }
+    };
+    let status =
+        StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut headers = HeaderMap::new();
+    for (name, value) in answer.headers() {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            if let Ok(name) = HeaderName::from_bytes(name.as_str().as_bytes()) {
+                headers.append(name, value.clone());
+            }
+        }
+    }
+    match answer.bytes().await {
+        Ok(bytes) => {
+            let mut response = Response::new(Body::from(bytes));
+            *response.status_mut() = status;
+            *response.headers_mut() = headers;
+            response
+        }
+        Err(e) => ApiError::unavailable(format!("owner at {addr} broke off: {e}")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(constant_time_eq(b"same-secret", b"same-secret"));
+        assert!(!constant_time_eq(b"same-secret", b"same-secreT"));
+        assert!(!constant_time_eq(b"same", b"same-secret"));
+        assert!(!constant_time_eq(b"", b"x"));
+    }
+}

@@ -1,0 +1,336 @@
+//! Three nodes of the real binary on one throwaway PostgreSQL: any node serves any
+//! workspace, a workspace has one owner at a time, and when the owner dies another takes
+//! over without losing anything acknowledged.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+use crate::receiver::TestReceiver;
+
+/// The lease of these clusters: short, so that failover tests stay short.
+const TTL: Duration = Duration::from_secs(2);
+
+struct Nodes {
+    nodes: Vec<Option<Server>>,
+    key: String,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+impl Nodes {
+    /// `n` nodes on a fresh schema, started one after the other (the first sets the
+    /// database up and prints the bootstrap key), each with `env` too.
+    async fn start(n: usize, env: &[(&str, &str)]) -> Self {
+        let url = switchboard_actors::store::test_postgres::fresh_url();
+        let ttl = format!("{}ms", TTL.as_millis());
+        let mut nodes = Vec::new();
+        let mut dirs = Vec::new();
+        let mut key = None;
+        for i in 0..n {
+            let dir = tempfile::tempdir().unwrap();
+            let name = format!("node-{i}");
+            let mut all: Vec<(&str, &str)> = vec![
+                ("SWITCHBOARD_DATABASE_URL", &url),
+                ("SWITCHBOARD_NODE_ID", &name),
+                ("SWITCHBOARD_CLUSTER_SECRET", CLUSTER_SECRET),
+                ("SWITCHBOARD_LEASE_TTL", &ttl),
+            ];
+            all.extend_from_slice(env);
+            let server = launch(dir.path(), &all, &[]).await;
+            key = key.or(server.key.clone());
+            nodes.push(Some(server));
+            dirs.push(dir);
+        }
+        Self {
+            nodes,
+            key: key.expect("the first node prints the bootstrap key"),
+            _dirs: dirs,
+        }
+    }
+
+    fn node(&self, i: usize) -> &Server {
+        self.nodes[i].as_ref().expect("node running")
+    }
+
+    async fn kill(&mut self, i: usize) {
+        let mut server = self.nodes[i].take().expect("node running");
+        server.child.start_kill().unwrap();
+        server.child.wait().await.unwrap();
+    }
+
+    /// `GET /admin/cluster` of node `i`.
+    async fn cluster(&self, i: usize) -> Value {
+        reqwest::Client::new()
+            .get(format!("{}/admin/cluster", self.node(i).admin))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// The node holding `ws`, as node `i` sees the cluster.
+    async fn owner(&self, i: usize, ws: &str) -> Option<String> {
+        let view = self.cluster(i).await;
+        view["nodes"].as_array()?.iter().find_map(|n| {
+            n["workspaces"]
+                .as_array()?
+                .iter()
+                .any(|l| l["workspace"] == ws)
+                .then(|| n["node"].as_str().unwrap_or_default().to_string())
+        })
+    }
+}
+
+async fn workspace_of(server: &Server, key: &str) -> String {
+    let me = server.get_json(key, "/me").await;
+    me["workspaces"][0]["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn every_node_serves_every_workspace_and_each_name_is_created_once() {
+    let cluster = Nodes::start(3, &[]).await;
+    let key = cluster.key.clone();
+    let names: Vec<String> = (0..100).map(|i| format!("tag-{i}")).collect();
+    let mut calls = Vec::new();
+    for node in 0..3 {
+        for name in &names {
+            let (url, key, name) = (cluster.node(node).url("/tags"), key.clone(), name.clone());
+            calls.push(tokio::spawn(async move {
+                let r = reqwest::Client::new()
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({ "name": name }))
+                    .send()
+                    .await
+                    .unwrap();
+                (name, r.status().as_u16())
+            }));
+        }
+    }
+    let mut created: BTreeMap<String, usize> = BTreeMap::new();
+    for call in calls {
+        let (name, status) = call.await.unwrap();
+        assert!(status == 201 || status == 409, "{name}: {status}");
+        if status == 201 {
+            *created.entry(name).or_default() += 1;
+        }
+    }
+    assert_eq!(created.len(), 100, "every name created");
+    assert!(
+        created.values().all(|n| *n == 1),
+        "each exactly once: {created:?}"
+    );
+    let ws = workspace_of(cluster.node(1), &key).await;
+    for node in 0..3 {
+        let tags = cluster.node(node).get_json(&key, "/tags?limit=100").await;
+        assert_eq!(
+            tags["data"].as_array().unwrap().len(),
+            100,
+            "node {node} lists them all"
+        );
+    }
+    let owners: HashSet<Option<String>> = {
+        let mut seen = HashSet::new();
+        for node in 0..3 {
+            seen.insert(cluster.owner(node, &ws).await);
+        }
+        seen
+    };
+    assert_eq!(
+        owners.len(),
+        1,
+        "every node names the same owner: {owners:?}"
+    );
+    assert!(owners.iter().all(Option::is_some));
+    let view = cluster.cluster(0).await;
+    assert_eq!(view["engine"], "postgres");
+    assert_eq!(view["nodes"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_passed_request_needs_the_cluster_secret() {
+    let cluster = Nodes::start(1, &[]).await;
+    let r = reqwest::Client::new()
+        .get(cluster.node(0).url("/tags"))
+        .bearer_auth(&cluster.key)
+        .header("x-switchboard-passed", "not-the-secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = reqwest::Client::new()
+        .get(cluster.node(0).url("/tags"))
+        .bearer_auth(&cluster.key)
+        .header("x-switchboard-passed", CLUSTER_SECRET)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "the owner serves a passed request");
+}
+
+#[tokio::test]
+async fn the_rate_limit_admits_120_a_minute_across_all_nodes() {
+    let cluster = Nodes::start(3, &[("SWITCHBOARD_RATE_LIMIT_PER_MINUTE", "120")]).await;
+    let key = cluster.key.clone();
+    let mut admitted = 0;
+    let started = Instant::now();
+    for i in 0..240 {
+        let r = reqwest::Client::new()
+            .get(cluster.node(i % 3).url("/tags"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            200 => admitted += 1,
+            429 => {}
+            other => panic!("unexpected {other}"),
+        }
+    }
+    // The budget refills one request every 500 ms: allow for the time the run took.
+    let refilled = (started.elapsed().as_millis() / 500) as usize + 1;
+    assert!(
+        (120..=120 + refilled).contains(&admitted),
+        "{admitted} admitted across three nodes (one budget: 120 + {refilled})"
+    );
+}
+
+#[tokio::test]
+async fn killing_the_owner_loses_no_acknowledged_write_and_another_node_answers_within_the_lease() {
+    let mut cluster = Nodes::start(3, &[]).await;
+    let key = cluster.key.clone();
+    // Node 0 takes the workspace with the first request.
+    let ws = workspace_of(cluster.node(0), &key).await;
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (url, key, stop) = (
+                cluster.node(1 + w % 2).url("/contacts"),
+                key.clone(),
+                stop.clone(),
+            );
+            tokio::spawn(async move {
+                let client = reqwest::Client::new();
+                let mut acknowledged = Vec::new();
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    n += 1;
+                    let sent = client
+                        .post(&url)
+                        .bearer_auth(&key)
+                        .json(&json!({"first_name": format!("w{w}-{n}")}))
+                        .send()
+                        .await;
+                    if let Ok(r) = sent {
+                        if r.status() == 201 {
+                            let body: Value = r.json().await.unwrap();
+                            acknowledged.push(body["id"].as_u64().unwrap());
+                        }
+                    }
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    cluster.kill(0).await;
+    let killed = Instant::now();
+    // Writes answer again once another node took the workspace.
+    let back = loop {
+        let r = cluster
+            .node(1)
+            .send(
+                Method::POST,
+                &key,
+                "/contacts",
+                json!({"first_name": "after"}),
+            )
+            .await;
+        if r.status() == 201 {
+            break killed.elapsed();
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "never answered again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut acknowledged = Vec::new();
+    for w in writers {
+        acknowledged.extend(w.await.unwrap());
+    }
+    assert!(!acknowledged.is_empty(), "writes ran before the kill");
+    assert!(
+        back <= TTL + Duration::from_secs(2),
+        "answered again after {back:?}"
+    );
+    for id in acknowledged {
+        let r = cluster
+            .node(2)
+            .get_json(&key, &format!("/contacts/{id}"))
+            .await;
+        assert_eq!(
+            r["id"].as_u64(),
+            Some(id),
+            "acknowledged contact {id} survives: {r}"
+        );
+    }
+    let owner = cluster.owner(2, &ws).await;
+    assert!(
+        matches!(owner.as_deref(), Some("node-1" | "node-2")),
+        "{owner:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_pending_webhook_retry_is_delivered_after_its_owner_dies() {
+    let env = [
+        ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("SWITCHBOARD_WEBHOOK_TICK", "50ms"),
+        ("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "3s,3s,3s"),
+    ];
+    let mut cluster = Nodes::start(2, &env).await;
+    let key = cluster.key.clone();
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    let hook = cluster
+        .node(0)
+        .send(
+            Method::POST,
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.created"]}),
+        )
+        .await;
+    assert_eq!(hook.status(), 201);
+    let tag = cluster
+        .node(0)
+        .send(Method::POST, &key, "/tags", json!({"name": "retried"}))
+        .await;
+    assert_eq!(tag.status(), 201);
+    rx.wait_for(1).await;
+    rx.respond_with(200);
+    // The owner dies with the retry pending; the other node takes the workspace over
+    // (nothing asks it to: work waits there) and sends the retry.
+    cluster.kill(0).await;
+    let got = rx
+        .wait_until("the retry from the surviving node", |r| r.len() >= 2)
+        .await;
+    assert_eq!(got[1].event_type(), "tag.created");
+    assert_eq!(
+        got[0].event_id(),
+        got[1].event_id(),
+        "the same event, retried"
+    );
+    let ws = workspace_of(cluster.node(1), &key).await;
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-1"));
+}
