@@ -186,6 +186,9 @@ pub async fn start_with_clock(
         admin_token_hash,
     });
 
+    if let Some(cluster) = store.cluster() {
+        crate::admin::metrics::label_node(cluster.node().id.clone());
+    }
     crate::admin::metrics::handle();
     let (stop, stopped) = watch::channel(false);
     let api = crate::serve::serve(

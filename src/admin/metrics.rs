@@ -11,6 +11,15 @@ use crate::http::AppState;
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
+/// The node every series is labelled with (cluster mode), set before the recorder is
+/// installed.
+static NODE: OnceLock<String> = OnceLock::new();
+
+/// Labels every series with `node="<id>"` (cluster mode); call before [`handle`].
+pub fn label_node(id: String) {
+    let _ = NODE.set(id);
+}
+
 /// Installs the recorder on first use. None if another recorder was installed first.
 pub fn handle() -> Option<&'static PrometheusHandle> {
     HANDLE
@@ -19,7 +28,11 @@ pub fn handle() -> Option<&'static PrometheusHandle> {
                 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
             ];
             let sizes = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0];
-            PrometheusBuilder::new()
+            let builder = match NODE.get() {
+                Some(node) => PrometheusBuilder::new().add_global_label("node", node),
+                None => PrometheusBuilder::new(),
+            };
+            builder
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &latency)
                 .and_then(|b| {
                     b.set_buckets_for_metric(

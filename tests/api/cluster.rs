@@ -150,7 +150,23 @@ async fn every_node_serves_every_workspace_and_each_name_is_created_once() {
     assert!(owners.iter().all(Option::is_some));
     let view = cluster.cluster(0).await;
     assert_eq!(view["engine"], "postgres");
+    assert_eq!(view["node"], "node-0");
     assert_eq!(view["nodes"].as_array().unwrap().len(), 3);
+    let metrics = reqwest::Client::new()
+        .get(format!("{}/metrics", cluster.node(2).admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("switchboard_actors_live{") && l.contains(r#"node="node-2""#)),
+        "every series names its node:\n{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -333,4 +349,50 @@ async fn a_pending_webhook_retry_is_delivered_after_its_owner_dies() {
     );
     let ws = workspace_of(cluster.node(1), &key).await;
     assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-1"));
+}
+
+#[tokio::test]
+async fn a_backup_from_any_node_holds_every_nodes_workspaces() {
+    let cluster = Nodes::start(2, &[]).await;
+    let key = cluster.key.clone();
+    // Node 0 owns the workspace; the backup is asked of node 1.
+    let tag = cluster
+        .node(0)
+        .send(Method::POST, &key, "/tags", json!({"name": "backed-up"}))
+        .await;
+    assert_eq!(tag.status(), 201);
+    let ws = workspace_of(cluster.node(0), &key).await;
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
+    let backup = reqwest::Client::new()
+        .post(format!("{}/admin/backup", cluster.node(1).admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(backup.status(), 200);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.bak");
+    std::fs::write(&file, backup.bytes().await.unwrap()).unwrap();
+
+    // Restored into a sled folder: the tag node 0 wrote is there.
+    let restored = dir.path().join("restored");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["restore", file.to_str().unwrap(), "--data-dir"])
+        .arg(&restored)
+        .env_remove("SWITCHBOARD_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = switchboard_actors::store::Store::open(&restored).unwrap();
+    let tags = store.keys(format!("w/{ws}/").as_bytes()).unwrap().len();
+    assert!(tags > 0, "the owner's rows are in the backup");
+    drop(store);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let server = launch(&restored, &[], &["SWITCHBOARD_DATABASE_URL"]).await;
+    let listed = server.get_json(&key, "/tags").await;
+    assert_eq!(listed["data"][0]["name"], "backed-up", "{listed}");
 }

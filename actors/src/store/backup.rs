@@ -12,7 +12,9 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::engine::Engine;
+use super::mirror::Mirror;
 use super::postgres::Postgres;
+use super::span::{Span, Visit};
 use super::{StoreError, StoreResult};
 
 const MAGIC: &[u8] = b"SWITCHBOARD-BACKUP 1\n";
@@ -55,8 +57,40 @@ fn io(e: std::io::Error) -> StoreError {
 /// restores the same whichever engine wrote it.
 const MAIN_TREE: &[u8] = b"__sled__default";
 
+/// What a backup reads: keyspaces, each walked in key order.
+pub(super) trait Source {
+    fn spaces(&self) -> StoreResult<Vec<Vec<u8>>>;
+    fn walk_space(&self, space: &[u8], visit: Visit<'_>) -> StoreResult<()>;
+}
+
+impl Source for Engine {
+    fn spaces(&self) -> StoreResult<Vec<Vec<u8>>> {
+        Engine::spaces(self)
+    }
+
+    fn walk_space(&self, space: &[u8], visit: Visit<'_>) -> StoreResult<()> {
+        Engine::walk_space(self, space, visit)
+    }
+}
+
+/// A snapshot of a whole PostgreSQL database (every node's workspaces).
+impl Source for Mirror {
+    fn spaces(&self) -> StoreResult<Vec<Vec<u8>>> {
+        Ok(Mirror::spaces(self))
+    }
+
+    fn walk_space(&self, space: &[u8], visit: Visit<'_>) -> StoreResult<()> {
+        let everything = Span {
+            from: std::ops::Bound::Unbounded,
+            to: std::ops::Bound::Unbounded,
+            backwards: false,
+        };
+        self.walk(space, everything, visit)
+    }
+}
+
 /// Writes every keyspace of `engine` to `out`. The caller holds the store's write gate.
-pub(super) fn write(engine: &Engine, out: impl Write) -> StoreResult<Summary> {
+pub(super) fn write(engine: &dyn Source, out: impl Write) -> StoreResult<Summary> {
     let mut w = Hashing {
         inner: out,
         digest: Sha256::new(),

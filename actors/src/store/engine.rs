@@ -93,7 +93,7 @@ impl Engine {
     pub fn flush(&self, health: &Health) -> StoreResult<Fenced> {
         match self {
             Engine::Sled(db) => health.watch(db.flush()).map(|_| Fenced::new()),
-            Engine::Postgres(pg) => pg.commit(),
+            Engine::Postgres(pg) => pg.commit_for_writers(),
         }
     }
 

@@ -419,7 +419,15 @@ impl Store {
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         self.progress.caught_up();
-        backup::write(&self.engine, out)
+        match &self.engine {
+            Engine::Sled(_) => backup::write(&self.engine, out),
+            // This node holds only its own workspaces: the backup reads the whole database,
+            // as one consistent snapshot, after this node's own changes are committed.
+            Engine::Postgres(pg) => {
+                pg.commit()?;
+                backup::write(&pg.snapshot()?, out)
+            }
+        }
     }
 
     /// Restores a backup file into `data_dir`, which must hold no store yet.
@@ -462,7 +470,7 @@ impl Store {
                 self.engine.flush(&self.health)?;
             }
             Engine::Postgres(pg) => {
-                self.engine.flush(&self.health)?;
+                pg.commit()?;
                 pg.settle_ids()?;
                 pg.release_all()?;
             }

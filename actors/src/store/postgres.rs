@@ -161,6 +161,9 @@ pub struct Postgres {
     pub fenced_commits: AtomicU64,
     /// One take at a time, so that two callers never raise the epoch twice.
     taking: Mutex<()>,
+    /// Workspaces fenced by any commit (a backup's or a shutdown's too) since the write
+    /// path last asked, so that their waiting writers always hear of it.
+    fenced_since: Mutex<HashSet<Owner>>,
     /// Told of every workspace this node loses.
     on_lost: std::sync::OnceLock<LostHook>,
 }
@@ -210,6 +213,7 @@ impl Postgres {
             ids: Mutex::new((0, 0)),
             fenced_commits: AtomicU64::new(0),
             taking: Mutex::new(()),
+            fenced_since: Mutex::default(),
             on_lost: std::sync::OnceLock::new(),
         });
         if pg.node.offline {
@@ -463,6 +467,29 @@ impl Postgres {
         Ok(moved)
     }
 
+    /// Every row of the database, whoever owns it, as of one moment (for a backup). Blocking.
+    pub(super) fn snapshot(&self) -> StoreResult<Mirror> {
+        let rows = self.control.run(|c| {
+            let mut tx = c
+                .build_transaction()
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()?;
+            let mut rows = tx.query_raw(
+                "SELECT space, key, workspace, value FROM switchboard_kv",
+                std::iter::empty::<&str>(),
+            )?;
+            let mut out: Vec<StoredRow> = Vec::new();
+            while let Some(row) = rows.next()? {
+                out.push((row.get(0), row.get(1), row.get(2), row.get(3)));
+            }
+            drop(rows);
+            tx.commit()?;
+            Ok(out)
+        })?;
+        Ok(Mirror::loaded(rows))
+    }
+
     /// Workspaces with work waiting (timers, deliveries, sends) whose owner is gone. Blocking.
     pub fn orphans(&self) -> StoreResult<Vec<String>> {
         self.control.run(|c| {
@@ -653,6 +680,10 @@ impl Postgres {
                     for ws in &fenced {
                         self.forget(ws);
                     }
+                    self.fenced_since
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend(fenced.iter().cloned());
                 }
                 Ok(fenced)
             }
@@ -662,6 +693,15 @@ impl Postgres {
                 Err(e)
             }
         }
+    }
+
+    /// Commits like [`Postgres::commit`], for the write path: the fenced workspaces it
+    /// returns include those fenced by any other commit since its last call.
+    pub(super) fn commit_for_writers(&self) -> StoreResult<HashSet<Owner>> {
+        self.commit()?;
+        Ok(std::mem::take(
+            &mut *self.fenced_since.lock().unwrap_or_else(|p| p.into_inner()),
+        ))
     }
 
     /// Whether the database answers queries (after commits failed, say).
