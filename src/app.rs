@@ -92,7 +92,7 @@ pub async fn start_with_clock(
         // Connecting and loading block: keep them off the async workers.
         Some(url) => {
             let (url, dir) = (url.clone(), dir.clone());
-            let node = crate::cluster::node_config(&settings, api_addr);
+            let node = crate::cluster::node_config(&settings, api_addr, admin_addr);
             tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir, node))
                 .await
                 .map_err(|e| store_err(&e))?

@@ -20,7 +20,11 @@ use crate::config::Settings;
 const DIRECTORY_EVERY: Duration = Duration::from_millis(500);
 
 /// This node as the store's cluster knows it.
-pub fn node_config(settings: &Settings, api_addr: SocketAddr) -> NodeConfig {
+pub fn node_config(
+    settings: &Settings,
+    api_addr: SocketAddr,
+    admin_addr: SocketAddr,
+) -> NodeConfig {
     NodeConfig {
         id: settings
             .cluster
@@ -32,6 +36,11 @@ pub fn node_config(settings: &Settings, api_addr: SocketAddr) -> NodeConfig {
             .advertise_addr
             .clone()
             .unwrap_or_else(|| format!("http://{api_addr}")),
+        admin_addr: settings
+            .cluster
+            .advertise_admin_addr
+            .clone()
+            .unwrap_or_else(|| format!("http://{admin_addr}")),
         lease_ttl: settings.cluster.lease_ttl,
         offline: false,
     }

@@ -90,6 +90,7 @@ fn give_rows_their_workspace(
     let node = switchboard_actors::store::NodeConfig {
         id: format!("restore-{}", std::process::id()),
         addr: String::new(),
+        admin_addr: String::new(),
         lease_ttl: Duration::from_secs(10),
         offline: true,
     };
@@ -130,6 +131,7 @@ pub async fn check(
             let node = switchboard_actors::store::NodeConfig {
                 id: format!("check-{}", std::process::id()),
                 addr: String::new(),
+                admin_addr: String::new(),
                 lease_ttl: Duration::from_secs(10),
                 // Every row, whoever owns it; the check only reads.
                 offline: true,

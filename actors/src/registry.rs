@@ -222,6 +222,7 @@ impl Registry {
             Taken::Elsewhere(holder) => Err(DomainError::Elsewhere {
                 node: holder.node,
                 addr: holder.addr,
+                admin_addr: holder.admin_addr,
             }),
         }
     }

@@ -70,12 +70,21 @@ pub fn router(state: AppState) -> Router {
             }),
         )
         .merge(endpoints::router())
+        .layer(from_fn_with_state(state.clone(), pass_to_owner))
         .layer(from_fn_with_state(state.clone(), require_admin))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             crate::http::error::panicked,
         ))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .with_state(state)
+}
+
+/// In a cluster, an operator request on a workspace another node owns is answered there.
+async fn pass_to_owner(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    match crate::http::forward::route_operator(&app, req).await {
+        Ok(req) => next.run(req).await,
+        Err(answered) => answered,
+    }
 }
 
 async fn require_admin(State(app): State<AppState>, req: Request, next: Next) -> Response {

@@ -87,6 +87,12 @@ pub const SETTINGS: &[Setting] = &[
         "the http://host:port other nodes reach this node's API at; unset: the API listener's address",
     ),
     setting(
+        "advertise-admin-addr",
+        "SWITCHBOARD_ADVERTISE_ADMIN_ADDR",
+        None,
+        "the http://host:port other nodes reach this node's operator API at; unset: the operator listener's address",
+    ),
+    setting(
         "lease-ttl",
         "SWITCHBOARD_LEASE_TTL",
         Some("10s"),

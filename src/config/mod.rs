@@ -60,6 +60,18 @@ pub struct Settings {
     pub test_hooks: bool,
 }
 
+/// An http(s)://host:port address another node calls, without a trailing slash.
+fn parse_base_url(var: &'static str, v: &str) -> Result<String, ConfigError> {
+    let v = v.trim().trim_end_matches('/');
+    match url::Url::parse(v) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(v.to_string()),
+        _ => Err(ConfigError {
+            var,
+            message: format!("`{v}` is not an http(s)://host:port address"),
+        }),
+    }
+}
+
 /// How this node joins a cluster (PostgreSQL mode).
 #[derive(Debug, Clone)]
 pub struct ClusterSettings {
@@ -67,6 +79,8 @@ pub struct ClusterSettings {
     pub node_id: Option<String>,
     /// SWITCHBOARD_ADVERTISE_ADDR; None: the API listener's address.
     pub advertise_addr: Option<String>,
+    /// SWITCHBOARD_ADVERTISE_ADMIN_ADDR; None: the operator listener's address.
+    pub advertise_admin_addr: Option<String>,
     /// SWITCHBOARD_LEASE_TTL.
     pub lease_ttl: Duration,
     /// SWITCHBOARD_CLUSTER_SECRET; None: a random one (this node accepts no passed request).
@@ -78,6 +92,7 @@ impl Default for ClusterSettings {
         Self {
             node_id: None,
             advertise_addr: None,
+            advertise_admin_addr: None,
             lease_ttl: Duration::from_secs(10),
             secret: None,
         }
@@ -199,17 +214,11 @@ impl Settings {
             s.cluster.node_id = Some(v.to_string());
         }
         if let Some(v) = var("SWITCHBOARD_ADVERTISE_ADDR") {
-            let v = v.trim().trim_end_matches('/');
-            match url::Url::parse(v) {
-                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-                _ => {
-                    return Err(ConfigError {
-                        var: "SWITCHBOARD_ADVERTISE_ADDR",
-                        message: format!("`{v}` is not an http(s)://host:port address"),
-                    })
-                }
-            }
-            s.cluster.advertise_addr = Some(v.to_string());
+            s.cluster.advertise_addr = Some(parse_base_url("SWITCHBOARD_ADVERTISE_ADDR", &v)?);
+        }
+        if let Some(v) = var("SWITCHBOARD_ADVERTISE_ADMIN_ADDR") {
+            s.cluster.advertise_admin_addr =
+                Some(parse_base_url("SWITCHBOARD_ADVERTISE_ADMIN_ADDR", &v)?);
         }
         if let Some(v) = var("SWITCHBOARD_LEASE_TTL") {
             s.cluster.lease_ttl = parse_duration("SWITCHBOARD_LEASE_TTL", &v)?;

@@ -47,14 +47,56 @@ const HOP_BY_HOP: &[&str] = &[
 pub async fn route(app: &AppState, ws: &WorkspaceId, req: Request) -> Result<Request, Response> {
     match app.registry.own(ws).await {
         Ok(()) => Ok(req),
-        Err(DomainError::Elsewhere { node, addr }) => {
+        Err(DomainError::Elsewhere { node, addr, .. }) => {
             Err(match (was_passed(req.headers()), addr) {
                 (false, Some(addr)) => pass(app, &addr, req).await,
-                _ => ApiError::from(DomainError::Elsewhere { node, addr: None }).into_response(),
+                _ => moved(node),
             })
         }
         Err(e) => Err(ApiError::from(e).into_response()),
     }
+}
+
+/// Operator requests on one workspace (`/admin/workspaces/{id}/...`, but its directory
+/// parts, API keys and members, which every node serves) go to the owner's operator
+/// listener like API requests go to its API listener.
+pub async fn route_operator(app: &AppState, req: Request) -> Result<Request, Response> {
+    if let Err(e) = check_passed(app, req.headers()) {
+        return Err(e.into_response());
+    }
+    let mut parts = req.uri().path().trim_start_matches('/').split('/');
+    let ws = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("admin"), Some("workspaces"), Some(id), Some(rest))
+            if !matches!(rest, "api-keys" | "members") =>
+        {
+            WorkspaceId::parse(id)
+        }
+        _ => None,
+    };
+    let Some(ws) = ws else {
+        return Ok(req);
+    };
+    match app.registry.own(&ws).await {
+        Ok(()) => Ok(req),
+        Err(DomainError::Elsewhere {
+            node, admin_addr, ..
+        }) => Err(match (was_passed(req.headers()), admin_addr) {
+            (false, Some(addr)) => pass(app, &addr, req).await,
+            _ => moved(node),
+        }),
+        // An unknown workspace: the handler answers as it does alone.
+        Err(_) => Ok(req),
+    }
+}
+
+/// The answer when the owner cannot be reached through this node.
+fn moved(node: String) -> Response {
+    ApiError::from(DomainError::Elsewhere {
+        node,
+        addr: None,
+        admin_addr: None,
+    })
+    .into_response()
 }
 
 /// Whether another node passed this request (checked by [`check_passed`] first).

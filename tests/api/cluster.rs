@@ -396,3 +396,43 @@ async fn a_backup_from_any_node_holds_every_nodes_workspaces() {
     let listed = server.get_json(&key, "/tags").await;
     assert_eq!(listed["data"][0]["name"], "backed-up", "{listed}");
 }
+
+#[tokio::test]
+async fn an_operator_request_on_a_workspace_is_answered_by_its_owner_from_any_node() {
+    let cluster = Nodes::start(2, &[]).await;
+    let key = cluster.key.clone();
+    let ws = workspace_of(cluster.node(0), &key).await;
+    let made = cluster
+        .node(0)
+        .send(
+            Method::POST,
+            &key,
+            "/contacts",
+            json!({"first_name": "Ada"}),
+        )
+        .await;
+    assert_eq!(made.status(), 201);
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
+    let stats = |node: usize| {
+        let url = format!("{}/admin/workspaces/{ws}/stats", cluster.node(node).admin);
+        async move {
+            let r = reqwest::Client::new()
+                .get(url)
+                .bearer_auth(ADMIN_TOKEN)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let (here, there) = (stats(0).await, stats(1).await);
+    assert_eq!(here.0, 200, "{}", here.1);
+    assert_eq!(there.0, 200, "node 1 passes it to node 0: {}", there.1);
+    assert_eq!(there.1["contacts"], 1, "{}", there.1);
+    assert_eq!(here.1["contacts"], there.1["contacts"]);
+    assert_eq!(
+        cluster.owner(1, &ws).await.as_deref(),
+        Some("node-0"),
+        "the owner stays"
+    );
+}

@@ -36,6 +36,7 @@ pub fn open_store(
             let tool = NodeConfig {
                 id: "test-tool".into(),
                 addr: String::new(),
+                admin_addr: String::new(),
                 lease_ttl: std::time::Duration::from_secs(10),
                 offline: true,
             };

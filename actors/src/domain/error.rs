@@ -53,10 +53,15 @@ pub enum DomainError {
     /// 500; the text is logged, never sent.
     #[error("internal: {0}")]
     Internal(String),
-    /// The workspace is served by another node of the cluster, at `addr` if it told where;
-    /// the edge passes the request on.
+    /// The workspace is served by another node of the cluster, whose API and operator
+    /// listeners are at `addr` and `admin_addr` if it told where; the edge passes the
+    /// request on.
     #[error("workspace served by node {node}")]
-    Elsewhere { node: String, addr: Option<String> },
+    Elsewhere {
+        node: String,
+        addr: Option<String>,
+        admin_addr: Option<String>,
+    },
 }
 
 impl DomainError {

@@ -447,6 +447,7 @@ impl Store {
         let node = NodeConfig {
             id: format!("restore-{}", std::process::id()),
             addr: String::new(),
+            admin_addr: String::new(),
             lease_ttl: Duration::from_secs(10),
             offline: true,
         };
@@ -849,6 +850,7 @@ mod tests {
         NodeConfig {
             id: id.into(),
             addr: format!("http://{id}.test"),
+            admin_addr: format!("http://{id}-admin.test"),
             lease_ttl: ttl,
             offline,
         }

@@ -69,6 +69,7 @@ const MIGRATIONS: &[&str] = &[
             (key >= '\\x74712f'::bytea AND key < '\\x747130'::bytea)
             OR (key >= '\\x77702f'::bytea AND key < '\\x777030'::bytea)
             OR (key >= '\\x6f732f'::bytea AND key < '\\x6f7330'::bytea))",
+    "ALTER TABLE switchboard_nodes ADD COLUMN admin_addr text",
 ];
 
 /// Rows that mean work waits in a workspace (`tq/`, `wp/`, `os/`), as the index has them.
@@ -92,8 +93,10 @@ pub struct NodeConfig {
     /// Unique per running process; a restart under the same id takes its leases back at
     /// once.
     pub id: String,
-    /// Where other nodes reach this one.
+    /// Where other nodes reach this one's API listener.
     pub addr: String,
+    /// Where other nodes reach this one's operator listener.
+    pub admin_addr: String,
     pub lease_ttl: Duration,
     /// An offline tool (check, restore, tests), never beside running nodes: it loads every
     /// row and writes without leases.
@@ -111,8 +114,9 @@ struct Held {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     pub node: String,
-    /// The node's advertised address; None if it never registered.
+    /// The node's advertised addresses; None if it never registered.
     pub addr: Option<String>,
+    pub admin_addr: Option<String>,
 }
 
 /// What asking for a workspace gave.
@@ -289,7 +293,7 @@ impl Postgres {
             )?;
             let Some(row) = taken else {
                 let holder = c.query_opt(
-                    "SELECT l.node, n.addr FROM switchboard_leases l
+                    "SELECT l.node, n.addr, n.admin_addr FROM switchboard_leases l
                      LEFT JOIN switchboard_nodes n ON n.node = l.node
                      WHERE l.workspace = $1",
                     &[&ws],
@@ -297,6 +301,7 @@ impl Postgres {
                 return Ok(Err(holder.map(|r| Holder {
                     node: r.get(0),
                     addr: r.get(1),
+                    admin_addr: r.get(2),
                 })));
             };
             let epoch: i64 = row.get(0);
@@ -395,11 +400,13 @@ impl Postgres {
 
     fn heartbeat(&self) -> StoreResult<()> {
         let (me, addr) = (self.node.id.clone(), self.node.addr.clone());
+        let admin = self.node.admin_addr.clone();
         self.control.run(move |c| {
             c.execute(
-                "INSERT INTO switchboard_nodes (node, addr) VALUES ($1, $2)
-                 ON CONFLICT (node) DO UPDATE SET addr = EXCLUDED.addr, heartbeat_at = now()",
-                &[&me, &addr],
+                "INSERT INTO switchboard_nodes (node, addr, admin_addr) VALUES ($1, $2, $3)
+                 ON CONFLICT (node) DO UPDATE
+                   SET addr = EXCLUDED.addr, admin_addr = EXCLUDED.admin_addr, heartbeat_at = now()",
+                &[&me, &addr, &admin],
             )?;
             Ok(())
         })
