@@ -27,6 +27,10 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 /// How long the owner may take to answer.
 const OWNER_TIMEOUT: Duration = Duration::from_secs(40);
 
+/// How long reaching the owner may take: a dead host fails fast, and its workspaces move
+/// once its leases run out.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Headers that belong to one connection, not to the request.
 const HOP_BY_HOP: &[&str] = &[
     "connection",
@@ -135,6 +139,7 @@ fn peers() -> &'static reqwest::Client {
         reqwest::Client::builder()
             .no_proxy()
             .timeout(OWNER_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .unwrap_or_default()
     })
