@@ -9,11 +9,9 @@ use std::time::Duration;
 use switchboard_actors::ai::openai::{OpenAiResponder, OpenAiSettings};
 use switchboard_actors::ai::Ai;
 use switchboard_actors::clock::{SharedClock, SystemClock};
-use switchboard_actors::delivery::Dispatcher;
 use switchboard_actors::directory::{hash_secret, Directory};
 use switchboard_actors::idempotency::Idempotency;
 use switchboard_actors::ids::random_id;
-use switchboard_actors::outbound::Relays;
 use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::schedule::{ScheduleSettings, Scheduler};
 use switchboard_actors::store::Store;
@@ -165,9 +163,12 @@ pub async fn start_with_clock(
     )
     .await
     .map_err(|e| store_err(&e))?;
-    // In a cluster, a workspace's deliveries and sends resume when this node takes it.
+    // Deliveries and sends pending before a stop or crash go out on schedule. In a cluster
+    // they resume when this node takes their workspace.
     if store.cluster().is_none() {
-        resume_outlets(&directory, &store, &dispatcher, &relays).await;
+        for ws in directory.workspaces() {
+            registry.resume_outlets(&ws.id).await;
+        }
     }
     let idempotency = Idempotency::open(&store, clock.clone(), settings.idempotency_ttl)
         .map_err(|e| store_err(&e))?;
@@ -259,40 +260,6 @@ fn ai_of(settings: &crate::config::AiSettings) -> Result<Ai, String> {
             })?;
             tracing::info!(%url, model = %settings.model, "the AI answers with an OpenAI-compatible model");
             Ok(Ai::new(Arc::new(responder), settings.timeout))
-        }
-    }
-}
-
-/// Starts a delivery actor for every stored endpoint and a relay actor for every
-/// connection with messages waiting, so that deliveries and sends pending before a stop
-/// or crash go out on schedule.
-async fn resume_outlets(
-    directory: &Directory,
-    store: &Store,
-    dispatcher: &Dispatcher,
-    relays: &Relays,
-) {
-    use switchboard_actors::workspace::{stored_endpoints, stored_relays};
-    for ws in directory.workspaces() {
-        match stored_endpoints(store, &ws.id) {
-            Ok(configs) => {
-                for cfg in configs {
-                    if let Err(e) = dispatcher.ensure(cfg).await {
-                        tracing::error!(error = %e, "could not resume deliveries");
-                    }
-                }
-            }
-            Err(e) => tracing::error!(error = %e, workspace = %ws.id, "could not read endpoints"),
-        }
-        match stored_relays(store, &ws.id) {
-            Ok(configs) => {
-                for cfg in configs {
-                    if let Err(e) = relays.resume(cfg).await {
-                        tracing::error!(error = %e, "could not resume pending sends");
-                    }
-                }
-            }
-            Err(e) => tracing::error!(error = %e, workspace = %ws.id, "could not read channels"),
         }
     }
 }

@@ -194,18 +194,7 @@ impl Postgres {
         let control = Link::open(&config, "store-pg-control")?;
         control.run(migrate)?;
         let commit_link = Link::open(&config, "store-pg-commit")?;
-        let (version, rows) = control.run(|c| {
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .start()?;
-            let version: i64 = tx
-                .query_one("SELECT version FROM switchboard_version WHERE id = 1", &[])?
-                .get(0);
-            let rows = rows_of(&mut tx, "")?;
-            tx.commit()?;
-            Ok((version, rows))
-        })?;
+        let (version, rows) = control.run(|c| shared_rows(c, None))?.unwrap_or_default();
         let pg = Arc::new(Self {
             mirror: Mirror::loaded(rows),
             node,
@@ -443,17 +432,9 @@ impl Postgres {
     /// Loads every row, whoever owns it, for a read-only look at the whole database (the
     /// offline check). Blocking.
     pub fn load_everything(&self) -> StoreResult<()> {
-        let rows = self.control.run(|c| {
-            let mut rows = c.query_raw(
-                "SELECT space, key, workspace, value FROM switchboard_kv WHERE workspace <> ''",
-                std::iter::empty::<&str>(),
-            )?;
-            let mut out: Vec<StoredRow> = Vec::new();
-            while let Some(row) = rows.next()? {
-                out.push((row.get(0), row.get(1), row.get(2), row.get(3)));
-            }
-            Ok(out)
-        })?;
+        let rows = self
+            .control
+            .run(|c| every_row(c, "WHERE workspace <> ''"))?;
         self.mirror.load(rows);
         Ok(())
     }
@@ -476,24 +457,8 @@ impl Postgres {
 
     /// Every row of the database, whoever owns it, as of one moment (for a backup). Blocking.
     pub(super) fn snapshot(&self) -> StoreResult<Mirror> {
-        let rows = self.control.run(|c| {
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()?;
-            let mut rows = tx.query_raw(
-                "SELECT space, key, workspace, value FROM switchboard_kv",
-                std::iter::empty::<&str>(),
-            )?;
-            let mut out: Vec<StoredRow> = Vec::new();
-            while let Some(row) = rows.next()? {
-                out.push((row.get(0), row.get(1), row.get(2), row.get(3)));
-            }
-            drop(rows);
-            tx.commit()?;
-            Ok(out)
-        })?;
+        // One statement reads one snapshot: every commit wholly, or not at all.
+        let rows = self.control.run(|c| every_row(c, ""))?;
         Ok(Mirror::loaded(rows))
     }
 
@@ -517,21 +482,7 @@ impl Postgres {
         // finished, and none finishes between the snapshot and the replacement.
         let _no_commits = self.commits.lock().unwrap_or_else(|p| p.into_inner());
         let seen = self.version.load(Ordering::SeqCst);
-        let fresh = self.control.run(move |c| {
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .start()?;
-            let version: i64 = tx
-                .query_one("SELECT version FROM switchboard_version WHERE id = 1", &[])?
-                .get(0);
-            if version == seen {
-                return Ok(None);
-            }
-            let rows = rows_of(&mut tx, "")?;
-            tx.commit()?;
-            Ok(Some((version, rows)))
-        })?;
+        let fresh = self.control.run(move |c| shared_rows(c, Some(seen)))?;
         let Some((version, rows)) = fresh else {
             return Ok(false);
         };
@@ -772,6 +723,38 @@ struct Rows {
     spaces: Vec<Vec<u8>>,
     keys: Vec<Vec<u8>>,
     values: Vec<Vec<u8>>,
+}
+
+/// The directory version and the rows of no workspace, read in one snapshot; None when the
+/// version is still `seen`.
+fn shared_rows(
+    c: &mut Client,
+    seen: Option<i64>,
+) -> Result<Option<(i64, Vec<StoredRow>)>, postgres::Error> {
+    let mut tx = c
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .start()?;
+    let version: i64 = tx
+        .query_one("SELECT version FROM switchboard_version WHERE id = 1", &[])?
+        .get(0);
+    if seen == Some(version) {
+        return Ok(None);
+    }
+    let rows = rows_of(&mut tx, "")?;
+    tx.commit()?;
+    Ok(Some((version, rows)))
+}
+
+/// Every row `filter` (a WHERE clause, or empty) keeps, with its workspace, streamed.
+fn every_row(c: &mut Client, filter: &str) -> Result<Vec<StoredRow>, postgres::Error> {
+    let sql = format!("SELECT space, key, workspace, value FROM switchboard_kv {filter}");
+    let mut rows = c.query_raw(&sql, std::iter::empty::<&str>())?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push((row.get(0), row.get(1), row.get(2), row.get(3)));
+    }
+    Ok(out)
 }
 
 /// Every row of `workspace`, streamed (never the whole result in memory twice).
