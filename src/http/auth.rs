@@ -104,7 +104,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     if let Ok(ws) = &workspace {
         req = match super::forward::route(&app, &ws.id, req).await {
             Ok(req) => req,
-            Err(answered) => return answered,
+            Err(elsewhere) => return elsewhere.into_api_response(),
         };
     }
     let budget = match &workspace {

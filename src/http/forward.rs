@@ -45,19 +45,38 @@ const HOP_BY_HOP: &[&str] = &[
     "content-length",
 ];
 
+/// Why a request is not served here.
+pub enum Elsewhere {
+    /// The owner's answer, passed back as it came.
+    Answered(Response),
+    /// No answer: the owner could not be reached (or taking the workspace failed); the
+    /// route's own error shape renders it.
+    Refused(ApiError),
+}
+
 /// Hands the request back to be served here if this node owns `ws` (taking it if it is
-/// free), or answers it with the owner's answer (or why there is none). Alone (sled),
-/// every workspace is here.
-pub async fn route(app: &AppState, ws: &WorkspaceId, req: Request) -> Result<Request, Response> {
+/// free), or gives the owner's answer (or why there is none). Alone (sled), every
+/// workspace is here.
+pub async fn route(app: &AppState, ws: &WorkspaceId, req: Request) -> Result<Request, Elsewhere> {
     match app.registry.own(ws).await {
         Ok(()) => Ok(req),
         Err(DomainError::Elsewhere { node, addr, .. }) => {
             Err(match (was_passed(req.headers()), addr) {
                 (false, Some(addr)) => pass(app, &addr, req).await,
-                _ => moved(node),
+                _ => Elsewhere::Refused(moved(node)),
             })
         }
-        Err(e) => Err(ApiError::from(e).into_response()),
+        Err(e) => Err(Elsewhere::Refused(ApiError::from(e))),
+    }
+}
+
+impl Elsewhere {
+    /// The answer in the API's error envelope.
+    pub fn into_api_response(self) -> Response {
+        match self {
+            Elsewhere::Answered(answer) => answer,
+            Elsewhere::Refused(e) => e.into_response(),
+        }
     }
 }
 
@@ -85,22 +104,21 @@ pub async fn route_operator(app: &AppState, req: Request) -> Result<Request, Res
         Err(DomainError::Elsewhere {
             node, admin_addr, ..
         }) => Err(match (was_passed(req.headers()), admin_addr) {
-            (false, Some(addr)) => pass(app, &addr, req).await,
-            _ => moved(node),
+            (false, Some(addr)) => pass(app, &addr, req).await.into_api_response(),
+            _ => moved(node).into_response(),
         }),
         // An unknown workspace: the handler answers as it does alone.
         Err(_) => Ok(req),
     }
 }
 
-/// The answer when the owner cannot be reached through this node.
-fn moved(node: String) -> Response {
+/// Why the owner cannot be reached through this node.
+fn moved(node: String) -> ApiError {
     ApiError::from(DomainError::Elsewhere {
         node,
         addr: None,
         admin_addr: None,
     })
-    .into_response()
 }
 
 /// Whether another node passed this request (checked by [`check_passed`] first).
@@ -146,10 +164,10 @@ fn peers() -> &'static reqwest::Client {
 }
 
 /// Sends `req` to the node at `addr` and hands back its answer.
-async fn pass(app: &AppState, addr: &str, req: Request) -> Response {
+async fn pass(app: &AppState, addr: &str, req: Request) -> Elsewhere {
     let (parts, body) = req.into_parts();
     let Ok(body) = to_bytes(body, MAX_BODY).await else {
-        return ApiError::bad_request("the body is too large").into_response();
+        return Elsewhere::Refused(ApiError::bad_request("the body is too large"));
     };
     // Nested routers see the path without their prefix: pass the one the client sent.
     let uri = parts
@@ -170,8 +188,9 @@ async fn pass(app: &AppState, addr: &str, req: Request) -> Response {
         Ok(answer) => answer,
         Err(e) => {
             tracing::warn!(error = %e, %url, "the workspace's owner did not answer");
-            return ApiError::unavailable(format!("owner at {addr} did not answer: {e}"))
-                .into_response();
+            return Elsewhere::Refused(ApiError::unavailable(format!(
+                "owner at {addr} did not answer: {e}"
+            )));
         }
     };
     let status =
@@ -189,9 +208,11 @@ async fn pass(app: &AppState, addr: &str, req: Request) -> Response {
             let mut response = Response::new(Body::from(bytes));
             *response.status_mut() = status;
             *response.headers_mut() = headers;
-            response
+            Elsewhere::Answered(response)
         }
-        Err(e) => ApiError::unavailable(format!("owner at {addr} broke off: {e}")).into_response(),
+        Err(e) => Elsewhere::Refused(ApiError::unavailable(format!(
+            "owner at {addr} broke off: {e}"
+        ))),
     }
 }
 

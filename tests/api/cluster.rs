@@ -436,3 +436,24 @@ async fn an_operator_request_on_a_workspace_is_answered_by_its_owner_from_any_no
         "the owner stays"
     );
 }
+
+#[tokio::test]
+async fn a_legacy_message_for_an_unreachable_owner_answers_503_with_a_message() {
+    let mut cluster = Nodes::start(2, &[]).await;
+    let key = cluster.key.clone();
+    let ws = workspace_of(cluster.node(0), &key).await;
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
+    cluster.kill(0).await;
+    // Within the dead owner's lease, node 1 cannot serve the workspace nor reach its owner.
+    let r = reqwest::Client::new()
+        .post(cluster.node(1).url("/messages"))
+        .bearer_auth(&key)
+        .json(&json!({"contact": {"phone": "+15550100"}, "channel": "sms", "text": "hello"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    let body: Value = r.json().await.unwrap();
+    assert!(body["message"].is_string(), "the legacy shape: {body}");
+    assert!(body.get("error").is_none(), "{body}");
+}

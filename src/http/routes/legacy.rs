@@ -109,9 +109,11 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     match checked {
         Ok(caller) => {
             if let Ok(ws) = &caller.workspace {
-                req = match crate::http::forward::route(&app, &ws.id, req).await {
+                use crate::http::forward::{route, Elsewhere};
+                req = match route(&app, &ws.id, req).await {
                     Ok(req) => req,
-                    Err(answered) => return answered,
+                    Err(Elsewhere::Answered(answer)) => return answer,
+                    Err(Elsewhere::Refused(e)) => return LegacyError(e).into_response(),
                 };
             }
             req.extensions_mut().insert(caller);
