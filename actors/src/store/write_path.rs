@@ -12,6 +12,10 @@
 //!   after a quiet spell is flushed at once. Every callback handed over before a flush
 //!   began is answered by it, in order, on the flusher thread itself: no task per write.
 //!
+//! On PostgreSQL the same two threads apply to the rows in memory and commit one
+//! transaction per flush; a writer whose workspace another node took meanwhile hears so
+//! (`StoreError::Fenced`) instead of an acknowledgement.
+//!
 //! A writer therefore waits for nothing before its next write (pipelining): reads wait
 //! instead, until every write submitted before them is applied ([`Progress`]), so a
 //! writer still reads its own writes. Acknowledgements follow the disk and stay in write
