@@ -457,3 +457,57 @@ async fn a_legacy_message_for_an_unreachable_owner_answers_503_with_a_message() 
     assert!(body["message"].is_string(), "the legacy shape: {body}");
     assert!(body.get("error").is_none(), "{body}");
 }
+
+#[tokio::test]
+async fn a_key_made_on_one_node_works_on_another_and_its_revocation_reaches_every_node() {
+    let cluster = Nodes::start(2, &[]).await;
+    let ws = workspace_of(cluster.node(0), &cluster.key).await;
+    let admin = reqwest::Client::new();
+    let made: Value = admin
+        .post(format!(
+            "{}/admin/workspaces/{ws}/api-keys",
+            cluster.node(0).admin
+        ))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let fresh = made["api_key"].as_str().unwrap().to_string();
+    let status_on = |node: usize| {
+        let (url, key) = (cluster.node(node).url("/tags"), fresh.clone());
+        async move {
+            reqwest::Client::new()
+                .get(url)
+                .bearer_auth(key)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    eventually("node 1 knows the new key", async || {
+        status_on(1).await == 200
+    })
+    .await;
+    let revoked = admin
+        .post(format!("{}/admin/api-keys/revoke", cluster.node(1).admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({ "api_key": fresh }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    assert_eq!(
+        status_on(1).await,
+        401,
+        "refused at once where it was revoked"
+    );
+    eventually("node 0 refuses the revoked key", async || {
+        status_on(0).await == 401
+    })
+    .await;
+}
