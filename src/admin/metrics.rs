@@ -58,6 +58,10 @@ pub fn render(app: &AppState) -> String {
     };
     let _rendering = RENDERING.lock().unwrap_or_else(|p| p.into_inner());
     let reg = app.registry.stats();
+    if let Some(cluster) = app.store.cluster() {
+        metrics::counter!("switchboard_cluster_fenced_commits_total")
+            .absolute(cluster.fenced_commits.load(Ordering::Relaxed));
+    }
     metrics::gauge!("switchboard_actors_live", "kind" => "workspace")
         .set(app.registry.live() as f64);
     metrics::gauge!("switchboard_actors_live", "kind" => "endpoint_delivery")

@@ -61,11 +61,24 @@ impl Nodes {
         server.child.wait().await.unwrap();
     }
 
+    /// An operator request to node `i`, with the admin token.
+    fn admin(&self, i: usize, method: Method, path: &str) -> reqwest::RequestBuilder {
+        reqwest::Client::new()
+            .request(method, format!("{}{path}", self.node(i).admin))
+            .bearer_auth(ADMIN_TOKEN)
+    }
+
+    /// The bootstrap workspace, taken by node 0 with a first request (checked through
+    /// node 1).
+    async fn workspace_on_node_0(&self) -> String {
+        let ws = workspace_of(self.node(0), &self.key).await;
+        assert_eq!(self.owner(1, &ws).await.as_deref(), Some("node-0"));
+        ws
+    }
+
     /// `GET /admin/cluster` of node `i`.
     async fn cluster(&self, i: usize) -> Value {
-        reqwest::Client::new()
-            .get(format!("{}/admin/cluster", self.node(i).admin))
-            .bearer_auth(ADMIN_TOKEN)
+        self.admin(i, Method::GET, "/admin/cluster")
             .send()
             .await
             .unwrap()
@@ -152,15 +165,15 @@ async fn every_node_serves_every_workspace_and_each_name_is_created_once() {
     assert_eq!(view["engine"], "postgres");
     assert_eq!(view["node"], "node-0");
     assert_eq!(view["nodes"].as_array().unwrap().len(), 3);
-    let metrics = reqwest::Client::new()
-        .get(format!("{}/metrics", cluster.node(2).admin))
-        .bearer_auth(ADMIN_TOKEN)
+    let metrics = cluster
+        .admin(2, Method::GET, "/metrics")
         .send()
         .await
         .unwrap()
         .text()
         .await
         .unwrap();
+    assert!(metrics.contains("switchboard_cluster_fenced_commits_total"));
     assert!(
         metrics
             .lines()
@@ -222,8 +235,7 @@ async fn killing_the_owner_loses_no_acknowledged_write_and_another_node_answers_
     let mut cluster = Nodes::start(3, &[]).await;
     let key = cluster.key.clone();
     // Node 0 takes the workspace with the first request.
-    let ws = workspace_of(cluster.node(0), &key).await;
-    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
+    let ws = cluster.workspace_on_node_0().await;
 
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writers: Vec<_> = (0..8)
@@ -361,11 +373,9 @@ async fn a_backup_from_any_node_holds_every_nodes_workspaces() {
         .send(Method::POST, &key, "/tags", json!({"name": "backed-up"}))
         .await;
     assert_eq!(tag.status(), 201);
-    let ws = workspace_of(cluster.node(0), &key).await;
-    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
-    let backup = reqwest::Client::new()
-        .post(format!("{}/admin/backup", cluster.node(1).admin))
-        .bearer_auth(ADMIN_TOKEN)
+    let ws = cluster.workspace_on_node_0().await;
+    let backup = cluster
+        .admin(1, Method::POST, "/admin/backup")
         .send()
         .await
         .unwrap();
@@ -414,14 +424,9 @@ async fn an_operator_request_on_a_workspace_is_answered_by_its_owner_from_any_no
     assert_eq!(made.status(), 201);
     assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
     let stats = |node: usize| {
-        let url = format!("{}/admin/workspaces/{ws}/stats", cluster.node(node).admin);
+        let asked = cluster.admin(node, Method::GET, &format!("/admin/workspaces/{ws}/stats"));
         async move {
-            let r = reqwest::Client::new()
-                .get(url)
-                .bearer_auth(ADMIN_TOKEN)
-                .send()
-                .await
-                .unwrap();
+            let r = asked.send().await.unwrap();
             (r.status().as_u16(), r.json::<Value>().await.unwrap())
         }
     };
@@ -441,8 +446,7 @@ async fn an_operator_request_on_a_workspace_is_answered_by_its_owner_from_any_no
 async fn a_legacy_message_for_an_unreachable_owner_answers_503_with_a_message() {
     let mut cluster = Nodes::start(2, &[]).await;
     let key = cluster.key.clone();
-    let ws = workspace_of(cluster.node(0), &key).await;
-    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-0"));
+    cluster.workspace_on_node_0().await;
     cluster.kill(0).await;
     // Within the dead owner's lease, node 1 cannot serve the workspace nor reach its owner.
     let r = reqwest::Client::new()
@@ -462,13 +466,8 @@ async fn a_legacy_message_for_an_unreachable_owner_answers_503_with_a_message() 
 async fn a_key_made_on_one_node_works_on_another_and_its_revocation_reaches_every_node() {
     let cluster = Nodes::start(2, &[]).await;
     let ws = workspace_of(cluster.node(0), &cluster.key).await;
-    let admin = reqwest::Client::new();
-    let made: Value = admin
-        .post(format!(
-            "{}/admin/workspaces/{ws}/api-keys",
-            cluster.node(0).admin
-        ))
-        .bearer_auth(ADMIN_TOKEN)
+    let made: Value = cluster
+        .admin(0, Method::POST, &format!("/admin/workspaces/{ws}/api-keys"))
         .send()
         .await
         .unwrap()
@@ -493,9 +492,8 @@ async fn a_key_made_on_one_node_works_on_another_and_its_revocation_reaches_ever
         status_on(1).await == 200
     })
     .await;
-    let revoked = admin
-        .post(format!("{}/admin/api-keys/revoke", cluster.node(1).admin))
-        .bearer_auth(ADMIN_TOKEN)
+    let revoked = cluster
+        .admin(1, Method::POST, "/admin/api-keys/revoke")
         .json(&json!({ "api_key": fresh }))
         .send()
         .await

@@ -1005,6 +1005,11 @@ mod tests {
         let refused = put(&a.scoped("ws_y"), two.clone(), 2).await;
         assert!(matches!(refused, Err(StoreError::Fenced(_))), "{refused:?}");
         assert_eq!(lost.lock().unwrap().as_slice(), ["ws_y".to_string()]);
+        assert_eq!(
+            ca.fenced_commits.load(Ordering::Relaxed),
+            1,
+            "counted for operators"
+        );
         assert_eq!(a.get::<u64>(&one).unwrap(), None, "a dropped the lost rows");
         put(&b, two.clone(), 22).await.unwrap();
         let reader = Store::open_postgres(&url, dir.path(), node("reader", ttl, true)).unwrap();
