@@ -28,14 +28,14 @@ fn unique() -> usize {
 
 async fn new_tag(app: &TestApp, token: &str) -> u64 {
     let name = format!("tag {}", unique());
-    let r = app.post("/tags", token, json!({ "name": name })).await;
+    let r = app.post_as(token, "/tags", json!({ "name": name })).await;
     r.expect(201).body["id"].as_u64().expect("tag id")
 }
 
 async fn new_field(app: &TestApp, token: &str) -> u64 {
     let label = format!("Field {}", unique());
     let body = json!({ "label": label });
-    let r = app.post("/custom-fields", token, body).await;
+    let r = app.post_as(token, "/custom-fields", body).await;
     r.expect(201).body["id"].as_u64().expect("field id")
 }
 
@@ -48,7 +48,7 @@ fn tag_names(list: &Resp) -> Vec<String> {
 
 /// Whether the workspace of `key` has a tag called `name`.
 async fn has_tag(app: &TestApp, key: &str, name: &str) -> bool {
-    let list = app.get("/tags", key).await.expect(200);
+    let list = app.get_as(key, "/tags").await.expect(200);
     tag_names(&list).iter().any(|n| n == name)
 }
 
@@ -132,19 +132,19 @@ async fn a_revoked_api_key_answers_401_invalid_api_key_while_another_key_of_the_
     let app = spawn_app().await;
     let second = new_key(&app).await;
     assert!(second.starts_with("ai_"));
-    app.get("/tags", &app.key).await.expect(200);
+    app.get("/tags").await.expect(200);
 
     let revoke = |key: &str| app.admin_post("/admin/api-keys/revoke", json!({ "api_key": key }));
     assert_eq!(revoke(&app.key).await.expect(200).body["revoked"], true);
     revoke("ai_nope").await.expect_error(404, "not_found");
 
-    let r = app.get("/tags", &app.key).await;
+    let r = app.get("/tags").await;
     r.expect_error(401, "invalid_api_key");
-    let r = app.post("/tags", &app.key, json!({"name": "after"})).await;
+    let r = app.post("/tags", json!({"name": "after"})).await;
     r.expect_error(401, "invalid_api_key");
-    app.get("/tags", &second).await.expect(200);
+    app.get_as(&second, "/tags").await.expect(200);
     let body = json!({"name": "still here"});
-    app.post("/tags", &second, body).await.expect(201);
+    app.post_as(&second, "/tags", body).await.expect(201);
 }
 
 #[tokio::test]
@@ -158,7 +158,7 @@ async fn an_unknown_api_key_answers_401_invalid_api_key_and_an_unknown_token_401
     ];
     for (token, code) in cases {
         for path in ["/tags", "/me"] {
-            app.get(path, token).await.expect_error(401, code);
+            app.get_as(token, path).await.expect_error(401, code);
         }
     }
 }
@@ -171,20 +171,20 @@ async fn an_expired_oauth_token_answers_401_invalid_token() {
     let ws = app.workspace_id.clone();
     app.add_member(&ws, &user, "member", &["contacts"]).await;
     let token = app.token_for(&user, 60).await;
-    app.get("/tags", &token).await.expect(200);
+    app.get_as(&token, "/tags").await.expect(200);
 
     clock.advance(Duration::from_secs(59));
-    app.get("/tags", &token).await.expect(200);
+    app.get_as(&token, "/tags").await.expect(200);
 
     clock.advance(Duration::from_secs(2));
     for path in ["/tags", "/me"] {
-        let r = app.get(path, &token).await;
+        let r = app.get_as(&token, path).await;
         r.expect_error(401, "invalid_token");
     }
     // A fresh token for the same person works again; API keys do not expire.
     let renewed = app.token_for(&user, 60).await;
-    app.get("/tags", &renewed).await.expect(200);
-    app.get("/tags", &app.key).await.expect(200);
+    app.get_as(&renewed, "/tags").await.expect(200);
+    app.get("/tags").await.expect(200);
 }
 
 #[tokio::test]
@@ -244,7 +244,7 @@ async fn a_user_in_exactly_one_workspace_needs_no_workspace_header() {
     let token = app.token_for(&user, 3600).await;
 
     let body = json!({"name": "beta only"});
-    app.post("/tags", &token, body).await.expect(201);
+    app.post_as(&token, "/tags", body).await.expect(201);
     assert!(has_tag(&app, &key_b, "beta only").await);
     assert!(!has_tag(&app, &app.key, "beta only").await);
     // Naming that one workspace explicitly works too.
@@ -258,10 +258,10 @@ async fn a_user_in_two_workspaces_without_the_header_answers_400_workspace_requi
     let (b, _) = app.new_workspace("Beta").await;
     let (_, token) = user_in_both(&app, &b, "admin", &[]).await;
     for path in ["/tags", "/funnels", "/closing-notes", "/custom-fields"] {
-        let r = app.get(path, &token).await;
+        let r = app.get_as(&token, path).await;
         r.expect_error(400, "workspace_required");
     }
-    let r = app.post("/tags", &token, json!({"name": "where?"})).await;
+    let r = app.post_as(&token, "/tags", json!({"name": "where?"})).await;
     r.expect_error(400, "workspace_required");
 }
 
@@ -314,9 +314,9 @@ async fn a_workspace_header_the_login_cannot_use_answers_403_workspace_forbidden
     // A login that belongs to no workspace at all can still ask who it is.
     let nobody = app.new_user("No Workspace").await;
     let nobody = app.token_for(&nobody, 3600).await;
-    let r = app.get("/tags", &nobody).await;
+    let r = app.get_as(&nobody, "/tags").await;
     r.expect_error(403, "workspace_forbidden");
-    let me = app.get("/me", &nobody).await.expect(200);
+    let me = app.get_as(&nobody, "/me").await.expect(200);
     assert_eq!(me.body["workspaces"], json!([]));
 }
 
@@ -326,15 +326,15 @@ async fn an_id_from_another_workspace_answers_404_not_found_never_403() {
     let (b, key_b) = app.new_workspace("Beta").await;
     let tag_b = format!("/tags/{}", new_tag(&app, &key_b).await);
     let field_b = format!("/custom-fields/{}", new_field(&app, &key_b).await);
-    let before = tag_names(&app.get("/tags", &key_b).await.expect(200));
+    let before = tag_names(&app.get_as(&key_b, "/tags").await.expect(200));
     let (_, token) = user_in_both(&app, &b, "admin", &[]).await;
     let a = app.workspace_id.clone();
 
     let rename = json!({"name": "stolen"});
     let attempts = [
-        app.patch(&tag_b, &app.key, rename.clone()).await,
-        app.delete(&tag_b, &app.key).await,
-        app.get(&field_b, &app.key).await,
+        app.patch(&tag_b, rename.clone()).await,
+        app.delete(&tag_b).await,
+        app.get(&field_b).await,
         in_ws(&app, &token, &a, Method::PATCH, &tag_b, rename).await,
         in_ws(&app, &token, &a, Method::DELETE, &tag_b, Value::Null).await,
         in_ws(&app, &token, &a, Method::GET, &field_b, Value::Null).await,
@@ -343,9 +343,9 @@ async fn an_id_from_another_workspace_answers_404_not_found_never_403() {
         r.expect_error(404, "not_found");
     }
     // Nothing in B changed, and B itself still sees both records.
-    let after = tag_names(&app.get("/tags", &key_b).await.expect(200));
+    let after = tag_names(&app.get_as(&key_b, "/tags").await.expect(200));
     assert_eq!(before, after);
-    app.get(&field_b, &key_b).await.expect(200);
+    app.get_as(&key_b, &field_b).await.expect(200);
 }
 
 #[tokio::test]
@@ -354,7 +354,7 @@ async fn get_me_works_without_the_header_and_lists_every_workspace_with_role_and
     let (b, _) = app.new_workspace("Beta").await;
     let (user, token) = user_in_both(&app, &b, "member", &["contacts", "orders"]).await;
 
-    let me = app.get("/me", &token).await.expect(200);
+    let me = app.get_as(&token, "/me").await.expect(200);
     assert_eq!(me.body["object"], "me");
     assert_eq!(me.body["credential"], "user");
     assert_eq!(me.body["user"]["id"], user.as_str());
@@ -402,32 +402,32 @@ async fn hit(app: &TestApp, route: &str, token: &str) -> Resp {
     match route {
         "POST /tags" => {
             let body = json!({"name": format!("m {n}")});
-            app.post("/tags", token, body).await
+            app.post_as(token, "/tags", body).await
         }
         "PATCH /tags/{id}" => {
             let path = format!("/tags/{}", new_tag(app, &app.key).await);
             let body = json!({"name": format!("renamed {n}"), "color": "chart-2"});
-            app.patch(&path, token, body).await
+            app.patch_as(token, &path, body).await
         }
         "DELETE /tags/{id}" => {
             let path = format!("/tags/{}", new_tag(app, &app.key).await);
-            app.delete(&path, token).await
+            app.delete_as(token, &path).await
         }
         "GET /custom-fields/{id}" => {
             let path = format!("/custom-fields/{}", new_field(app, &app.key).await);
-            app.get(&path, token).await
+            app.get_as(token, &path).await
         }
         "POST /custom-fields" => {
             let body = json!({"label": format!("Matrix field {n}")});
-            app.post("/custom-fields", token, body).await
+            app.post_as(token, "/custom-fields", body).await
         }
         "POST /closing-notes" => {
             let body = json!({"name": format!("Matrix note {n}")});
-            app.post("/closing-notes", token, body).await
+            app.post_as(token, "/closing-notes", body).await
         }
         get => {
             let path = get.strip_prefix("GET ").expect("a GET");
-            app.get(path, token).await
+            app.get_as(token, path).await
         }
     }
 }
@@ -478,7 +478,7 @@ async fn every_route_admits_exactly_the_callers_its_permission_allows_and_answer
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // Refused writes wrote nothing: only owner, admin and API key added closing notes.
-    let notes = app.get("/closing-notes", &app.key).await.expect(200);
+    let notes = app.get("/closing-notes").await.expect(200);
     let notes = notes.body["data"].as_array().unwrap();
     assert_eq!(notes.len(), 3, "{notes:?}");
 }
@@ -521,18 +521,18 @@ async fn creating_a_workspace_returns_it_with_an_owner_and_an_api_key_that_works
     assert!(id.starts_with("ws_") && owner.starts_with("usr_"), "{b}");
     assert!(key.starts_with("ai_"), "{b}");
 
-    let me = app.get("/me", key).await.expect(200);
+    let me = app.get_as(key, "/me").await.expect(200);
     assert_eq!(me.body["workspaces"][0]["id"], id);
     assert_eq!(me.body["workspaces"][0]["hipaa"], true);
     let body = json!({"name": "acme tag"});
-    app.post("/tags", key, body).await.expect(201);
+    app.post_as(key, "/tags", body).await.expect(201);
     assert!(!has_tag(&app, &app.key, "acme tag").await);
     // The owner it made can log in and acts as owner there.
     let token = app.token_for(owner, 3600).await;
-    let me = app.get("/me", &token).await.expect(200);
+    let me = app.get_as(&token, "/me").await.expect(200);
     assert_eq!(me.body["workspaces"][0]["role"], "owner");
     let body = json!({"label": "Plan"});
-    app.post("/custom-fields", &token, body).await.expect(201);
+    app.post_as(&token, "/custom-fields", body).await.expect(201);
 
     let create = |name: &str| app.admin_post("/admin/workspaces", json!({ "name": name }));
     assert_eq!(create("Plain").await.expect(201).body["hipaa"], false);
@@ -587,7 +587,7 @@ async fn membership_and_token_calls_refuse_users_and_workspaces_that_do_not_exis
     let r = token(&user).await.expect(201);
     assert_eq!(r.body["object"], "access_token");
     let token = r.body["access_token"].as_str().unwrap();
-    app.get("/tags", token).await.expect(200);
+    app.get_as(token, "/tags").await.expect(200);
 }
 
 #[tokio::test]
@@ -621,7 +621,7 @@ async fn the_cli_creates_a_workspace_prints_it_as_json_and_lists_it() {
     let id = ws["id"].as_str().unwrap();
     assert!(id.starts_with("ws_"), "{ws}");
     let key = ws["api_key"].as_str().unwrap();
-    let me = app.get("/me", key).await.expect(200);
+    let me = app.get_as(key, "/me").await.expect(200);
     assert_eq!(me.body["workspaces"][0]["id"], id);
 
     let list = cli_json(&app, "list-workspaces").await;
@@ -643,9 +643,9 @@ async fn the_cli_sets_up_a_member_whose_token_has_exactly_the_given_permissions(
     let token = cli_json(&app, &format!("issue-token --user {user} --expires-in 600")).await;
     let token = token["access_token"].as_str().unwrap();
 
-    app.get("/tags", token).await.expect(200);
+    app.get_as(token, "/tags").await.expect(200);
     let body = json!({"label": "No"});
-    let r = app.post("/custom-fields", token, body).await;
+    let r = app.post_as(token, "/custom-fields", body).await;
     r.expect_error(403, "insufficient_permissions");
 }
 

@@ -10,14 +10,14 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 async fn chat(app: &TestApp, body: Value) -> Resp {
-    app.post("/chat", &app.key, body).await
+    app.post("/chat", body).await
 }
 
 /// The messages of a conversation, oldest first, once there are at least `n`.
 async fn messages_when(app: &TestApp, conversation: u64, n: usize) -> Vec<Value> {
     for _ in 0..200 {
         let mut all = listed(
-            app.get(&format!("/conversations/{conversation}/messages"), &app.key)
+            app.get(&format!("/conversations/{conversation}/messages"))
                 .await,
         );
         if all.len() >= n {
@@ -32,7 +32,7 @@ async fn messages_when(app: &TestApp, conversation: u64, n: usize) -> Vec<Value>
 #[tokio::test]
 async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them() {
     let app = spawn_app().await;
-    let s = app.get("/ai-settings", &app.key).await.expect(200).body;
+    let s = app.get("/ai-settings").await.expect(200).body;
     assert_eq!(s["object"], "ai_settings");
     assert_eq!(s["enabled"], true);
     assert_eq!(s["handover_keywords"], json!(["human", "agent", "person"]));
@@ -55,44 +55,40 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
     assert_eq!(s["faq"], json!([]));
 
     let member = app.member_token("member", &["inbox"]).await;
-    app.get("/ai-settings", &member).await.expect(200);
-    app.patch("/ai-settings", &member, json!({"enabled": false}))
+    app.get_as(&member, "/ai-settings").await.expect(200);
+    app.patch_as(&member, "/ai-settings", json!({"enabled": false}))
         .await
         .expect_error(403, "insufficient_permissions");
 
     let changed = app
-        .patch(
-            "/ai-settings",
-            &app.key,
-            json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}),
-        )
+        .patch("/ai-settings", json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}))
         .await
         .expect(200)
         .body;
     assert_eq!(changed["followup_after"], "30m");
     invalid(
-        app.patch("/ai-settings", &app.key, json!({"followup_after": "soon"}))
+        app.patch("/ai-settings", json!({"followup_after": "soon"}))
             .await,
         "followup_after",
     );
     invalid(
-        app.patch("/ai-settings", &app.key, json!({"fallback_reply": ""}))
+        app.patch("/ai-settings", json!({"fallback_reply": ""}))
             .await,
         "fallback_reply",
     );
     invalid(
-        app.patch("/ai-settings", &app.key, json!({"mood": "happy"}))
+        app.patch("/ai-settings", json!({"mood": "happy"}))
             .await,
         "mood",
     );
     let cleared = app
-        .patch("/ai-settings", &app.key, json!({"followup_after": null}))
+        .patch("/ai-settings", json!({"followup_after": null}))
         .await
         .expect(200);
     assert_eq!(cleared.body["followup_after"], Value::Null);
 
     let app = app.restart().await;
-    let kept = app.get("/ai-settings", &app.key).await.expect(200).body;
+    let kept = app.get("/ai-settings").await.expect(200).body;
     assert_eq!(kept["faq"][0]["answer"], "9 to 5");
 }
 
@@ -100,11 +96,7 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
 async fn the_rules_answer_a_message_after_it_is_accepted() {
     let app = spawn_app().await;
     let r = app
-        .post(
-            "/messages",
-            &app.key,
-            json!({"contact": {"phone": "+15550100"}, "text": "hello"}),
-        )
+        .post("/messages", json!({"contact": {"phone": "+15550100"}, "text": "hello"}))
         .await
         .expect(202);
     let conversation = r.body["conversationId"].as_u64().unwrap();
@@ -120,11 +112,7 @@ async fn the_rules_answer_a_message_after_it_is_accepted() {
 #[tokio::test]
 async fn chat_answers_from_the_faq_and_says_null_when_the_ai_is_off() {
     let app = spawn_app().await;
-    app.patch(
-        "/ai-settings",
-        &app.key,
-        json!({"faq": [{"keywords": ["opening hours"], "answer": "We open at nine."}]}),
-    )
+    app.patch("/ai-settings", json!({"faq": [{"keywords": ["opening hours"], "answer": "We open at nine."}]}))
     .await
     .expect(200);
     let r = chat(
@@ -137,7 +125,7 @@ async fn chat_answers_from_the_faq_and_says_null_when_the_ai_is_off() {
     assert_eq!(r.body["handover"], false);
     let conversation = r.body["conversationId"].as_u64().unwrap();
 
-    app.patch("/ai-settings", &app.key, json!({"enabled": false}))
+    app.patch("/ai-settings", json!({"enabled": false}))
         .await
         .expect(200);
     let off = chat(
@@ -162,7 +150,7 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
     );
     let conversation = r.body["conversationId"].as_u64().unwrap();
     let c = app
-        .get(&format!("/conversations/{conversation}"), &app.key)
+        .get(&format!("/conversations/{conversation}"))
         .await
         .expect(200)
         .body;
@@ -170,7 +158,7 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
         (&c["ai_paused"], &c["ai_paused_reason"]),
         (&json!(true), &json!("handover"))
     );
-    let handovers = listed(app.get("/handovers?status=requested", &app.key).await);
+    let handovers = listed(app.get("/handovers?status=requested").await);
     assert_eq!(handovers.len(), 1);
     assert_eq!(handovers[0]["customer_name"], "Ann Lee");
     assert_eq!(handovers[0]["customer_phone"], "+15550100");
@@ -191,16 +179,12 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
     );
 
     let closed = app
-        .post(
-            &format!("/conversations/{conversation}/close"),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/conversations/{conversation}/close"), json!({}))
         .await
         .expect(200)
         .body;
     assert_eq!(closed["ai_paused"], false, "closing lifts a handover pause");
-    let resolved = listed(app.get("/handovers?status=resolved", &app.key).await);
+    let resolved = listed(app.get("/handovers?status=resolved").await);
     assert_eq!(resolved.len(), 1);
     let back = chat(
         &app,
@@ -221,7 +205,7 @@ async fn an_email_or_phone_the_contact_lacks_is_saved_as_a_lead() {
     assert_eq!(r.status, 200);
     let contact = r.body["contactId"].as_u64().unwrap();
     let c = app
-        .get(&format!("/contacts/{contact}"), &app.key)
+        .get(&format!("/contacts/{contact}"))
         .await
         .expect(200)
         .body;
@@ -243,7 +227,7 @@ async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
     );
     let path = format!("/conversations/{conversation}/messages/{reply}/feedback");
     let first = app
-        .post(&path, &app.key, json!({"rating": "up"}))
+        .post(&path, json!({"rating": "up"}))
         .await
         .expect(201)
         .body;
@@ -253,11 +237,7 @@ async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
     );
     assert_eq!(first["object"], "message_feedback");
     let second = app
-        .post(
-            &path,
-            &app.key,
-            json!({"rating": "down", "comment": "too short"}),
-        )
+        .post(&path, json!({"rating": "down", "comment": "too short"}))
         .await
         .expect(201)
         .body;
@@ -313,11 +293,7 @@ async fn a_model_behind_the_ai_url_answers_with_the_conversation_so_far() {
     )
     .await;
     let app = app_with_model(&url).await;
-    app.patch(
-        "/ai-settings",
-        &app.key,
-        json!({"instructions": "You sell shoes."}),
-    )
+    app.patch("/ai-settings", json!({"instructions": "You sell shoes."}))
     .await
     .expect(200);
     let first = chat(
@@ -379,10 +355,10 @@ async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
             .as_str()
             .unwrap()
             .contains("could not answer"));
-        let conversations = listed(app.get("/conversations", &app.key).await);
+        let conversations = listed(app.get("/conversations").await);
         let id = conversations[0]["id"].as_u64().unwrap();
         let messages = listed(
-            app.get(&format!("/conversations/{id}/messages"), &app.key)
+            app.get(&format!("/conversations/{id}/messages"))
                 .await,
         );
         assert_eq!(
@@ -468,7 +444,7 @@ async fn a_failed_turn_emits_ai_turn_failed_naming_the_message() {
     let failed = got[0].json();
     assert_eq!(failed["type"], "ai_turn.failed");
     assert_eq!(failed["actor"]["type"], "ai");
-    let messages = listed(app.get("/conversations", &app.key).await);
+    let messages = listed(app.get("/conversations").await);
     assert_eq!(failed["data"]["conversation_id"], messages[0]["id"]);
     assert!(failed["data"]["message_id"].as_u64().is_some());
     assert!(failed["data"]["error"].as_str().unwrap().contains("500"));
@@ -487,7 +463,7 @@ mod timers {
     /// Sets `settings` on the AI, then a customer (by phone) says `message` through /chat;
     /// the conversation it landed in.
     async fn customer_says(app: &TestApp, settings: Value, message: &str) -> u64 {
-        app.patch("/ai-settings", &app.key, settings)
+        app.patch("/ai-settings", settings)
             .await
             .expect(200);
         let r = chat(
@@ -500,7 +476,7 @@ mod timers {
 
     async fn messages(app: &TestApp, conversation: u64) -> Vec<Value> {
         let mut all = listed(
-            app.get(&format!("/conversations/{conversation}/messages"), &app.key)
+            app.get(&format!("/conversations/{conversation}/messages"))
                 .await,
         );
         all.reverse();
@@ -542,11 +518,7 @@ mod timers {
     async fn a_team_reply_takes_over_and_no_follow_up_goes_out() {
         let (app, clock) = clocked(|_| {}).await;
         let conversation = customer_says(&app, json!({"followup_after": "30m"}), "hello").await;
-        app.post(
-            &format!("/conversations/{conversation}/messages"),
-            &app.key,
-            json!({"text": "I am here"}),
-        )
+        app.post(&format!("/conversations/{conversation}/messages"), json!({"text": "I am here"}))
         .await
         .expect(201);
         clock.advance(60 * MINUTE);
@@ -562,13 +534,13 @@ mod timers {
         clock.advance(61 * MINUTE);
         let path = format!("/conversations/{conversation}");
         eventually("the auto-close", async || {
-            app.get(&path, &app.key).await.body["status"] == "closed"
+            app.get(&path).await.body["status"] == "closed"
         })
         .await;
-        let c = app.get(&path, &app.key).await.expect(200).body;
+        let c = app.get(&path).await.expect(200).body;
         assert_eq!(c["closed_by"], "auto");
         assert_eq!(c["ai_paused"], false, "the handover pause is lifted");
-        let handovers = listed(app.get("/handovers?status=resolved", &app.key).await);
+        let handovers = listed(app.get("/handovers?status=resolved").await);
         assert_eq!(handovers[0]["resolved_by"], "system");
     }
 
@@ -639,11 +611,7 @@ mod timers {
             json!({"url": rx.url, "events": ["conversation.followup_sent", "conversation.closed"]}),
         )
         .await;
-        app.patch(
-            "/ai-settings",
-            &app.key,
-            json!({"followup_after": "10m", "auto_close_after": "1h"}),
-        )
+        app.patch("/ai-settings", json!({"followup_after": "10m", "auto_close_after": "1h"}))
         .await
         .expect(200);
         chat(

@@ -19,22 +19,22 @@ fn at(clock: &ManualClock, minutes: i64) -> String {
 }
 
 async fn contact(app: &TestApp, body: Value) -> Value {
-    app.post("/contacts", &app.key, body).await.expect(201).body["id"].clone()
+    app.post("/contacts", body).await.expect(201).body["id"].clone()
 }
 
 async fn booking(app: &TestApp, body: Value) -> Value {
-    app.post("/bookings", &app.key, body).await.expect(201).body
+    app.post("/bookings", body).await.expect(201).body
 }
 
 /// Every message of the contact's conversations, oldest first.
 async fn messages_of(app: &TestApp, contact: &Value) -> Vec<Value> {
     let mut all = Vec::new();
     for c in listed(
-        app.get(&format!("/conversations?contact_id={contact}"), &app.key)
+        app.get(&format!("/conversations?contact_id={contact}"))
             .await,
     ) {
         all.extend(listed(
-            app.get(&format!("/conversations/{}/messages", c["id"]), &app.key)
+            app.get(&format!("/conversations/{}/messages", c["id"]))
                 .await,
         ));
     }
@@ -52,11 +52,7 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     .await;
     let bob = contact(&app, json!({"first_name": "Bob"})).await;
     let bobs = app
-        .post(
-            "/conversations",
-            &app.key,
-            json!({"contact_id": bob, "channel": "api"}),
-        )
+        .post("/conversations", json!({"contact_id": bob, "channel": "api"}))
         .await
         .expect(201)
         .body["id"]
@@ -70,20 +66,16 @@ async fn creating_checks_every_field_and_shows_the_customer() {
         b
     };
     not_found(
-        app.post("/bookings", &app.key, with(json!({"contact_id": 999})))
+        app.post("/bookings", with(json!({"contact_id": 999})))
             .await,
     );
     invalid(
-        app.post(
-            "/bookings",
-            &app.key,
-            with(json!({"conversation_id": bobs})),
-        )
+        app.post("/bookings", with(json!({"conversation_id": bobs})))
         .await,
         "conversation_id",
     );
     not_found(
-        app.post("/bookings", &app.key, with(json!({"conversation_id": 999})))
+        app.post("/bookings", with(json!({"conversation_id": 999})))
             .await,
     );
     let cases = vec![
@@ -97,9 +89,9 @@ async fn creating_checks_every_field_and_shows_the_customer() {
         (with(json!({"status": "completed"})), "status"),
     ];
     for (body, path) in cases {
-        invalid(app.post("/bookings", &app.key, body).await, path);
+        invalid(app.post("/bookings", body).await, path);
     }
-    app.post("/bookings", &app.key, with(json!({"customer_name": "X"})))
+    app.post("/bookings", with(json!({"customer_name": "X"})))
         .await
         .expect(422);
 
@@ -115,15 +107,11 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     assert_eq!(b["customer_phone"], "+15550100");
     assert_eq!(b["documents"], json!([]));
     // The customer fields follow the contact.
-    app.patch(
-        &format!("/contacts/{ann}"),
-        &app.key,
-        json!({"first_name": "Anne"}),
-    )
+    app.patch(&format!("/contacts/{ann}"), json!({"first_name": "Anne"}))
     .await
     .expect(200);
     let again = app
-        .get(&format!("/bookings/{}", b["id"]), &app.key)
+        .get(&format!("/bookings/{}", b["id"]))
         .await
         .expect(200)
         .body;
@@ -131,11 +119,11 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     assert_eq!(again["status"], "confirmed");
 
     let outsider = app.member_token("member", &["contacts"]).await;
-    app.get("/bookings", &outsider)
+    app.get_as(&outsider, "/bookings")
         .await
         .expect_error(403, "insufficient_permissions");
     let booker = app.member_token("member", &["calendar"]).await;
-    app.get("/bookings", &booker).await.expect(200);
+    app.get_as(&booker, "/bookings").await.expect(200);
 }
 
 #[tokio::test]
@@ -152,11 +140,7 @@ async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
         .await;
         ids.push(b["id"].clone());
     }
-    app.put(
-        &format!("/bookings/{}/status", ids[2]),
-        &app.key,
-        json!({"status": "confirmed"}),
-    )
+    app.put(&format!("/bookings/{}/status", ids[2]), json!({"status": "confirmed"}))
     .await
     .expect(200);
     let ids_of = |r: Resp| {
@@ -166,31 +150,28 @@ async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        ids_of(app.get("/bookings", &app.key).await),
+        ids_of(app.get("/bookings").await),
         [ids[2].clone(), ids[1].clone(), ids[0].clone()]
     );
     assert_eq!(
         ids_of(
-            app.get(&format!("/bookings?contact_id={ann}"), &app.key)
+            app.get(&format!("/bookings?contact_id={ann}"))
                 .await
         ),
         [ids[2].clone(), ids[0].clone()]
     );
     assert_eq!(
-        ids_of(app.get("/bookings?status=confirmed", &app.key).await),
+        ids_of(app.get("/bookings?status=confirmed").await),
         [ids[2].clone()]
     );
     assert_eq!(
         ids_of(
-            app.get(
-                "/bookings?starts_after=2030-01-02T09:00:00Z&starts_before=2030-01-03T09:00:00Z",
-                &app.key
-            )
+            app.get("/bookings?starts_after=2030-01-02T09:00:00Z&starts_before=2030-01-03T09:00:00Z")
             .await
         ),
         [ids[2].clone(), ids[1].clone()]
     );
-    app.get("/bookings?starts_after=soon", &app.key)
+    app.get("/bookings?starts_after=soon")
         .await
         .expect(422);
     let (sizes, _) = walk_pages(&app, "/bookings", 2).await;
@@ -217,42 +198,26 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
     let path = format!("/bookings/{}", b["id"]);
 
     // A new time alone: rescheduled, not updated.
-    app.patch(
-        &path,
-        &app.key,
-        json!({"starts_at": "2030-05-02T10:00:00Z"}),
-    )
+    app.patch(&path, json!({"starts_at": "2030-05-02T10:00:00Z"}))
     .await
     .expect(200);
     // A new time and a new place: both, and `changes` lists only the place.
-    app.patch(
-        &path,
-        &app.key,
-        json!({"starts_at": "2030-05-03T10:00:00Z", "location": "Main St"}),
-    )
+    app.patch(&path, json!({"starts_at": "2030-05-03T10:00:00Z", "location": "Main St"}))
     .await
     .expect(200);
     // A duration alone: updated.
     let longer = app
-        .patch(&path, &app.key, json!({"duration_minutes": 60}))
+        .patch(&path, json!({"duration_minutes": 60}))
         .await
         .expect(200)
         .body;
     assert_eq!(longer["duration_minutes"], 60);
-    invalid(app.patch(&path, &app.key, json!({})).await, "");
+    invalid(app.patch(&path, json!({})).await, "");
     // The same status again: nothing to announce.
-    app.put(
-        &format!("{path}/status"),
-        &app.key,
-        json!({"status": "pending"}),
-    )
+    app.put(&format!("{path}/status"), json!({"status": "pending"}))
     .await
     .expect(200);
-    app.put(
-        &format!("{path}/status"),
-        &app.key,
-        json!({"status": "confirmed"}),
-    )
+    app.put(&format!("{path}/status"), json!({"status": "confirmed"}))
     .await
     .expect(200);
     let files = json!({"documents": [
@@ -261,61 +226,41 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
         {"url": "https://files.example/photo.jpg"}
     ]});
     let with_files = app
-        .post(&format!("{path}/documents"), &app.key, files)
+        .post(&format!("{path}/documents"), files)
         .await
         .expect(200)
         .body;
     assert_eq!(with_files["documents"].as_array().unwrap().len(), 2);
     let more = app
-        .post(
-            &format!("{path}/documents"),
-            &app.key,
-            json!({"documents": [{"url": "https://files.example/photo.jpg"}, {"url": "https://files.example/scan.png"}]}),
-        )
+        .post(&format!("{path}/documents"), json!({"documents": [{"url": "https://files.example/photo.jpg"}, {"url": "https://files.example/scan.png"}]}))
         .await
         .expect(200)
         .body;
     assert_eq!(more["documents"].as_array().unwrap().len(), 3);
     invalid(
-        app.post(
-            &format!("{path}/documents"),
-            &app.key,
-            json!({"documents": [{"url": "http://files.example/x"}]}),
-        )
+        app.post(&format!("{path}/documents"), json!({"documents": [{"url": "http://files.example/x"}]}))
         .await,
         "documents[0].url",
     );
     invalid(
-        app.post(
-            &format!("{path}/documents"),
-            &app.key,
-            json!({"documents": []}),
-        )
+        app.post(&format!("{path}/documents"), json!({"documents": []}))
         .await,
         "documents",
     );
     // PUT status cancelled is a cancel: only booking.cancelled.
     let cancelled = app
-        .put(
-            &format!("{path}/status"),
-            &app.key,
-            json!({"status": "cancelled"}),
-        )
+        .put(&format!("{path}/status"), json!({"status": "cancelled"}))
         .await
         .expect(200)
         .body;
     assert_eq!(cancelled["status"], "cancelled");
-    app.post(&format!("{path}/cancel"), &app.key, json!({}))
+    app.post(&format!("{path}/cancel"), json!({}))
         .await
         .expect_error(409, "conflict");
-    app.put(
-        &format!("{path}/status"),
-        &app.key,
-        json!({"status": "confirmed"}),
-    )
+    app.put(&format!("{path}/status"), json!({"status": "confirmed"}))
     .await
     .expect_error(409, "conflict");
-    app.patch(&path, &app.key, json!({"notes": "late"}))
+    app.patch(&path, json!({"notes": "late"}))
         .await
         .expect_error(409, "conflict");
 
@@ -399,42 +344,26 @@ async fn a_cancel_keeps_its_reason_and_a_booking_holds_at_most_100_files() {
         let docs: Vec<Value> = (0..20)
             .map(|i| json!({"url": format!("https://files.example/{batch}/{i}")}))
             .collect();
-        app.post(
-            &format!("{path}/documents"),
-            &app.key,
-            json!({"documents": docs}),
-        )
+        app.post(&format!("{path}/documents"), json!({"documents": docs}))
         .await
         .expect(200);
     }
-    app.post(
-        &format!("{path}/documents"),
-        &app.key,
-        json!({"documents": [{"url": "https://files.example/one-more"}]}),
-    )
+    app.post(&format!("{path}/documents"), json!({"documents": [{"url": "https://files.example/one-more"}]}))
     .await
     .expect_error(422, "limit_reached");
     invalid(
-        app.post(
-            &format!("{path}/cancel"),
-            &app.key,
-            json!({"reason": "x".repeat(501)}),
-        )
+        app.post(&format!("{path}/cancel"), json!({"reason": "x".repeat(501)}))
         .await,
         "reason",
     );
     let c = app
-        .post(
-            &format!("{path}/cancel"),
-            &app.key,
-            json!({"reason": "feeling ill"}),
-        )
+        .post(&format!("{path}/cancel"), json!({"reason": "feeling ill"}))
         .await
         .expect(200)
         .body;
     assert_eq!(c["cancel_reason"], "feeling ill");
     assert_eq!(c["status"], "cancelled");
-    not_found(app.post("/bookings/999/cancel", &app.key, json!({})).await);
+    not_found(app.post("/bookings/999/cancel", json!({})).await);
 }
 
 #[tokio::test]
@@ -452,11 +381,7 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     .await;
     let ann = contact(&app, json!({"first_name": "Ann"})).await;
     let sms = app
-        .post(
-            "/conversations",
-            &app.key,
-            json!({"contact_id": ann, "channel": "api"}),
-        )
+        .post("/conversations", json!({"contact_id": ann, "channel": "api"}))
         .await
         .expect(201)
         .body;
@@ -508,18 +433,10 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     assert_eq!(messages_of(&app, &ann).await.len(), 1, "exactly once");
 
     // Rescheduling re-arms; a 1 h lead added later applies to the booking too.
-    app.patch(
-        &format!("/bookings/{}", b["id"]),
-        &app.key,
-        json!({"starts_at": at(&clock, 30 * 60)}),
-    )
+    app.patch(&format!("/bookings/{}", b["id"]), json!({"starts_at": at(&clock, 30 * 60)}))
     .await
     .expect(200);
-    app.patch(
-        "/ai-settings",
-        &app.key,
-        json!({"appointment_reminders": ["24h", "1h"]}),
-    )
+    app.patch("/ai-settings", json!({"appointment_reminders": ["24h", "1h"]}))
     .await
     .expect(200);
     clock.advance(6 * HOUR + Duration::from_secs(60));
@@ -554,18 +471,10 @@ async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_a
     let a = booking(&app, new(&ann)).await;
     let b = booking(&app, new(&bob)).await;
     booking(&app, new(&cy)).await;
-    app.post(
-        &format!("/bookings/{}/cancel", a["id"]),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/bookings/{}/cancel", a["id"]), json!({}))
     .await
     .expect(200);
-    app.put(
-        &format!("/bookings/{}/status", b["id"]),
-        &app.key,
-        json!({"status": "completed"}),
-    )
+    app.put(&format!("/bookings/{}/status", b["id"]), json!({"status": "completed"}))
     .await
     .expect(200);
     clock.advance(2 * HOUR);
@@ -574,7 +483,7 @@ async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_a
     })
     .await;
     let conversations = listed(
-        app.get(&format!("/conversations?contact_id={cy}"), &app.key)
+        app.get(&format!("/conversations?contact_id={cy}"))
             .await,
     );
     assert_eq!(conversations.len(), 1);
@@ -660,19 +569,11 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
         json!({"contact_id": secondary, "service": "Visit", "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
     )
     .await;
-    app.post(
-        "/orders",
-        &app.key,
-        json!({"contact_id": secondary, "items": [{"name": "Tea", "quantity": 1, "unit_price": 5}]}),
-    )
+    app.post("/orders", json!({"contact_id": secondary, "items": [{"name": "Tea", "quantity": 1, "unit_price": 5}]}))
     .await
     .expect(201);
-    let users = listed(app.get("/users", &app.key).await);
-    app.post(
-        "/reminders",
-        &app.key,
-        json!({"title": "t", "due_at": "2030-01-01T00:00:00Z", "assignee_user_ids": [users[0]["id"]], "contact_id": secondary}),
-    )
+    let users = listed(app.get("/users").await);
+    app.post("/reminders", json!({"title": "t", "due_at": "2030-01-01T00:00:00Z", "assignee_user_ids": [users[0]["id"]], "contact_id": secondary}))
     .await
     .expect(201);
     new_endpoint(
@@ -680,15 +581,11 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
         json!({"url": rx.url, "events": ["contact.*", "order.*", "booking.*", "reminder.*", "conversation.*"]}),
     )
     .await;
-    app.post(
-        "/contacts/merge",
-        &app.key,
-        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
-    )
+    app.post("/contacts/merge", json!({"primary_contact_id": primary, "secondary_contact_id": secondary}))
     .await
     .expect(200);
     let moved = app
-        .get(&format!("/bookings/{}", b["id"]), &app.key)
+        .get(&format!("/bookings/{}", b["id"]))
         .await
         .expect(200)
         .body;
@@ -696,7 +593,7 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
     assert_eq!(moved["customer_name"], "Primary");
     assert_eq!(
         listed(
-            app.get(&format!("/bookings?contact_id={primary}"), &app.key)
+            app.get(&format!("/bookings?contact_id={primary}"))
                 .await
         )
         .len(),
@@ -704,7 +601,7 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
     );
     assert_eq!(
         listed(
-            app.get(&format!("/bookings?contact_id={secondary}"), &app.key)
+            app.get(&format!("/bookings?contact_id={secondary}"))
                 .await
         )
         .len(),
@@ -713,7 +610,7 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
     );
     assert_eq!(
         listed(
-            app.get(&format!("/orders?contact_id={primary}"), &app.key)
+            app.get(&format!("/orders?contact_id={primary}"))
                 .await
         )
         .len(),
@@ -721,7 +618,7 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
     );
     assert_eq!(
         listed(
-            app.get(&format!("/reminders?contact_id={primary}"), &app.key)
+            app.get(&format!("/reminders?contact_id={primary}"))
                 .await
         )
         .len(),

@@ -43,7 +43,7 @@ async fn a_call_is_checked_field_by_field_and_answers_the_record() {
         ),
     ];
     for (body, path) in cases {
-        invalid(app.post("/calls", &app.key, body).await, path);
+        invalid(app.post("/calls", body).await, path);
     }
     for missing in [
         "direction",
@@ -54,25 +54,21 @@ async fn a_call_is_checked_field_by_field_and_answers_the_record() {
     ] {
         let mut body = call(json!({}));
         body.as_object_mut().unwrap().remove(missing);
-        app.post("/calls", &app.key, body).await.expect(422);
+        app.post("/calls", body).await.expect(422);
     }
-    app.post("/calls", &app.key, call(json!({"outcome": "busy"})))
+    app.post("/calls", call(json!({"outcome": "busy"})))
         .await
         .expect(422);
     not_found(
-        app.post("/calls", &app.key, call(json!({"contact_id": 999})))
+        app.post("/calls", call(json!({"contact_id": 999})))
             .await,
     );
 
     let c = app
-        .post(
-            "/calls",
-            &app.key,
-            call(
+        .post("/calls", call(
                 json!({"duration_seconds": 95, "summary": "asked about prices",
                         "transcript": "Hi...", "recording_url": "https://rec.example/1.mp3"}),
-            ),
-        )
+            ))
         .await
         .expect(201)
         .body;
@@ -84,20 +80,20 @@ async fn a_call_is_checked_field_by_field_and_answers_the_record() {
     assert_eq!(c["started_at"], "2030-01-01T09:00:00.000Z");
     assert_eq!(c["duration_seconds"], 95);
     assert_eq!(
-        app.get(&format!("/calls/{}", c["id"]), &app.key)
+        app.get(&format!("/calls/{}", c["id"]))
             .await
             .expect(200)
             .body,
         c
     );
-    not_found(app.get("/calls/999", &app.key).await);
+    not_found(app.get("/calls/999").await);
 
     let outsider = app.member_token("member", &["contacts"]).await;
-    app.get("/calls", &outsider)
+    app.get_as(&outsider, "/calls")
         .await
         .expect_error(403, "insufficient_permissions");
     let agent = app.member_token("member", &["call_agent"]).await;
-    app.get("/calls", &agent).await.expect(200);
+    app.get_as(&agent, "/calls").await.expect(200);
 }
 
 #[tokio::test]
@@ -113,11 +109,7 @@ async fn the_customer_number_finds_the_contact_or_makes_one_and_each_outcome_has
     let bare = TestReceiver::start().await;
     new_endpoint(&app, json!({"url": bare.url, "events": ["call.*"]})).await;
     let ann = app
-        .post(
-            "/contacts",
-            &app.key,
-            json!({"first_name": "Ann", "phone": "+15550100"}),
-        )
+        .post("/contacts", json!({"first_name": "Ann", "phone": "+15550100"}))
         .await
         .expect(201)
         .body["id"]
@@ -125,35 +117,27 @@ async fn the_customer_number_finds_the_contact_or_makes_one_and_each_outcome_has
 
     // Inbound: the caller (from_number) is Ann, written another way.
     let inbound = app
-        .post("/calls", &app.key, call(json!({"summary": "hello"})))
+        .post("/calls", call(json!({"summary": "hello"})))
         .await
         .expect(201)
         .body;
     assert_eq!(inbound["contact_id"], ann);
     // Outbound: the callee (to_number) is new: a contact is made for them.
     let outbound = app
-        .post(
-            "/calls",
-            &app.key,
-            call(json!({"direction": "outbound", "from_number": "+15550100", "to_number": "+44 20 7946 0000", "outcome": "missed"})),
-        )
+        .post("/calls", call(json!({"direction": "outbound", "from_number": "+15550100", "to_number": "+44 20 7946 0000", "outcome": "missed"})))
         .await
         .expect(201)
         .body;
     assert_ne!(outbound["contact_id"], ann);
     let made = app
-        .get(&format!("/contacts/{}", outbound["contact_id"]), &app.key)
+        .get(&format!("/contacts/{}", outbound["contact_id"]))
         .await
         .expect(200)
         .body;
     assert_eq!(made["phone"], "+44 20 7946 0000");
     // A named contact wins over the number.
     let voicemail = app
-        .post(
-            "/calls",
-            &app.key,
-            call(json!({"contact_id": outbound["contact_id"], "outcome": "voicemail", "transcript_text": "call me back"})),
-        )
+        .post("/calls", call(json!({"contact_id": outbound["contact_id"], "outcome": "voicemail", "transcript_text": "call me back"})))
         .await
         .expect(201)
         .body;
@@ -200,11 +184,7 @@ async fn lists_filter_by_contact_and_outcome_and_merges_move_calls() {
         ("+15550100", "missed"),
     ] {
         ids.push(
-            app.post(
-                "/calls",
-                &app.key,
-                call(json!({"from_number": number, "outcome": outcome})),
-            )
+            app.post("/calls", call(json!({"from_number": number, "outcome": outcome})))
             .await
             .expect(201)
             .body,
@@ -217,36 +197,32 @@ async fn lists_filter_by_contact_and_outcome_and_merges_move_calls() {
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        ids_of(app.get("/calls?outcome=missed", &app.key).await),
+        ids_of(app.get("/calls?outcome=missed").await),
         [ids[2]["id"].clone(), ids[1]["id"].clone()]
     );
     let first = ids[0]["contact_id"].clone();
     let second = ids[1]["contact_id"].clone();
     assert_eq!(
         ids_of(
-            app.get(&format!("/calls?contact_id={first}"), &app.key)
+            app.get(&format!("/calls?contact_id={first}"))
                 .await
         ),
         [ids[2]["id"].clone(), ids[0]["id"].clone()]
     );
     let (sizes, _) = walk_pages(&app, "/calls", 2).await;
     assert_eq!(sizes, [2, 1]);
-    app.post(
-        "/contacts/merge",
-        &app.key,
-        json!({"primary_contact_id": first, "secondary_contact_id": second}),
-    )
+    app.post("/contacts/merge", json!({"primary_contact_id": first, "secondary_contact_id": second}))
     .await
     .expect(200);
     let moved = app
-        .get(&format!("/calls/{}", ids[1]["id"]), &app.key)
+        .get(&format!("/calls/{}", ids[1]["id"]))
         .await
         .expect(200)
         .body;
     assert_eq!(moved["contact_id"], first);
     assert_eq!(
         listed(
-            app.get(&format!("/calls?contact_id={first}"), &app.key)
+            app.get(&format!("/calls?contact_id={first}"))
                 .await
         )
         .len(),

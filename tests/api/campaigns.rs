@@ -26,14 +26,14 @@ async fn spawn_campaign_app() -> TestApp {
 }
 
 async fn new_campaign(app: &TestApp, body: Value) -> Value {
-    app.post("/campaigns", &app.key, body)
+    app.post("/campaigns", body)
         .await
         .expect(201)
         .body
 }
 
 async fn campaign(app: &TestApp, id: &Value) -> Value {
-    app.get(&format!("/campaigns/{id}"), &app.key)
+    app.get(&format!("/campaigns/{id}"))
         .await
         .expect(200)
         .body
@@ -60,7 +60,7 @@ async fn recipients(app: &TestApp, id: &Value, query: &str) -> Vec<Value> {
     let first = format!("/campaigns/{id}/recipients?limit=100{query}");
     let (mut all, mut url) = (Vec::new(), first.clone());
     loop {
-        let page = app.get(&url, &app.key).await.expect(200).body;
+        let page = app.get(&url).await.expect(200).body;
         all.extend(page["data"].as_array().expect("data").iter().cloned());
         match page["next_cursor"].as_str() {
             Some(cursor) => url = format!("{first}&starting_after={cursor}"),
@@ -77,7 +77,7 @@ async fn contacts(app: &TestApp, n: usize, body: Value) -> Vec<u64> {
             b["first_name"] = json!(format!("C{i}"));
             b["chan_a_username"] = json!(format!("user_{i}_{}", rand_suffix()));
             async move {
-                app.post("/contacts", &app.key, b).await.expect(201).body["id"]
+                app.post("/contacts", b).await.expect(201).body["id"]
                     .as_u64()
                     .unwrap()
             }
@@ -94,7 +94,7 @@ fn rand_suffix() -> u32 {
 }
 
 async fn tag_id(app: &TestApp, name: &str) -> Value {
-    listed(app.get("/tags?limit=100", &app.key).await)
+    listed(app.get("/tags?limit=100").await)
         .into_iter()
         .find(|t| t["name"] == name)
         .expect("the tag exists")["id"]
@@ -102,11 +102,7 @@ async fn tag_id(app: &TestApp, name: &str) -> Value {
 }
 
 async fn opt_out(app: &TestApp, contact: u64) {
-    app.put(
-        &format!("/contacts/{contact}/dnc"),
-        &app.key,
-        json!({"do_not_contact": true}),
-    )
+    app.put(&format!("/contacts/{contact}/dnc"), json!({"do_not_contact": true}))
     .await
     .expect(200);
 }
@@ -121,7 +117,7 @@ async fn set_allowance(app: &TestApp, allowance: u64) {
 }
 
 async fn send(app: &TestApp, id: &Value, body: Value) -> Resp {
-    app.post(&format!("/campaigns/{id}/send"), &app.key, body)
+    app.post(&format!("/campaigns/{id}/send"), body)
         .await
 }
 
@@ -146,16 +142,16 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
     );
     let path = format!("/campaigns/{}", c["id"]);
     let changed = app
-        .patch(&path, &app.key, json!({"name": "Spring sale"}))
+        .patch(&path, json!({"name": "Spring sale"}))
         .await
         .expect(200)
         .body;
     assert_eq!(changed["name"], "Spring sale");
-    assert_eq!(listed(app.get("/campaigns", &app.key).await).len(), 1);
+    assert_eq!(listed(app.get("/campaigns").await).len(), 1);
 
     let other = new_campaign(&app, json!({"name": "Gone", "text": "x", "channel": "sms"})).await;
     let gone = app
-        .delete(&format!("/campaigns/{}", other["id"]), &app.key)
+        .delete(&format!("/campaigns/{}", other["id"]))
         .await
         .expect(200)
         .body;
@@ -163,15 +159,15 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
         gone,
         json!({"object": "campaign", "id": other["id"], "deleted": true})
     );
-    app.get(&format!("/campaigns/{}", other["id"]), &app.key)
+    app.get(&format!("/campaigns/{}", other["id"]))
         .await
         .expect_error(404, "not_found");
 
     send(&app, &c["id"], json!({})).await.expect(200);
-    app.patch(&path, &app.key, json!({"name": "late"}))
+    app.patch(&path, json!({"name": "late"}))
         .await
         .expect_error(409, "conflict");
-    app.delete(&path, &app.key)
+    app.delete(&path)
         .await
         .expect_error(409, "conflict");
 }
@@ -180,7 +176,7 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
 async fn a_campaign_checks_its_fields_audience_and_permission() {
     let app = spawn_campaign_app().await;
     let r = app
-        .post("/campaigns", &app.key, json!({}))
+        .post("/campaigns", json!({}))
         .await
         .expect(422);
     let mut paths = r.paths();
@@ -198,26 +194,18 @@ async fn a_campaign_checks_its_fields_audience_and_permission() {
             "extra",
         ),
     ] {
-        let r = app.post("/campaigns", &app.key, body).await.expect(422);
+        let r = app.post("/campaigns", body).await.expect(422);
         assert_eq!(r.paths(), [path]);
     }
     let r = app
-        .post(
-            "/campaigns",
-            &app.key,
-            json!({"name": "a", "text": "b", "channel": "sms", "audience": {"tags": [999999]}}),
-        )
+        .post("/campaigns", json!({"name": "a", "text": "b", "channel": "sms", "audience": {"tags": [999999]}}))
         .await
         .expect_error(404, "not_found");
     assert!(r.body["error"]["message"]
         .as_str()
         .unwrap()
         .contains("audience.tags[0]"));
-    app.post(
-        "/campaigns",
-        &app.key,
-        json!({"name": "a", "text": "b", "channel": "sms", "audience": {"stage_id": 999999}}),
-    )
+    app.post("/campaigns", json!({"name": "a", "text": "b", "channel": "sms", "audience": {"stage_id": 999999}}))
     .await
     .expect_error(404, "not_found");
     let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
@@ -229,11 +217,11 @@ async fn a_campaign_checks_its_fields_audience_and_permission() {
     .await
     .expect(422);
     let member = app.member_token("member", &["contacts", "inbox"]).await;
-    app.get("/campaigns", &member)
+    app.get_as(&member, "/campaigns")
         .await
         .expect_error(403, "insufficient_permissions");
     let allowed = app.member_token("member", &["campaigns"]).await;
-    app.get("/campaigns", &allowed).await.expect(200);
+    app.get_as(&allowed, "/campaigns").await.expect(200);
 }
 
 #[tokio::test]
@@ -241,11 +229,7 @@ async fn five_thousand_recipients_through_the_relay_with_exact_stats_and_credit_
     let app = spawn_campaign_app().await;
     set_allowance(&app, 10_000).await;
     let relay = TestReceiver::start().await;
-    app.post(
-        "/channels",
-        &app.key,
-        json!({"type": "chan_a", "relay_url": relay.url}),
-    )
+    app.post("/channels", json!({"type": "chan_a", "relay_url": relay.url}))
     .await
     .expect(201);
     let hooks = TestReceiver::start().await;
@@ -282,7 +266,7 @@ async fn five_thousand_recipients_through_the_relay_with_exact_stats_and_credit_
     ids.dedup();
     assert_eq!(ids.len(), 4_850, "one message per reachable recipient");
     assert_eq!(got[0].json()["text"], "Early access");
-    let credits = app.get("/credits", &app.key).await.expect(200).body;
+    let credits = app.get("/credits").await.expect(200).body;
     assert_eq!(credits["used"], 4_850, "one credit per message sent");
 
     let skipped = recipients(&app, &c["id"], "&status=skipped").await;
@@ -327,7 +311,7 @@ async fn a_campaign_the_credits_do_not_cover_answers_402_and_sends_nothing() {
     assert!(r.body["error"]["message"].as_str().unwrap().contains("3"));
     assert_eq!(campaign(&app, &c["id"]).await["status"], "draft");
     assert!(recipients(&app, &c["id"], "").await.is_empty());
-    let credits = app.get("/credits", &app.key).await.expect(200).body;
+    let credits = app.get("/credits").await.expect(200).body;
     assert_eq!(credits["used"], 2, "nothing more was sent");
 }
 
@@ -343,13 +327,13 @@ async fn cancelling_follows_the_states_and_stops_what_is_queued() {
     contacts(&app, 5, json!({})).await;
     let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
     let cancel = format!("/campaigns/{}/cancel", c["id"]);
-    app.post(&cancel, &app.key, json!({}))
+    app.post(&cancel, json!({}))
         .await
         .expect_error(409, "conflict");
 
     send(&app, &c["id"], json!({})).await.expect(200);
     let cancelled = app
-        .post(&cancel, &app.key, json!({}))
+        .post(&cancel, json!({}))
         .await
         .expect(200)
         .body;
@@ -369,7 +353,7 @@ async fn cancelling_follows_the_states_and_stops_what_is_queued() {
         "nothing cancelled is sent later"
     );
     hooks.stays_at(0, Duration::from_millis(100)).await;
-    app.post(&cancel, &app.key, json!({}))
+    app.post(&cancel, json!({}))
         .await
         .expect_error(409, "conflict");
     send(&app, &c["id"], json!({}))
@@ -388,11 +372,7 @@ async fn cancelling_follows_the_states_and_stops_what_is_queued() {
     assert_eq!(scheduled["status"], "scheduled");
     assert_eq!(scheduled["scheduled_at"], "2999-01-01T00:00:00.000Z");
     let off = app
-        .post(
-            &format!("/campaigns/{}/cancel", later["id"]),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/campaigns/{}/cancel", later["id"]), json!({}))
         .await
         .expect(200)
         .body;
@@ -423,11 +403,7 @@ async fn failed_sends_and_first_replies_are_counted_and_announced() {
     send(&app, &c["id"], json!({})).await.expect(200);
     campaign_when(&app, &c["id"], "completed").await;
     for _ in 0..2 {
-        app.post(
-            "/messages",
-            &app.key,
-            json!({"contact_id": people[0], "channel": "chan_b", "text": "tell me more"}),
-        )
+        app.post("/messages", json!({"contact_id": people[0], "channel": "chan_b", "text": "tell me more"}))
         .await
         .expect(202);
     }
@@ -645,7 +621,7 @@ async fn a_scheduled_campaign_the_credits_no_longer_cover_is_cancelled_when_it_f
     assert_eq!(off["error"], "insufficient_credits");
     assert!(recipients(&app, &c["id"], "").await.is_empty());
     assert_eq!(
-        app.get("/credits", &app.key).await.expect(200).body["used"],
+        app.get("/credits").await.expect(200).body["used"],
         0
     );
     hooks.stays_at(0, Duration::from_millis(200)).await;

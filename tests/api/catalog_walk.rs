@@ -52,7 +52,7 @@ fn id(v: &Value) -> Value {
 }
 
 async fn created(app: &TestApp, path: &str, body: Value) -> Value {
-    app.post(path, &app.key, body).await.expect(201).body
+    app.post(path, body).await.expect(201).body
 }
 
 async fn ok(r: Resp) -> Value {
@@ -85,16 +85,12 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
                "include_content": true, "include_contact_details": true}),
     )
     .await;
-    let owner = listed(app.get("/users", &app.key).await)[0]["id"].clone();
+    let owner = listed(app.get("/users").await)[0]["id"].clone();
 
     // Tags and contacts.
     let tag = created(&app, "/tags", json!({"name": "walk"})).await;
     ok(app
-        .patch(
-            &format!("/tags/{}", id(&tag)),
-            &app.key,
-            json!({"name": "walked"}),
-        )
+        .patch(&format!("/tags/{}", id(&tag)), json!({"name": "walked"}))
         .await)
     .await;
     let ann = created(
@@ -105,11 +101,11 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
     let at = |c: &Value, rest: &str| format!("/contacts/{}{rest}", id(c));
     ok(app
-        .patch(&at(&ann, ""), &app.key, json!({"last_name": "Lee"}))
+        .patch(&at(&ann, ""), json!({"last_name": "Lee"}))
         .await)
     .await;
     ok(app
-        .post(&at(&ann, "/tags"), &app.key, json!({"tags": ["vip"]}))
+        .post(&at(&ann, "/tags"), json!({"tags": ["vip"]}))
         .await)
     .await;
     ok(app
@@ -122,38 +118,30 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let funnel = app.new_funnel("Sales", &["New", "Won"]).await;
     let stage = funnel["stages"][0]["id"].clone();
     ok(app
-        .put(&at(&ann, "/stage"), &app.key, json!({"stage_id": stage}))
+        .put(&at(&ann, "/stage"), json!({"stage_id": stage}))
         .await)
     .await;
     ok(app
-        .put(&at(&ann, "/assignee"), &app.key, json!({"user_id": owner}))
+        .put(&at(&ann, "/assignee"), json!({"user_id": owner}))
         .await)
     .await;
     created(&app, &at(&ann, "/notes"), json!({"body": "likes tea"})).await;
     ok(app
-        .put(&at(&ann, "/dnc"), &app.key, json!({"do_not_contact": true}))
+        .put(&at(&ann, "/dnc"), json!({"do_not_contact": true}))
         .await)
     .await;
     let twin = created(&app, "/contacts", json!({"first_name": "Annie"})).await;
     ok(app
-        .post(
-            "/contacts/merge",
-            &app.key,
-            json!({"primary_contact_id": id(&ann), "secondary_contact_id": id(&twin)}),
-        )
+        .post("/contacts/merge", json!({"primary_contact_id": id(&ann), "secondary_contact_id": id(&twin)}))
         .await)
     .await;
     let gone = created(&app, "/contacts", json!({"first_name": "Gone"})).await;
-    ok(app.delete(&at(&gone, ""), &app.key).await).await;
-    ok(app.delete(&format!("/tags/{}", id(&tag)), &app.key).await).await;
+    ok(app.delete(&at(&gone, "")).await).await;
+    ok(app.delete(&format!("/tags/{}", id(&tag))).await).await;
 
     // Conversations, the team and the AI.
     ok(app
-        .patch(
-            "/ai-settings",
-            &app.key,
-            json!({"followup_after": "1s", "appointment_reminders": ["1h"]}),
-        )
+        .patch("/ai-settings", json!({"followup_after": "1s", "appointment_reminders": ["1h"]}))
         .await)
     .await;
     let bea = created(
@@ -171,31 +159,31 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let c = |rest: &str| format!("/conversations/{}{rest}", id(&conv));
     created(&app, &c("/comments"), json!({"body": "VIP"})).await;
     ok(app
-        .put(&c("/assignee"), &app.key, json!({"user_id": owner}))
+        .put(&c("/assignee"), json!({"user_id": owner}))
         .await)
     .await;
     ok(app
-        .post(&c("/ai/pause"), &app.key, json!({"reason": "api"}))
+        .post(&c("/ai/pause"), json!({"reason": "api"}))
         .await)
     .await;
-    ok(app.post(&c("/ai/resume"), &app.key, json!({})).await).await;
+    ok(app.post(&c("/ai/resume"), json!({})).await).await;
     ok(app
-        .post(&c("/close"), &app.key, json!({"closing_note_text": "done"}))
+        .post(&c("/close"), json!({"closing_note_text": "done"}))
         .await)
     .await;
-    ok(app.post(&c("/reopen"), &app.key, json!({})).await).await;
+    ok(app.post(&c("/reopen"), json!({})).await).await;
     // A customer writes: received, answered by the model, a lead captured from the text,
     // and a follow-up a second later.
     let chat = |text: &str| json!({"message": text, "contact": {"phone": "+15550122"}});
     let answered = app
-        .post("/chat", &app.key, chat("Hi, my email is cy@example.com"))
+        .post("/chat", chat("Hi, my email is cy@example.com"))
         .await
         .expect(200)
         .body;
     let cy_conv = answered["conversationId"].clone();
     received(&rx, "conversation.followup_sent").await;
     let ai_message = listed(
-        app.get(&format!("/conversations/{cy_conv}/messages"), &app.key)
+        app.get(&format!("/conversations/{cy_conv}/messages"))
             .await,
     )
     .into_iter()
@@ -210,20 +198,16 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         json!({"rating": "up"}),
     )
     .await;
-    app.post("/chat", &app.key, chat("please explode"))
+    app.post("/chat", chat("please explode"))
         .await
         .expect(502);
-    app.post("/chat", &app.key, chat("I want an agent"))
+    app.post("/chat", chat("I want an agent"))
         .await
         .expect(200);
     received(&rx, "handover.requested").await;
-    let handover = listed(app.get("/handovers", &app.key).await)[0].clone();
+    let handover = listed(app.get("/handovers").await)[0].clone();
     ok(app
-        .post(
-            &format!("/handovers/{}/resolve", id(&handover)),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/handovers/{}/resolve", id(&handover)), json!({}))
         .await)
     .await;
 
@@ -268,10 +252,10 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
 
     // Campaigns: one on the api channel that Bea answers, one whose relay fails.
     ok(app
-        .post(&at(&bea, "/tags"), &app.key, json!({"tags": ["news"]}))
+        .post(&at(&bea, "/tags"), json!({"tags": ["news"]}))
         .await)
     .await;
-    let news_tag = listed(app.get("/tags", &app.key).await)
+    let news_tag = listed(app.get("/tags").await)
         .into_iter()
         .find(|t| t["name"] == "news")
         .unwrap();
@@ -282,28 +266,20 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     ok(app
-        .post(
-            &format!("/campaigns/{}/send", id(&campaign)),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/campaigns/{}/send", id(&campaign)), json!({}))
         .await)
     .await;
     received(&rx, "campaign.completed").await;
-    app.post(
-        "/messages",
-        &app.key,
-        json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}),
-    )
+    app.post("/messages", json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}))
     .await
     .expect(202);
     received(&rx, "campaign_recipient.replied").await;
     relay.respond_with(500);
     ok(app
-        .post(&at(&dee, "/tags"), &app.key, json!({"tags": ["relay"]}))
+        .post(&at(&dee, "/tags"), json!({"tags": ["relay"]}))
         .await)
     .await;
-    let relay_tag = listed(app.get("/tags", &app.key).await)
+    let relay_tag = listed(app.get("/tags").await)
         .into_iter()
         .find(|t| t["name"] == "relay")
         .unwrap();
@@ -314,19 +290,12 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     ok(app
-        .post(
-            &format!("/campaigns/{}/send", id(&failing)),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/campaigns/{}/send", id(&failing)), json!({}))
         .await)
     .await;
     received(&rx, "campaign_recipient.failed").await;
     ok(app
-        .delete(
-            &format!("/channels/{}", channel["id"].as_str().unwrap()),
-            &app.key,
-        )
+        .delete(&format!("/channels/{}", channel["id"].as_str().unwrap()))
         .await)
     .await;
 
@@ -339,27 +308,23 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
     let b = |rest: &str| format!("/bookings/{}{rest}", id(&booking));
     ok(app
-        .patch(&b(""), &app.key, json!({"location": "Main St"}))
+        .patch(&b(""), json!({"location": "Main St"}))
         .await)
     .await;
     received(&rx, "appointment_reminder.sent").await;
     ok(app
-        .patch(&b(""), &app.key, json!({"starts_at": soon(7200)}))
+        .patch(&b(""), json!({"starts_at": soon(7200)}))
         .await)
     .await;
     ok(app
-        .put(&b("/status"), &app.key, json!({"status": "confirmed"}))
+        .put(&b("/status"), json!({"status": "confirmed"}))
         .await)
     .await;
     ok(app
-        .post(
-            &b("/documents"),
-            &app.key,
-            json!({"documents": [{"url": "https://files.example/id.pdf"}]}),
-        )
+        .post(&b("/documents"), json!({"documents": [{"url": "https://files.example/id.pdf"}]}))
         .await)
     .await;
-    ok(app.post(&b("/cancel"), &app.key, json!({})).await).await;
+    ok(app.post(&b("/cancel"), json!({})).await).await;
 
     // Reminders.
     let reminder = created(
@@ -370,11 +335,7 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
     received(&rx, "reminder.fired").await;
     ok(app
-        .post(
-            &format!("/reminders/{}/close", id(&reminder)),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/reminders/{}/close", id(&reminder)), json!({}))
         .await)
     .await;
 
@@ -387,15 +348,15 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
     let o = |rest: &str| format!("/orders/{}{rest}", id(&order));
     ok(app
-        .patch(&o(""), &app.key, json!({"notes": "gift wrap"}))
+        .patch(&o(""), json!({"notes": "gift wrap"}))
         .await)
     .await;
     ok(app
-        .put(&o("/status"), &app.key, json!({"status": "shipped"}))
+        .put(&o("/status"), json!({"status": "shipped"}))
         .await)
     .await;
     ok(app
-        .patch(&o(""), &app.key, json!({"payment_status": "paid"}))
+        .patch(&o(""), json!({"payment_status": "paid"}))
         .await)
     .await;
     created(
@@ -405,20 +366,16 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     ok(app
-        .put(&o("/status"), &app.key, json!({"status": "cancelled"}))
+        .put(&o("/status"), json!({"status": "cancelled"}))
         .await)
     .await;
     let product = created(&app, "/products", json!({"name": "Teapot"})).await;
     ok(app
-        .patch(
-            &format!("/products/{}", id(&product)),
-            &app.key,
-            json!({"name": "Big teapot"}),
-        )
+        .patch(&format!("/products/{}", id(&product)), json!({"name": "Big teapot"}))
         .await)
     .await;
     ok(app
-        .delete(&format!("/products/{}", id(&product)), &app.key)
+        .delete(&format!("/products/{}", id(&product)))
         .await)
     .await;
 
@@ -449,7 +406,7 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
 
     // Credits: an allowance just above what was used; the next message crosses 100%.
-    let used = ok(app.get("/credits", &app.key).await).await["used"]
+    let used = ok(app.get("/credits").await).await["used"]
         .as_u64()
         .unwrap();
     app.admin_post(

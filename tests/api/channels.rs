@@ -14,7 +14,7 @@ const CHANNEL_FIELDS: &str =
     "object id type name status relay_url last_error connected_at updated_at";
 
 async fn connect(app: &TestApp, body: Value) -> Value {
-    app.post("/channels", &app.key, body).await.expect(201).body
+    app.post("/channels", body).await.expect(201).body
 }
 
 /// Connects a `kind` channel to the relay; its id.
@@ -41,7 +41,7 @@ async fn a_connection_is_created_connected_with_its_secret_shown_only_then() {
 
     let id = created["id"].as_str().unwrap();
     let got = app
-        .get(&format!("/channels/{id}"), &app.key)
+        .get(&format!("/channels/{id}"))
         .await
         .expect(200)
         .body;
@@ -53,7 +53,7 @@ async fn a_connection_is_created_connected_with_its_secret_shown_only_then() {
         json!({"type": "chan_d", "name": "Phones", "relay_url": RELAY}),
     )
     .await;
-    let ids: Vec<Value> = listed(app.get("/channels", &app.key).await)
+    let ids: Vec<Value> = listed(app.get("/channels").await)
         .iter()
         .map(|c| c["id"].clone())
         .collect();
@@ -96,15 +96,11 @@ async fn a_connection_needs_a_type_other_than_api_and_an_https_relay() {
         "https://169.254.169.254/latest",
         "https://10.0.0.8/",
     ] {
-        app.post(
-            "/channels",
-            &app.key,
-            json!({"type": "chan_a", "relay_url": private}),
-        )
+        app.post("/channels", json!({"type": "chan_a", "relay_url": private}))
         .await
         .expect_error(422, "unsafe_url");
     }
-    assert!(listed(app.get("/channels", &app.key).await).is_empty());
+    assert!(listed(app.get("/channels").await).is_empty());
 }
 
 #[tokio::test]
@@ -113,11 +109,7 @@ async fn a_change_renames_or_moves_the_relay_but_never_changes_the_type() {
     let id = connected(&app, "chan_c").await;
     let path = format!("/channels/{id}");
     let moved = app
-        .patch(
-            &path,
-            &app.key,
-            json!({"name": "Chat", "relay_url": "https://relay2.example.com/in"}),
-        )
+        .patch(&path, json!({"name": "Chat", "relay_url": "https://relay2.example.com/in"}))
         .await
         .expect(200)
         .body;
@@ -135,11 +127,7 @@ async fn a_change_renames_or_moves_the_relay_but_never_changes_the_type() {
         ],
     )
     .await;
-    app.patch(
-        &path,
-        &app.key,
-        json!({"relay_url": "https://192.168.1.2/x"}),
-    )
+    app.patch(&path, json!({"relay_url": "https://192.168.1.2/x"}))
     .await
     .expect_error(422, "unsafe_url");
 }
@@ -150,11 +138,7 @@ async fn rotating_answers_a_new_secret() {
     let created = connect(&app, json!({"type": "chan_b", "relay_url": RELAY})).await;
     let id = created["id"].as_str().unwrap();
     let rotated = app
-        .post(
-            &format!("/channels/{id}/rotate-secret"),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/channels/{id}/rotate-secret"), json!({}))
         .await
         .expect(200)
         .body;
@@ -170,7 +154,7 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
     hook(&app, &rx.url, &["channel.*"]).await;
     let id = connected(&app, "chan_e").await;
     let deleted = app
-        .delete(&format!("/channels/{id}"), &app.key)
+        .delete(&format!("/channels/{id}"))
         .await
         .expect(200)
         .body;
@@ -178,10 +162,10 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
         deleted,
         json!({"object": "channel", "id": id, "deleted": true})
     );
-    app.get(&format!("/channels/{id}"), &app.key)
+    app.get(&format!("/channels/{id}"))
         .await
         .expect_error(404, "not_found");
-    app.delete(&format!("/channels/{id}"), &app.key)
+    app.delete(&format!("/channels/{id}"))
         .await
         .expect_error(404, "not_found");
     let event = rx.wait_for(1).await[0].json();
@@ -196,18 +180,18 @@ async fn unknown_or_foreign_ids_are_not_found_and_members_need_integrations() {
     let app = spawn_app().await;
     let id = connected(&app, "chan_a").await;
     for path in ["/channels/ch_unknown", "/channels/42"] {
-        app.get(path, &app.key).await.expect_error(404, "not_found");
+        app.get(path).await.expect_error(404, "not_found");
     }
     let (_, other_key) = app.new_workspace("Other").await;
-    app.get(&format!("/channels/{id}"), &other_key)
+    app.get_as(&other_key, &format!("/channels/{id}"))
         .await
         .expect_error(404, "not_found");
     let member = app.member_token("member", &["contacts"]).await;
-    app.get("/channels", &member)
+    app.get_as(&member, "/channels")
         .await
         .expect_error(403, "insufficient_permissions");
     let allowed = app.member_token("member", &["integrations"]).await;
-    app.get("/channels", &allowed).await.expect(200);
+    app.get_as(&allowed, "/channels").await.expect(200);
 }
 
 #[tokio::test]
@@ -217,7 +201,7 @@ async fn connections_survive_a_restart() {
     let app = app.restart().await;
     let id = created["id"].as_str().unwrap();
     let got = app
-        .get(&format!("/channels/{id}"), &app.key)
+        .get(&format!("/channels/{id}"))
         .await
         .expect(200)
         .body;

@@ -13,7 +13,7 @@ async fn a_fresh_data_folder_gets_a_default_workspace_and_a_working_key() {
     let app = spawn_app().await;
     assert!(app.workspace_id.starts_with("ws_"));
     assert!(app.key.starts_with("ai_"));
-    let me = app.get("/me", &app.key).await.expect(200);
+    let me = app.get("/me").await.expect(200);
     assert_eq!(me.body["workspaces"][0]["id"], app.workspace_id.as_str());
     assert_eq!(me.body["workspaces"][0]["name"], "Default");
     let _ = app
@@ -67,21 +67,17 @@ async fn a_non_json_content_type_is_400() {
 async fn unknown_fields_and_wrong_types_are_422_with_the_field_path() {
     let app = spawn_app().await;
     let r = app
-        .post("/tags", &app.key, json!({"name": "a", "colour": "chart-1"}))
+        .post("/tags", json!({"name": "a", "colour": "chart-1"}))
         .await
         .expect_error(422, "validation_failed");
     assert_eq!(r.paths(), ["colour"]);
     let r = app
-        .post("/tags", &app.key, json!({"name": 7}))
+        .post("/tags", json!({"name": 7}))
         .await
         .expect_error(422, "validation_failed");
     assert_eq!(r.paths(), ["name"]);
     let r = app
-        .post(
-            "/custom-fields",
-            &app.key,
-            json!({"label": "x", "options": [1]}),
-        )
+        .post("/custom-fields", json!({"label": "x", "options": [1]}))
         .await
         .expect_error(422, "validation_failed");
     assert_eq!(r.paths(), ["options[0]"]);
@@ -91,7 +87,7 @@ async fn unknown_fields_and_wrong_types_are_422_with_the_field_path() {
 async fn an_invalid_path_id_is_400() {
     let app = spawn_app().await;
     for id in ["abc", "-1", "0", "1.5"] {
-        app.delete(&format!("/tags/{id}"), &app.key)
+        app.delete(&format!("/tags/{id}"))
             .await
             .expect_error(400, "invalid_request");
     }
@@ -100,7 +96,7 @@ async fn an_invalid_path_id_is_400() {
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405_in_the_error_envelope() {
     let app = spawn_app().await;
-    app.get("/no-such-thing", &app.key)
+    app.get("/no-such-thing")
         .await
         .expect_error(404, "not_found");
     let r = app
@@ -123,13 +119,13 @@ async fn unknown_routes_are_404_and_wrong_methods_405_in_the_error_envelope() {
 #[tokio::test]
 async fn errors_carry_code_and_message_and_details_only_for_validation() {
     let app = spawn_app().await;
-    let r = app.get("/tags", "ai_nope").await.expect(401);
+    let r = app.get_as("ai_nope", "/tags").await.expect(401);
     assert!(r.body["error"]["message"]
         .as_str()
         .is_some_and(|m| !m.is_empty()));
     assert!(r.body["error"].get("details").is_none());
     assert_eq!(r.header("content-type"), Some("application/json"));
-    let r = app.post("/tags", &app.key, json!({})).await.expect(422);
+    let r = app.post("/tags", json!({})).await.expect(422);
     assert_eq!(r.body["error"]["details"][0]["path"], "name");
     assert!(r.body["error"]["details"][0]["message"].is_string());
 }
@@ -138,7 +134,7 @@ async fn errors_carry_code_and_message_and_details_only_for_validation() {
 async fn timestamps_are_utc_with_milliseconds() {
     let app = spawn_app().await;
     let tag = app
-        .post("/tags", &app.key, json!({"name": "t"}))
+        .post("/tags", json!({"name": "t"}))
         .await
         .expect(201);
     let created = tag.body["created_at"].as_str().unwrap();

@@ -14,22 +14,18 @@ use crate::sending::fast_relays;
 use crate::webhooks::{fast_webhooks, hook, spawn_webhook_app};
 
 async fn credits(app: &TestApp) -> Value {
-    app.get("/credits", &app.key).await.expect(200).body
+    app.get("/credits").await.expect(200).body
 }
 
 /// A conversation on `channel` with a new contact; its id.
 async fn conversation(app: &TestApp, channel: &str) -> u64 {
     let contact = app
-        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .expect(201)
         .body["id"]
         .clone();
-    app.post(
-        "/conversations",
-        &app.key,
-        json!({"contact_id": contact, "channel": channel}),
-    )
+    app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
     .await
     .expect(201)
     .body["id"]
@@ -38,11 +34,7 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
 }
 
 async fn reply(app: &TestApp, c: u64) -> Value {
-    app.post(
-        &format!("/conversations/{c}/messages"),
-        &app.key,
-        json!({"text": "hello"}),
-    )
+    app.post(&format!("/conversations/{c}/messages"), json!({"text": "hello"}))
     .await
     .expect(201)
     .body
@@ -85,11 +77,7 @@ async fn a_sent_message_uses_a_credit_and_a_failed_one_does_not() {
 
     let relay = TestReceiver::start().await;
     relay.respond_with(500);
-    app.post(
-        "/channels",
-        &app.key,
-        json!({"type": "chan_b", "relay_url": relay.url}),
-    )
+    app.post("/channels", json!({"type": "chan_b", "relay_url": relay.url}))
     .await
     .expect(201);
     let on_relay = conversation(&app, "chan_b").await;
@@ -185,11 +173,11 @@ async fn only_owners_admins_and_api_keys_read_credits() {
     let member = app
         .member_token("member", &["campaigns", "inbox", "integrations"])
         .await;
-    app.get("/credits", &member)
+    app.get_as(&member, "/credits")
         .await
         .expect_error(403, "insufficient_permissions");
     let admin = app.member_token("admin", &[]).await;
-    app.get("/credits", &admin).await.expect(200);
+    app.get_as(&admin, "/credits").await.expect(200);
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ async fn a_backlog_drains_as_fast_as_the_receiver_answers_not_per_tick() {
     let rx = TestReceiver::start().await;
     rx.answer_after(Duration::from_millis(100));
     hook(&app, &rx.url, &["tag.*"]).await;
-    let writes = (0..40).map(|i| app.post("/tags", &app.key, json!({"name": format!("t{i}")})));
+    let writes = (0..40).map(|i| app.post("/tags", json!({"name": format!("t{i}")})));
     for r in futures::future::join_all(writes).await {
         r.expect(201);
     }
@@ -59,7 +59,7 @@ async fn deliveries_spell_their_headers_as_the_spec_writes_them() {
     let app = spawn_webhook_app_with(|_| {}).await;
     let (url, heads) = raw_receiver().await;
     hook(&app, &url, &["tag.*"]).await;
-    app.post("/tags", &app.key, json!({"name": "VIP"}))
+    app.post("/tags", json!({"name": "VIP"}))
         .await
         .expect(201);
     for _ in 0..250 {
@@ -110,11 +110,7 @@ async fn a_host_name_that_resolves_to_a_private_address_is_refused_when_saved() 
     let name = loopback_name();
     let url = format!("https://{name}/hook");
     let refused = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": url, "events": ["tag.*"]}),
-        )
+        .post("/webhooks", json!({"url": url, "events": ["tag.*"]}))
         .await
         .expect_error(422, "unsafe_url");
     assert!(refused.body["error"]["message"]
@@ -123,15 +119,11 @@ async fn a_host_name_that_resolves_to_a_private_address_is_refused_when_saved() 
         .contains(&name));
 
     let ok = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": "https://hooks.example.com/in", "events": ["tag.*"]}),
-        )
+        .post("/webhooks", json!({"url": "https://hooks.example.com/in", "events": ["tag.*"]}))
         .await
         .expect(201);
     let id = ok.body["id"].as_str().unwrap().to_string();
-    app.patch(&format!("/webhooks/{id}"), &app.key, json!({"url": url}))
+    app.patch(&format!("/webhooks/{id}"), json!({"url": url}))
         .await
         .expect_error(422, "unsafe_url");
 }

@@ -106,7 +106,7 @@ fn workspace(app: &TestApp) -> WorkspaceId {
 #[tokio::test]
 async fn a_failed_workspace_actor_restarts_from_the_store() {
     let app = spawn_app().await;
-    app.post("/tags", &app.key, json!({"name": "before"}))
+    app.post("/tags", json!({"name": "before"}))
         .await
         .expect(201);
     let state = &app.app.as_ref().unwrap().state;
@@ -128,9 +128,9 @@ async fn a_failed_workspace_actor_restarts_from_the_store() {
         assert!(tokio::time::Instant::now() < deadline, "failure noticed");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let tags = app.get("/tags", &app.key).await.expect(200);
+    let tags = app.get("/tags").await.expect(200);
     assert_eq!(tags.body["data"][0]["name"], "before");
-    app.post("/tags", &app.key, json!({"name": "after"}))
+    app.post("/tags", json!({"name": "after"}))
         .await
         .expect(201);
 }
@@ -138,7 +138,7 @@ async fn a_failed_workspace_actor_restarts_from_the_store() {
 #[tokio::test]
 async fn idle_workspace_actors_stop_and_come_back_on_the_next_request() {
     let app = spawn_app_with(|s| s.actor_idle = Duration::from_millis(50)).await;
-    app.post("/tags", &app.key, json!({"name": "kept"}))
+    app.post("/tags", json!({"name": "kept"}))
         .await
         .expect(201);
     let registry = &app.app.as_ref().unwrap().state.registry;
@@ -154,7 +154,7 @@ async fn idle_workspace_actors_stop_and_come_back_on_the_next_request() {
             .load(std::sync::atomic::Ordering::Relaxed)
             >= 1
     );
-    let tags = app.get("/tags", &app.key).await.expect(200);
+    let tags = app.get("/tags").await.expect(200);
     assert_eq!(tags.body["data"][0]["name"], "kept");
     assert_eq!(registry.live(), 1);
 }

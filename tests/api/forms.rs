@@ -20,7 +20,7 @@ fn intake() -> Value {
 async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
     let app = spawn_app().await;
     let form = app
-        .post("/forms", &app.key, intake())
+        .post("/forms", intake())
         .await
         .expect(201)
         .body;
@@ -29,61 +29,57 @@ async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
     assert_fields(&form["fields"][1], "key label type required options");
     assert_eq!(form["fields"][0]["options"], json!([]));
     let path = format!("/forms/{}", form["id"]);
-    assert_eq!(app.get(&path, &app.key).await.expect(200).body, form);
+    assert_eq!(app.get(&path).await.expect(200).body, form);
     invalid(
-        app.post(
-            "/forms",
-            &app.key,
-            json!({"name": "x", "fields": [{"key": "Bad Key", "label": "l", "type": "text"}]}),
-        )
+        app.post("/forms", json!({"name": "x", "fields": [{"key": "Bad Key", "label": "l", "type": "text"}]}))
         .await,
         "fields[0].key",
     );
     invalid(
-        app.post("/forms", &app.key, json!({"name": "x", "fields": [{"key": "pick", "label": "l", "type": "select", "options": []}]}))
+        app.post("/forms", json!({"name": "x", "fields": [{"key": "pick", "label": "l", "type": "select", "options": []}]}))
             .await,
         "fields[0].options",
     );
     invalid(
-        app.post("/forms", &app.key, json!({"name": "x", "fields": []}))
+        app.post("/forms", json!({"name": "x", "fields": []}))
             .await,
         "fields",
     );
-    invalid(app.patch(&path, &app.key, json!({})).await, "");
+    invalid(app.patch(&path, json!({})).await, "");
 
     let reader = app.member_token("member", &["contacts"]).await;
-    app.get(&path, &reader).await.expect(200);
-    app.post("/forms", &reader, intake())
+    app.get_as(&reader, &path).await.expect(200);
+    app.post_as(&reader, "/forms", intake())
         .await
         .expect_error(403, "insufficient_permissions");
-    app.patch(&path, &reader, json!({"name": "Mine"}))
+    app.patch_as(&reader, &path, json!({"name": "Mine"}))
         .await
         .expect_error(403, "insufficient_permissions");
     let outsider = app.member_token("member", &["orders"]).await;
-    app.get("/forms", &outsider)
+    app.get_as(&outsider, "/forms")
         .await
         .expect_error(403, "insufficient_permissions");
 
     let renamed = app
-        .patch(&path, &app.key, json!({"name": "Welcome"}))
+        .patch(&path, json!({"name": "Welcome"}))
         .await
         .expect(200)
         .body;
     assert_eq!(renamed["name"], "Welcome");
     assert_eq!(renamed["fields"], form["fields"]);
-    let gone = app.delete(&path, &app.key).await.expect(200).body;
+    let gone = app.delete(&path).await.expect(200).body;
     assert_eq!(
         gone,
         json!({"object": "form", "id": form["id"], "deleted": true})
     );
-    not_found(app.get(&path, &app.key).await);
+    not_found(app.get(&path).await);
 }
 
 #[tokio::test]
 async fn a_submission_checks_its_values_and_contact() {
     let app = spawn_app().await;
     let form = app
-        .post("/forms", &app.key, intake())
+        .post("/forms", intake())
         .await
         .expect(201)
         .body;
@@ -117,19 +113,11 @@ async fn a_submission_checks_its_values_and_contact() {
     ];
     refusals(&app, reqwest::Method::POST, &path, cases).await;
     not_found(
-        app.post(
-            "/forms/999/submissions",
-            &app.key,
-            json!({"contact": who, "values": {"topic": "x"}}),
-        )
+        app.post("/forms/999/submissions", json!({"contact": who, "values": {"topic": "x"}}))
         .await,
     );
     let s = app
-        .post(
-            &path,
-            &app.key,
-            json!({"contact": who, "values": {"topic": "prices", "size": "M", "guests": 4}}),
-        )
+        .post(&path, json!({"contact": who, "values": {"topic": "prices", "size": "M", "guests": 4}}))
         .await
         .expect(201)
         .body;
@@ -139,7 +127,7 @@ async fn a_submission_checks_its_values_and_contact() {
         s["values"],
         json!({"topic": "prices", "size": "M", "guests": 4})
     );
-    let listed_now = listed(app.get(&path, &app.key).await.expect(200));
+    let listed_now = listed(app.get(&path).await.expect(200));
     assert_eq!(listed_now, [s]);
 }
 
@@ -147,17 +135,13 @@ async fn a_submission_checks_its_values_and_contact() {
 async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
     let app = spawn_webhook_app().await;
     let form = app
-        .post("/forms", &app.key, intake())
+        .post("/forms", intake())
         .await
         .expect(201)
         .body;
     let path = format!("/forms/{}/submissions", form["id"]);
     let known = app
-        .post(
-            "/contacts",
-            &app.key,
-            json!({"first_name": "Ann", "phone": "+15550100"}),
-        )
+        .post("/contacts", json!({"first_name": "Ann", "phone": "+15550100"}))
         .await
         .expect(201)
         .body;
@@ -172,17 +156,13 @@ async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
 
     // A known phone, written another way: Ann, who gains the email she lacked.
     let s = app
-        .post(
-            &path,
-            &app.key,
-            json!({"contact": {"name": "Ann Lee", "phone": "+1 555 0100", "email": "ann@example.com"}, "values": {"topic": "hours"}}),
-        )
+        .post(&path, json!({"contact": {"name": "Ann Lee", "phone": "+1 555 0100", "email": "ann@example.com"}, "values": {"topic": "hours"}}))
         .await
         .expect(201)
         .body;
     assert_eq!(s["contact_id"], known["id"]);
     let ann = app
-        .get(&format!("/contacts/{}", known["id"]), &app.key)
+        .get(&format!("/contacts/{}", known["id"]))
         .await
         .expect(200)
         .body;
@@ -190,16 +170,12 @@ async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
     assert_eq!(ann["first_name"], "Ann");
     // Someone new: a contact with the split name.
     let t = app
-        .post(
-            &path,
-            &app.key,
-            json!({"contact": {"name": "Mary Ann Moss", "email": "mary@example.com"}, "values": {"topic": "prices"}}),
-        )
+        .post(&path, json!({"contact": {"name": "Mary Ann Moss", "email": "mary@example.com"}, "values": {"topic": "prices"}}))
         .await
         .expect(201)
         .body;
     let mary = app
-        .get(&format!("/contacts/{}", t["contact_id"]), &app.key)
+        .get(&format!("/contacts/{}", t["contact_id"]))
         .await
         .expect(200)
         .body;

@@ -326,36 +326,53 @@ impl TestApp {
         r.json().await.expect("document is JSON")
     }
 
-    pub async fn get(&self, path: &str, token: &str) -> Resp {
+    /// GET with the workspace's API key.
+    pub async fn get(&self, path: &str) -> Resp {
+        self.get_as(&self.key, path).await
+    }
+
+    /// POST with the workspace's API key.
+    pub async fn post(&self, path: &str, body: Value) -> Resp {
+        self.post_as(&self.key, path, body).await
+    }
+
+    /// PATCH with the workspace's API key.
+    pub async fn patch(&self, path: &str, body: Value) -> Resp {
+        self.patch_as(&self.key, path, body).await
+    }
+
+    /// PUT with the workspace's API key.
+    pub async fn put(&self, path: &str, body: Value) -> Resp {
+        self.put_as(&self.key, path, body).await
+    }
+
+    /// DELETE with the workspace's API key.
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.delete_as(&self.key, path).await
+    }
+
+    pub async fn get_as(&self, token: &str, path: &str) -> Resp {
         self.call(Method::GET, path).token(token).send().await
     }
 
-    pub async fn post(&self, path: &str, token: &str, body: Value) -> Resp {
-        self.call(Method::POST, path)
-            .token(token)
-            .json(body)
-            .send()
-            .await
+    pub async fn post_as(&self, token: &str, path: &str, body: Value) -> Resp {
+        self.with_body(Method::POST, token, path, body).await
     }
 
-    pub async fn patch(&self, path: &str, token: &str, body: Value) -> Resp {
-        self.call(Method::PATCH, path)
-            .token(token)
-            .json(body)
-            .send()
-            .await
+    pub async fn patch_as(&self, token: &str, path: &str, body: Value) -> Resp {
+        self.with_body(Method::PATCH, token, path, body).await
     }
 
-    pub async fn put(&self, path: &str, token: &str, body: Value) -> Resp {
-        self.call(Method::PUT, path)
-            .token(token)
-            .json(body)
-            .send()
-            .await
+    pub async fn put_as(&self, token: &str, path: &str, body: Value) -> Resp {
+        self.with_body(Method::PUT, token, path, body).await
     }
 
-    pub async fn delete(&self, path: &str, token: &str) -> Resp {
+    pub async fn delete_as(&self, token: &str, path: &str) -> Resp {
         self.call(Method::DELETE, path).token(token).send().await
+    }
+
+    async fn with_body(&self, method: Method, token: &str, path: &str, body: Value) -> Resp {
+        self.call(method, path).token(token).json(body).send().await
     }
 
     pub async fn admin_post(&self, path: &str, body: Value) -> Resp {
@@ -693,7 +710,7 @@ pub async fn walk_pages(app: &TestApp, path: &str, limit: usize) -> (Vec<usize>,
     let (mut sizes, mut ids) = (Vec::new(), Vec::new());
     let mut url = first.clone();
     for _ in 0..1_000 {
-        let page = app.get(&url, &app.key).await.expect(200).body;
+        let page = app.get(&url).await.expect(200).body;
         let data = page["data"].as_array().expect("data");
         sizes.push(data.len());
         ids.extend(data.iter().map(|v| v["id"].as_u64().expect("integer id")));

@@ -17,7 +17,7 @@ async fn post_with_key(app: &TestApp, token: &str, key: &str, body: serde_json::
 }
 
 async fn tag_count(app: &TestApp, token: &str) -> usize {
-    app.get("/tags", token).await.expect(200).body["data"]
+    app.get_as(token, "/tags").await.expect(200).body["data"]
         .as_array()
         .unwrap()
         .len()
@@ -147,7 +147,7 @@ async fn a_key_is_forgotten_after_its_ttl() {
 async fn only_post_requests_use_the_key() {
     let app = spawn_app().await;
     let tag = app
-        .post("/tags", &app.key, json!({"name": "a"}))
+        .post("/tags", json!({"name": "a"}))
         .await
         .expect(201);
     let id = tag.body["id"].as_u64().unwrap();

@@ -35,12 +35,12 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
     let app = spawn_app().await;
     let contact = new_contact(&app, json!({"first_name": "Ann"})).await;
     let product = app
-        .post("/products", &app.key, json!({"name": "Teapot"}))
+        .post("/products", json!({"name": "Teapot"}))
         .await
         .expect(201)
         .body;
     let tag = app
-        .post("/tags", &app.key, json!({"name": "fine"}))
+        .post("/tags", json!({"name": "fine"}))
         .await
         .expect(201)
         .body;
@@ -100,7 +100,7 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
         "no unfit tag was made"
     );
     let got = app
-        .get(&format!("/contacts/{}", contact["id"]), &app.key)
+        .get(&format!("/contacts/{}", contact["id"]))
         .await
         .expect(200)
         .body;
@@ -112,7 +112,7 @@ async fn invisible_characters_inside_a_visible_name_are_kept() {
     let app = spawn_app().await;
     let joined = "a\u{200D}b";
     let t = app
-        .post("/tags", &app.key, json!({ "name": joined }))
+        .post("/tags", json!({ "name": joined }))
         .await
         .expect(201)
         .body;
@@ -124,15 +124,15 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     let app = spawn_app().await;
     assert_ne!(CAFE_NFC, CAFE_NFD, "two byte sequences");
     let tag = app
-        .post("/tags", &app.key, json!({ "name": CAFE_NFD }))
+        .post("/tags", json!({ "name": CAFE_NFD }))
         .await
         .expect(201)
         .body;
     assert_eq!(tag["name"], CAFE_NFC, "stored in NFC");
-    app.post("/tags", &app.key, json!({ "name": CAFE_NFC }))
+    app.post("/tags", json!({ "name": CAFE_NFC }))
         .await
         .expect_error(409, "conflict");
-    app.post("/tags", &app.key, json!({"name": "CAFE\u{301}"}))
+    app.post("/tags", json!({"name": "CAFE\u{301}"}))
         .await
         .expect_error(409, "conflict");
 
@@ -145,25 +145,21 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     assert_eq!(tags_of(&c), [CAFE_NFC], "the existing tag is reused");
     assert_eq!(workspace_tags(&app).await, [CAFE_NFC]);
     let tagged = app
-        .get(&format!("/contacts?tag={}", enc(CAFE_NFD)), &app.key)
+        .get(&format!("/contacts?tag={}", enc(CAFE_NFD)))
         .await
         .expect(200)
         .body;
     assert_eq!(tagged["data"][0]["id"], c["id"], "found by either spelling");
 
-    app.post("/closing-notes", &app.key, json!({ "name": CAFE_NFD }))
+    app.post("/closing-notes", json!({ "name": CAFE_NFD }))
         .await
         .expect(201);
-    app.post("/closing-notes", &app.key, json!({ "name": CAFE_NFC }))
+    app.post("/closing-notes", json!({ "name": CAFE_NFC }))
         .await
         .expect_error(409, "conflict");
 
     let field = app
-        .post(
-            "/custom-fields",
-            &app.key,
-            json!({"label": CAFE_NFD, "key": "drink", "type": "select", "options": [CAFE_NFD, "tea"]}),
-        )
+        .post("/custom-fields", json!({"label": CAFE_NFD, "key": "drink", "type": "select", "options": [CAFE_NFD, "tea"]}))
         .await
         .expect(201)
         .body;
@@ -176,22 +172,18 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     .await;
     assert_eq!(d["custom_fields"]["drink"], CAFE_NFC);
     let twice = app
-        .post(
-            "/custom-fields",
-            &app.key,
-            json!({"label": "Drinks", "type": "multi_select", "options": [CAFE_NFC, CAFE_NFD]}),
-        )
+        .post("/custom-fields", json!({"label": "Drinks", "type": "multi_select", "options": [CAFE_NFC, CAFE_NFD]}))
         .await;
     invalid(twice, "options[1]");
 
     let p = app
-        .post("/products", &app.key, json!({ "name": CAFE_NFD }))
+        .post("/products", json!({ "name": CAFE_NFD }))
         .await
         .expect(201)
         .body;
     assert_eq!(p["name"], CAFE_NFC);
     let found = listed(
-        app.get(&format!("/products?search={}", enc(CAFE_NFD)), &app.key)
+        app.get(&format!("/products?search={}", enc(CAFE_NFD)))
             .await,
     );
     assert_eq!(found.len(), 1, "found by either spelling");
@@ -201,11 +193,7 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
 async fn product_prices_stop_at_the_order_amount_ceiling() {
     let app = spawn_app().await;
     let p = app
-        .post(
-            "/products",
-            &app.key,
-            json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}),
-        )
+        .post("/products", json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}))
         .await
         .expect(201)
         .body;
@@ -238,22 +226,14 @@ async fn negative_zero_is_answered_as_zero() {
     let app = spawn_app().await;
     let (minus_zero, minus_zero_int) = (number("-0.0"), number("-0"));
     let p = app
-        .post(
-            "/products",
-            &app.key,
-            json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}),
-        )
+        .post("/products", json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}))
         .await
         .expect(201)
         .body;
     assert_eq!(text_of(&p["price"]), "0.0");
     assert_eq!(text_of(&p["original_price"]), "0.0");
 
-    app.post(
-        "/custom-fields",
-        &app.key,
-        json!({"label": "Score", "type": "number"}),
-    )
+    app.post("/custom-fields", json!({"label": "Score", "type": "number"}))
     .await
     .expect(201);
     let c = new_contact(
@@ -264,14 +244,10 @@ async fn negative_zero_is_answered_as_zero() {
     assert_eq!(text_of(&c["custom_fields"]["score"]), "0");
 
     let o = app
-        .post(
-            "/orders",
-            &app.key,
-            json!({
+        .post("/orders", json!({
                 "contact_id": c["id"], "paid_amount": minus_zero, "shipping_fee": minus_zero_int,
                 "items": [{"name": "Gift", "quantity": 1, "unit_price": minus_zero}]
-            }),
-        )
+            }))
         .await
         .expect(201)
         .body;
@@ -294,7 +270,7 @@ async fn a_contact_is_not_created_from_nothing() {
         json!({"source": "import", "country_code": "DE", "custom_fields": {}}),
         json!({"first_name": null, "email": null}),
     ] {
-        let r = app.post("/contacts", &app.key, body.clone()).await;
+        let r = app.post("/contacts", body.clone()).await;
         let r = r.expect_error(422, "validation_failed");
         assert_eq!(r.paths(), [""], "POST /contacts {body}: {}", r.body);
     }
@@ -306,7 +282,7 @@ async fn a_contact_is_not_created_from_nothing() {
         .await;
     empty.expect_error(422, "validation_failed");
     assert_eq!(
-        listed(app.get("/contacts", &app.key).await),
+        listed(app.get("/contacts").await),
         Vec::<Value>::new()
     );
     assert_eq!(workspace_tags(&app).await, Vec::<String>::new());

@@ -8,14 +8,14 @@ use crate::helpers::*;
 /// The app with the AI off, so that a conversation holds only what the test sends.
 async fn quiet_app() -> TestApp {
     let app = spawn_app().await;
-    app.patch("/ai-settings", &app.key, json!({"enabled": false}))
+    app.patch("/ai-settings", json!({"enabled": false}))
         .await
         .expect(200);
     app
 }
 
 async fn post_message(app: &TestApp, body: Value) -> Resp {
-    app.post("/messages", &app.key, body).await
+    app.post("/messages", body).await
 }
 
 /// A legacy error: the status and a `{message}` body, nothing else.
@@ -49,7 +49,7 @@ async fn a_message_from_new_details_creates_the_contact_and_a_conversation() {
     let (conv, msg, contact) = ids(&r);
 
     let c = app
-        .get(&format!("/contacts/{contact}"), &app.key)
+        .get(&format!("/contacts/{contact}"))
         .await
         .expect(200)
         .body;
@@ -59,14 +59,14 @@ async fn a_message_from_new_details_creates_the_contact_and_a_conversation() {
     );
     assert_eq!(c["channel"], "api");
     let conversation = app
-        .get(&format!("/conversations/{conv}"), &app.key)
+        .get(&format!("/conversations/{conv}"))
         .await
         .expect(200)
         .body;
     assert_eq!(conversation["channel"], "api");
     assert_eq!(conversation["message_count"], 1);
     let messages = listed(
-        app.get(&format!("/conversations/{conv}/messages"), &app.key)
+        app.get(&format!("/conversations/{conv}/messages"))
             .await,
     );
     assert_eq!(messages[0]["id"], msg);
@@ -101,13 +101,13 @@ async fn a_closed_conversation_reopens_and_another_channel_gets_its_own() {
     )
     .await;
     let (conv, _, contact) = ids(&first);
-    app.post(&format!("/conversations/{conv}/close"), &app.key, json!({}))
+    app.post(&format!("/conversations/{conv}/close"), json!({}))
         .await
         .expect(200);
     let again = post_message(&app, json!({"contact_id": contact, "text": "two"})).await;
     assert_eq!(ids(&again).0, conv);
     let c = app
-        .get(&format!("/conversations/{conv}"), &app.key)
+        .get(&format!("/conversations/{conv}"))
         .await
         .expect(200)
         .body;
@@ -179,11 +179,7 @@ async fn bad_input_answers_with_a_message() {
     legacy_error(anonymous, 401);
     let no_inbox = app.member_token("member", &["contacts"]).await;
     legacy_error(
-        app.post(
-            "/messages",
-            &no_inbox,
-            json!({"contact_id": 1, "text": "x"}),
-        )
+        app.post_as(&no_inbox, "/messages", json!({"contact_id": 1, "text": "x"}))
         .await,
         403,
     );
@@ -199,13 +195,13 @@ async fn a_repeated_message_id_answers_the_same_ids_and_stores_nothing_new() {
     assert_eq!(ids(&again), ids(&first));
     let conv = ids(&first).0;
     let c = app
-        .get(&format!("/conversations/{conv}"), &app.key)
+        .get(&format!("/conversations/{conv}"))
         .await
         .expect(200)
         .body;
     assert_eq!(c["message_count"], 1);
     let messages = listed(
-        app.get(&format!("/conversations/{conv}/messages"), &app.key)
+        app.get(&format!("/conversations/{conv}/messages"))
             .await,
     );
     assert_eq!(messages[0]["external_id"], "m-1");
@@ -269,9 +265,9 @@ async fn legacy_routes_do_not_count_against_the_rate_limit() {
         assert_eq!(r.status, 202);
         assert!(r.header("ratelimit-limit").is_none());
     }
-    app.get("/tags", &app.key).await.expect(200);
-    app.get("/tags", &app.key).await.expect(200);
-    app.get("/tags", &app.key)
+    app.get("/tags").await.expect(200);
+    app.get("/tags").await.expect(200);
+    app.get("/tags")
         .await
         .expect_error(429, "rate_limited");
 }

@@ -65,7 +65,7 @@ async fn listen_prints_and_forwards_a_triggered_event_signed_and_removes_its_end
         .find(|w| w.starts_with("whsec_"))
         .unwrap_or_else(|| panic!("no secret in {ready}"))
         .to_string();
-    let endpoints = listed(app.get("/webhooks", &app.key).await);
+    let endpoints = listed(app.get("/webhooks").await);
     assert_eq!(endpoints.len(), 1);
     assert!(
         ready.contains(endpoints[0]["id"].as_str().unwrap()),
@@ -108,7 +108,7 @@ async fn listen_prints_and_forwards_a_triggered_event_signed_and_removes_its_end
     assert!(printed.contains("signature verified"), "{printed}");
     assert!(printed.contains("[200]"), "{printed}");
     eventually("the delivery is recorded as delivered", async || {
-        listed(app.get("/webhooks", &app.key).await)[0]["last_delivery"]["delivered"] == true
+        listed(app.get("/webhooks").await)[0]["last_delivery"]["delivered"] == true
     })
     .await;
 
@@ -125,7 +125,7 @@ async fn listen_prints_and_forwards_a_triggered_event_signed_and_removes_its_end
         .expect("exits after Ctrl-C")
         .unwrap();
     assert!(exit.success(), "{exit:?}");
-    assert!(listed(app.get("/webhooks", &app.key).await).is_empty());
+    assert!(listed(app.get("/webhooks").await).is_empty());
 }
 
 #[tokio::test]
@@ -151,7 +151,7 @@ async fn listen_refuses_to_start_without_the_admin_token() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot create the endpoint: 401"), "{err}");
-    assert!(listed(app.get("/webhooks", &app.key).await).is_empty());
+    assert!(listed(app.get("/webhooks").await).is_empty());
 }
 
 #[tokio::test]
@@ -160,11 +160,7 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
     let path = format!("/admin/workspaces/{}/webhooks", app.workspace_id);
     let loopback = json!({"url": "http://127.0.0.1:9/hook", "events": ["*"]});
 
-    app.post(
-        "/webhooks",
-        &app.key,
-        json!({"url": "https://127.0.0.1:9/hook", "events": ["*"]}),
-    )
+    app.post("/webhooks", json!({"url": "https://127.0.0.1:9/hook", "events": ["*"]}))
     .await
     .expect_error(422, "unsafe_url");
     app.call(Method::POST, "/webhooks")
@@ -205,11 +201,7 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
     .expect_error(422, "validation_failed");
 
     // An API key cannot move the operator's endpoint to another loopback address.
-    app.patch(
-        &format!("/webhooks/{id}"),
-        &app.key,
-        json!({"url": "https://127.0.0.2/hook"}),
-    )
+    app.patch(&format!("/webhooks/{id}"), json!({"url": "https://127.0.0.2/hook"}))
     .await
     .expect_error(422, "unsafe_url");
 
@@ -240,11 +232,7 @@ async fn a_loopback_delivery_goes_out_for_the_operators_endpoint_only() {
     let (api_receiver, operator_receiver) =
         (TestReceiver::start().await, TestReceiver::start().await);
     let api_endpoint = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": api_receiver.url, "events": ["tag.created"]}),
-        )
+        .post("/webhooks", json!({"url": api_receiver.url, "events": ["tag.created"]}))
         .await
         .expect(201)
         .body["id"]
@@ -268,7 +256,7 @@ async fn a_loopback_delivery_goes_out_for_the_operators_endpoint_only() {
             .allow_private
     );
 
-    app.post("/tags", &app.key, json!({"name": "after-restart"}))
+    app.post("/tags", json!({"name": "after-restart"}))
         .await
         .expect(201);
     operator_receiver.wait_for(1).await;
@@ -276,7 +264,7 @@ async fn a_loopback_delivery_goes_out_for_the_operators_endpoint_only() {
         "the API key's endpoint records a refused attempt",
         async || {
             let e = app
-                .get(&format!("/webhooks/{api_endpoint}"), &app.key)
+                .get(&format!("/webhooks/{api_endpoint}"))
                 .await
                 .body;
             e["last_delivery"]["error"]

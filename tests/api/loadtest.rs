@@ -283,7 +283,7 @@ async fn the_process_route_answers_cpu_time_and_memory_to_the_operator_only() {
     assert!(resident > 0 && peak >= resident, "{}", before.body);
     // Cumulative: the server's work in between never makes it go back.
     for i in 0..50 {
-        app.post("/tags", &app.key, json!({ "name": format!("t{i}") }))
+        app.post("/tags", json!({ "name": format!("t{i}") }))
             .await
             .expect(201);
     }

@@ -61,11 +61,11 @@ async fn metrics_move_when_traffic_flows() {
         .unwrap_or(0.0)
     };
     for i in 0..3 {
-        app.post("/tags", &app.key, json!({"name": format!("t{i}")}))
+        app.post("/tags", json!({"name": format!("t{i}")}))
             .await
             .expect(201);
     }
-    app.get("/tags", &app.key)
+    app.get("/tags")
         .await
         .expect_error(429, "rate_limited");
     let after = scrape(&app).await;
@@ -138,10 +138,10 @@ async fn idempotent_replays_and_conflicts_are_counted() {
 #[tokio::test]
 async fn live_actors_are_listed_with_depth_handled_count_and_last_activity() {
     let app = spawn_app().await;
-    app.post("/tags", &app.key, json!({"name": "x"}))
+    app.post("/tags", json!({"name": "x"}))
         .await
         .expect(201);
-    app.get("/tags", &app.key).await.expect(200);
+    app.get("/tags").await.expect(200);
     let r = app
         .admin_call(Method::GET, "/admin/actors")
         .send()
@@ -164,15 +164,15 @@ async fn live_actors_are_listed_with_depth_handled_count_and_last_activity() {
 #[tokio::test]
 async fn workspace_stats_count_records_and_last_minute_traffic() {
     let app = spawn_app_with(|s| s.rate_limit_per_minute = 4).await;
-    app.post("/contacts", &app.key, json!({"first_name": "Ann"}))
+    app.post("/contacts", json!({"first_name": "Ann"}))
         .await
         .expect(201);
-    app.post("/products", &app.key, json!({"name": "Tea"}))
+    app.post("/products", json!({"name": "Tea"}))
         .await
         .expect(201);
-    app.get("/tags", &app.key).await.expect(200);
-    app.get("/tags", &app.key).await.expect(200);
-    app.get("/tags", &app.key)
+    app.get("/tags").await.expect(200);
+    app.get("/tags").await.expect(200);
+    app.get("/tags")
         .await
         .expect_error(429, "rate_limited");
     let path = format!("/admin/workspaces/{}/stats", app.workspace_id);
@@ -194,7 +194,7 @@ async fn workspace_stats_count_records_and_last_minute_traffic() {
 #[tokio::test]
 async fn every_response_carries_a_request_id_and_a_given_one_is_kept() {
     let app = spawn_app().await;
-    let r = app.get("/tags", &app.key).await.expect(200);
+    let r = app.get("/tags").await.expect(200);
     assert!(r.header("x-request-id").unwrap().starts_with("req_"));
     let r = app
         .call(Method::GET, "/tags")
@@ -204,7 +204,7 @@ async fn every_response_carries_a_request_id_and_a_given_one_is_kept() {
         .await
         .expect(200);
     assert_eq!(r.header("x-request-id"), Some("trace-abc-123"));
-    let r = app.get("/nope", &app.key).await.expect(404);
+    let r = app.get("/nope").await.expect(404);
     assert!(r.header("x-request-id").is_some());
 }
 

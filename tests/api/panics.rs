@@ -25,7 +25,7 @@ async fn a_handler_panic_answers_the_500_envelope_and_the_service_lives_on() {
         !body.to_string().contains("asked for"),
         "the cause stays in the log"
     );
-    app.get("/tags", &app.key).await.expect(200);
+    app.get("/tags").await.expect(200);
 }
 
 #[tokio::test]
@@ -43,7 +43,7 @@ async fn the_test_hook_is_absent_unless_asked_for() {
 #[tokio::test]
 async fn a_panicking_workspace_actor_comes_back_from_the_store() {
     let app = spawn_app().await;
-    app.post("/tags", &app.key, json!({"name": "before"}))
+    app.post("/tags", json!({"name": "before"}))
         .await
         .expect(201);
     let state = &app.app.as_ref().unwrap().state;
@@ -64,9 +64,9 @@ async fn a_panicking_workspace_actor_comes_back_from_the_store() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let tags = app.get("/tags", &app.key).await.expect(200);
+    let tags = app.get("/tags").await.expect(200);
     assert_eq!(tags.body["data"][0]["name"], "before");
-    app.post("/tags", &app.key, json!({"name": "after"}))
+    app.post("/tags", json!({"name": "after"}))
         .await
         .expect(201);
 }

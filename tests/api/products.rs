@@ -38,15 +38,15 @@ fn named(extra: Value) -> Value {
 }
 
 async fn create(app: &TestApp, body: Value) -> Value {
-    app.post(PRODUCTS, &app.key, body).await.expect(201).body
+    app.post(PRODUCTS, body).await.expect(201).body
 }
 
 async fn get(app: &TestApp, p: &Value) -> Value {
-    app.get(&at(p), &app.key).await.expect(200).body
+    app.get(&at(p)).await.expect(200).body
 }
 
 async fn list_ids(app: &TestApp, query: &str) -> Vec<u64> {
-    let r = app.get(&format!("{PRODUCTS}{query}"), &app.key).await;
+    let r = app.get(&format!("{PRODUCTS}{query}")).await;
     listed(r).iter().map(id).collect()
 }
 
@@ -142,12 +142,12 @@ async fn a_product_with_only_a_name_has_empty_optional_fields() {
 async fn the_source_cannot_be_sent() {
     let app = spawn_app().await;
     invalid(
-        app.post(PRODUCTS, &app.key, named(json!({"source": "store_a"})))
+        app.post(PRODUCTS, named(json!({"source": "store_a"})))
             .await,
         "source",
     );
     invalid(
-        app.post(PRODUCTS, &app.key, named(json!({"colour": "red"})))
+        app.post(PRODUCTS, named(json!({"colour": "red"})))
             .await,
         "colour",
     );
@@ -365,7 +365,7 @@ async fn products_are_listed_newest_first_in_pages() {
     }
     let newest_first: Vec<u64> = made.iter().rev().copied().collect();
 
-    let all = app.get(PRODUCTS, &app.key).await.expect(200).body;
+    let all = app.get(PRODUCTS).await.expect(200).body;
     assert_eq!(all["object"], "list");
     assert_eq!(all["has_more"], false);
     assert!(all["next_cursor"].is_null(), "{all}");
@@ -379,11 +379,11 @@ async fn products_are_listed_newest_first_in_pages() {
 
     for bad in ["0", "101", "x"] {
         invalid(
-            app.get(&format!("{PRODUCTS}?limit={bad}"), &app.key).await,
+            app.get(&format!("{PRODUCTS}?limit={bad}")).await,
             "limit",
         );
     }
-    app.get(&format!("{PRODUCTS}?starting_after=%%%"), &app.key)
+    app.get(&format!("{PRODUCTS}?starting_after=%%%"))
         .await
         .expect_error(400, "invalid_request");
 }
@@ -413,7 +413,7 @@ async fn search_matches_text_within_the_name_in_any_case() {
     assert!(list_ids(&app, "?search=coffee").await.is_empty());
     // Search and pages work together.
     let page = app
-        .get(&format!("{PRODUCTS}?search=tea&limit=2"), &app.key)
+        .get(&format!("{PRODUCTS}?search=tea&limit=2"))
         .await
         .expect(200)
         .body;
@@ -429,11 +429,11 @@ async fn search_matches_text_within_the_name_in_any_case() {
     );
     let long = "a".repeat(201);
     invalid(
-        app.get(&format!("{PRODUCTS}?search={long}"), &app.key)
+        app.get(&format!("{PRODUCTS}?search={long}"))
             .await,
         "search",
     );
-    app.get(&format!("{PRODUCTS}?search={}", "a".repeat(200)), &app.key)
+    app.get(&format!("{PRODUCTS}?search={}", "a".repeat(200)))
         .await
         .expect(200);
 }
@@ -470,7 +470,7 @@ async fn products_filter_by_stock_and_source() {
         ("source=MANUAL", "source"),
         ("source=api", "source"),
     ] {
-        let r = app.get(&format!("{PRODUCTS}?{query}"), &app.key).await;
+        let r = app.get(&format!("{PRODUCTS}?{query}")).await;
         let got = (r.status, r.code().to_string(), r.paths());
         assert_eq!(
             got,
@@ -486,7 +486,7 @@ async fn a_product_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
-        .post(PRODUCTS, &other_key, json!({"name": "Elsewhere"}))
+        .post_as(&other_key, PRODUCTS, json!({"name": "Elsewhere"}))
         .await
         .expect(201)
         .body;
@@ -495,18 +495,18 @@ async fn a_product_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     assert_fields(&read, PRODUCT_FIELDS);
     assert_eq!(read, p);
 
-    not_found(app.get(&format!("{PRODUCTS}/999999999"), &app.key).await);
-    not_found(app.get(&at(&foreign), &app.key).await);
+    not_found(app.get(&format!("{PRODUCTS}/999999999")).await);
+    not_found(app.get(&at(&foreign)).await);
     not_found(
-        app.patch(&at(&foreign), &app.key, json!({"name": "Mine"}))
+        app.patch(&at(&foreign), json!({"name": "Mine"}))
             .await,
     );
-    not_found(app.delete(&at(&foreign), &app.key).await);
-    let still = app.get(&at(&foreign), &other_key).await.expect(200).body;
+    not_found(app.delete(&at(&foreign)).await);
+    let still = app.get_as(&other_key, &at(&foreign)).await.expect(200).body;
     assert_eq!(still, foreign);
     assert_eq!(list_ids(&app, "").await, vec![id(&p)]);
     for bad in ["abc", "0", "-2"] {
-        app.get(&format!("{PRODUCTS}/{bad}"), &app.key)
+        app.get(&format!("{PRODUCTS}/{bad}"))
             .await
             .expect_error(400, "invalid_request");
     }
@@ -518,16 +518,12 @@ async fn a_product_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
 async fn a_product_patch_needs_at_least_one_field() {
     let app = spawn_app().await;
     let p = create(&app, full_body()).await;
-    app.patch(&at(&p), &app.key, json!({}))
+    app.patch(&at(&p), json!({}))
         .await
         .expect_error(422, "validation_failed");
     assert_eq!(get(&app, &p).await, p);
     not_found(
-        app.patch(
-            &format!("{PRODUCTS}/999999999"),
-            &app.key,
-            json!({"name": "x"}),
-        )
+        app.patch(&format!("{PRODUCTS}/999999999"), json!({"name": "x"}))
         .await,
     );
 }
@@ -559,7 +555,7 @@ async fn a_patch_changes_only_the_fields_sent() {
     let mut expected = p.clone();
     for change in changes {
         let r = app
-            .patch(&at(&p), &app.key, change.clone())
+            .patch(&at(&p), change.clone())
             .await
             .expect(200)
             .body;
@@ -594,7 +590,7 @@ async fn null_clears_each_nullable_field_but_not_the_name() {
         "categories": null
     });
     let r = app
-        .patch(&at(&p), &app.key, clear.clone())
+        .patch(&at(&p), clear.clone())
         .await
         .expect(200)
         .body;
@@ -637,17 +633,17 @@ async fn deleting_a_product_answers_the_deletion_then_404() {
     let app = spawn_app().await;
     let p = create(&app, full_body()).await;
     let keep = create(&app, json!({"name": "Keep me"})).await;
-    let r = app.delete(&at(&p), &app.key).await.expect(200).body;
+    let r = app.delete(&at(&p)).await.expect(200).body;
     assert_eq!(
         r,
         json!({"object": "product", "id": id(&p), "deleted": true})
     );
-    not_found(app.get(&at(&p), &app.key).await);
-    not_found(app.delete(&at(&p), &app.key).await);
-    not_found(app.patch(&at(&p), &app.key, json!({"name": "Back"})).await);
+    not_found(app.get(&at(&p)).await);
+    not_found(app.delete(&at(&p)).await);
+    not_found(app.patch(&at(&p), json!({"name": "Back"})).await);
     assert_eq!(list_ids(&app, "").await, vec![id(&keep)]);
-    not_found(app.delete(&format!("{PRODUCTS}/999999999"), &app.key).await);
-    app.delete(&format!("{PRODUCTS}/abc"), &app.key)
+    not_found(app.delete(&format!("{PRODUCTS}/999999999")).await);
+    app.delete(&format!("{PRODUCTS}/abc"))
         .await
         .expect_error(400, "invalid_request");
 }
@@ -656,45 +652,37 @@ async fn deleting_a_product_answers_the_deletion_then_404() {
 async fn an_order_item_may_reference_a_product_while_it_exists() {
     let app = spawn_app().await;
     let contact = app
-        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .expect(201)
         .body;
     let p = create(&app, json!({"name": "Teapot", "price": 20})).await;
     let line = json!({"name": "Teapot", "quantity": 1, "unit_price": 20, "product_id": id(&p)});
     let order = app
-        .post(
-            "/orders",
-            &app.key,
-            json!({"contact_id": id(&contact), "items": [line.clone()]}),
-        )
+        .post("/orders", json!({"contact_id": id(&contact), "items": [line.clone()]}))
         .await
         .expect(201)
         .body;
     assert_eq!(order["items"][0]["product_id"], id(&p));
     let order_at = format!("/orders/{}", id(&order));
     let added = app
-        .post(&format!("{order_at}/items"), &app.key, line.clone())
+        .post(&format!("{order_at}/items"), line.clone())
         .await
         .expect(201)
         .body;
     assert_eq!(added["items"][1]["product_id"], id(&p));
 
-    app.delete(&at(&p), &app.key).await.expect(200);
+    app.delete(&at(&p)).await.expect(200);
     let r = app
-        .post(
-            "/orders",
-            &app.key,
-            json!({"contact_id": id(&contact), "items": [line.clone()]}),
-        )
+        .post("/orders", json!({"contact_id": id(&contact), "items": [line.clone()]}))
         .await;
     no_such(r, "items[0].product_id: no such product");
     no_such(
-        app.post(&format!("{order_at}/items"), &app.key, line).await,
+        app.post(&format!("{order_at}/items"), line).await,
         "product_id: no such product",
     );
     // The existing order is still readable.
-    app.get(&order_at, &app.key).await.expect(200);
+    app.get(&order_at).await.expect(200);
 }
 
 #[tokio::test]
@@ -702,15 +690,15 @@ async fn products_survive_a_restart() {
     let app = spawn_app().await;
     let p = create(&app, full_body()).await;
     let patched = app
-        .patch(&at(&p), &app.key, json!({"price": "from 10", "tags": null}))
+        .patch(&at(&p), json!({"price": "from 10", "tags": null}))
         .await
         .expect(200)
         .body;
     let gone = create(&app, json!({"name": "Gone"})).await;
-    app.delete(&at(&gone), &app.key).await.expect(200);
+    app.delete(&at(&gone)).await.expect(200);
     let app = app.restart().await;
     assert_eq!(get(&app, &p).await, patched);
-    not_found(app.get(&at(&gone), &app.key).await);
+    not_found(app.get(&at(&gone)).await);
     assert_eq!(list_ids(&app, "").await, vec![id(&p)]);
 }
 
@@ -725,18 +713,18 @@ async fn any_team_member_reads_products_but_writing_needs_business_pages() {
     let pages = app.member_token("member", &["business_pages"]).await;
 
     for token in [&nobody, &orders_only, &pages] {
-        let listed = app.get(PRODUCTS, token).await.expect(200).body;
+        let listed = app.get_as(token, PRODUCTS).await.expect(200).body;
         assert_eq!(listed["data"][0]["id"], id(&p));
-        app.get(&at(&p), token).await.expect(200);
-        app.get(&format!("{PRODUCTS}?search=tea&in_stock=true"), token)
+        app.get_as(token, &at(&p)).await.expect(200);
+        app.get_as(token, &format!("{PRODUCTS}?search=tea&in_stock=true"))
             .await
             .expect(200);
     }
     for token in [&nobody, &orders_only] {
         let refused = [
-            app.post(PRODUCTS, token, json!({"name": "Mine"})).await,
-            app.patch(&at(&p), token, json!({"name": "Mine"})).await,
-            app.delete(&at(&p), token).await,
+            app.post_as(token, PRODUCTS, json!({"name": "Mine"})).await,
+            app.patch_as(token, &at(&p), json!({"name": "Mine"})).await,
+            app.delete_as(token, &at(&p)).await,
         ];
         for r in refused {
             r.expect_error(403, "insufficient_permissions");
@@ -746,17 +734,17 @@ async fn any_team_member_reads_products_but_writing_needs_business_pages() {
     assert_eq!(list_ids(&app, "").await, vec![id(&p)]);
 
     let made = app
-        .post(PRODUCTS, &pages, json!({"name": "Cup"}))
+        .post_as(&pages, PRODUCTS, json!({"name": "Cup"}))
         .await
         .expect(201)
         .body;
     assert_eq!(made["source"], "manual");
-    app.patch(&at(&made), &pages, json!({"in_stock": true}))
+    app.patch_as(&pages, &at(&made), json!({"in_stock": true}))
         .await
         .expect(200);
-    app.delete(&at(&made), &pages).await.expect(200);
+    app.delete_as(&pages, &at(&made)).await.expect(200);
     let admin = app.member_token("admin", &[]).await;
-    app.post(PRODUCTS, &admin, json!({"name": "Saucer"}))
+    app.post_as(&admin, PRODUCTS, json!({"name": "Saucer"}))
         .await
         .expect(201);
 }

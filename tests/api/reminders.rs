@@ -22,7 +22,7 @@ fn in_minutes(clock: &ManualClock, minutes: i64) -> String {
 
 /// The workspace owner's user id (the bootstrap key acts for the owner).
 async fn owner(app: &TestApp) -> String {
-    let users = listed(app.get("/users", &app.key).await.expect(200));
+    let users = listed(app.get("/users").await.expect(200));
     users.iter().find(|u| u["role"] == "owner").unwrap()["id"]
         .as_str()
         .unwrap()
@@ -44,97 +44,61 @@ async fn creating_checks_every_field_and_names_what_is_wrong() {
     let me = owner(&app).await;
     let due = in_minutes(&clock, 60);
     invalid(
-        app.post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call", "due_at": due}),
-        )
+        app.post("/reminders", json!({"title": "Call", "due_at": due}))
         .await,
         "assignee_user_ids",
     );
     invalid(
-        app.post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call", "due_at": in_minutes(&clock, -1), "assignee_user_ids": [me]}),
-        )
+        app.post("/reminders", json!({"title": "Call", "due_at": in_minutes(&clock, -1), "assignee_user_ids": [me]}))
         .await,
         "due_at",
     );
     invalid(
-        app.post(
-            "/reminders",
-            &app.key,
-            json!({"title": " ", "due_at": due, "assignee_user_ids": [me]}),
-        )
+        app.post("/reminders", json!({"title": " ", "due_at": due, "assignee_user_ids": [me]}))
         .await,
         "title",
     );
     let stranger = app.new_user("Stranger").await;
     invalid(
-        app.post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me, stranger]}),
-        )
+        app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me, stranger]}))
         .await,
         "assignee_user_ids[1]",
     );
     not_found(
-        app.post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "contact_id": 999}),
-        )
+        app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "contact_id": 999}))
         .await,
     );
-    app.post(
-        "/reminders",
-        &app.key,
-        json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "colour": "red"}),
-    )
+    app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "colour": "red"}))
     .await
     .expect(422);
 
     let ann = app
-        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .expect(201)
         .body["id"]
         .clone();
     let bob = app
-        .post("/contacts", &app.key, json!({"first_name": "Bob"}))
+        .post("/contacts", json!({"first_name": "Bob"}))
         .await
         .expect(201)
         .body["id"]
         .clone();
     let conv = app
-        .post(
-            "/conversations",
-            &app.key,
-            json!({"contact_id": bob, "channel": "api"}),
-        )
+        .post("/conversations", json!({"contact_id": bob, "channel": "api"}))
         .await
         .expect(201)
         .body["id"]
         .clone();
     invalid(
-        app.post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me],
-                   "contact_id": ann, "conversation_id": conv}),
-        )
+        app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me],
+                   "contact_id": ann, "conversation_id": conv}))
         .await,
         "conversation_id",
     );
     let r = app
-        .post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call Bob", "note": "about the order", "due_at": due,
-                   "assignee_user_ids": [me], "conversation_id": conv}),
-        )
+        .post("/reminders", json!({"title": "Call Bob", "note": "about the order", "due_at": due,
+                   "assignee_user_ids": [me], "conversation_id": conv}))
         .await
         .expect(201)
         .body;
@@ -147,7 +111,7 @@ async fn creating_checks_every_field_and_names_what_is_wrong() {
     assert_eq!(r["contact_id"], bob, "the conversation names its contact");
     assert_eq!(r["assignee_user_ids"], json!([me]));
     assert_eq!(
-        app.get(&format!("/reminders/{}", r["id"]), &app.key)
+        app.get(&format!("/reminders/{}", r["id"]))
             .await
             .expect(200)
             .body,
@@ -161,46 +125,38 @@ async fn a_person_is_their_own_default_assignee_and_any_member_may_edit_or_delet
     let (ann, ann_token) = plain_member(&app, "Ann").await;
     let (bob, bob_token) = plain_member(&app, "Bob").await;
     let r = app
-        .post(
-            "/reminders",
-            &ann_token,
-            json!({"title": "Renew", "due_at": in_minutes(&clock, 30)}),
-        )
+        .post_as(&ann_token, "/reminders", json!({"title": "Renew", "due_at": in_minutes(&clock, 30)}))
         .await
         .expect(201)
         .body;
     assert_eq!(r["assignee_user_ids"], json!([ann]));
     let path = format!("/reminders/{}", r["id"]);
     let edited = app
-        .patch(
-            &path,
-            &bob_token,
-            json!({"title": "Renew the lease", "note": "call first", "assignee_user_ids": [ann, bob]}),
-        )
+        .patch_as(&bob_token, &path, json!({"title": "Renew the lease", "note": "call first", "assignee_user_ids": [ann, bob]}))
         .await
         .expect(200)
         .body;
     assert_eq!(edited["title"], "Renew the lease");
     assert_eq!(edited["assignee_user_ids"], json!([ann, bob]));
     let cleared = app
-        .patch(&path, &bob_token, json!({"note": null}))
+        .patch_as(&bob_token, &path, json!({"note": null}))
         .await
         .expect(200)
         .body;
     assert_eq!(cleared["note"], Value::Null);
-    invalid(app.patch(&path, &bob_token, json!({})).await, "");
+    invalid(app.patch_as(&bob_token, &path, json!({})).await, "");
     invalid(
-        app.patch(&path, &bob_token, json!({"due_at": in_minutes(&clock, -5)}))
+        app.patch_as(&bob_token, &path, json!({"due_at": in_minutes(&clock, -5)}))
             .await,
         "due_at",
     );
-    let gone = app.delete(&path, &bob_token).await.expect(200).body;
+    let gone = app.delete_as(&bob_token, &path).await.expect(200).body;
     assert_eq!(
         gone,
         json!({"object": "reminder", "id": r["id"], "deleted": true})
     );
-    not_found(app.get(&path, &ann_token).await);
-    not_found(app.delete(&path, &ann_token).await);
+    not_found(app.get_as(&ann_token, &path).await);
+    not_found(app.delete_as(&ann_token, &path).await);
 }
 
 #[tokio::test]
@@ -209,7 +165,7 @@ async fn lists_filter_by_status_assignee_and_contact_newest_first() {
     let (ann, ann_token) = plain_member(&app, "Ann").await;
     let me = owner(&app).await;
     let contact = app
-        .post("/contacts", &app.key, json!({"first_name": "Cy"}))
+        .post("/contacts", json!({"first_name": "Cy"}))
         .await
         .expect(201)
         .body["id"]
@@ -222,18 +178,14 @@ async fn lists_filter_by_status_assignee_and_contact_newest_first() {
             json!({"title": format!("r{i}"), "due_at": in_minutes(&clock, 10), "assignee_user_ids": [who]})
         };
         ids.push(
-            app.post("/reminders", &app.key, body)
+            app.post("/reminders", body)
                 .await
                 .expect(201)
                 .body["id"]
                 .clone(),
         );
     }
-    app.post(
-        &format!("/reminders/{}/close", ids[0]),
-        &ann_token,
-        json!({}),
-    )
+    app.post_as(&ann_token, &format!("/reminders/{}/close", ids[0]), json!({}))
     .await
     .expect(200);
     let ids_of = |r: Resp| {
@@ -243,29 +195,29 @@ async fn lists_filter_by_status_assignee_and_contact_newest_first() {
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        ids_of(app.get("/reminders", &app.key).await),
+        ids_of(app.get("/reminders").await),
         [ids[2].clone(), ids[1].clone(), ids[0].clone()]
     );
     assert_eq!(
-        ids_of(app.get("/reminders?status=done", &app.key).await),
+        ids_of(app.get("/reminders?status=done").await),
         [ids[0].clone()]
     );
     assert_eq!(
         ids_of(
-            app.get(&format!("/reminders?assignee_user_id={ann}"), &app.key)
+            app.get(&format!("/reminders?assignee_user_id={ann}"))
                 .await
         ),
         [ids[1].clone()]
     );
     assert_eq!(
         ids_of(
-            app.get(&format!("/reminders?contact_id={contact}"), &app.key)
+            app.get(&format!("/reminders?contact_id={contact}"))
                 .await
         ),
         [ids[1].clone()]
     );
     invalid(
-        app.get("/reminders?assignee_user_id=bob", &app.key).await,
+        app.get("/reminders?assignee_user_id=bob").await,
         "assignee_user_id",
     );
     let (counts, _) = walk_pages(&app, "/reminders", 2).await;
@@ -290,12 +242,8 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
     let (ann, ann_token) = plain_member(&app, "Ann").await;
     let me = owner(&app).await;
     let r = app
-        .post(
-            "/reminders",
-            &app.key,
-            json!({"title": "Call Ann back", "note": "she asked twice", "due_at": in_minutes(&clock, 30),
-                   "assignee_user_ids": [ann, me]}),
-        )
+        .post("/reminders", json!({"title": "Call Ann back", "note": "she asked twice", "due_at": in_minutes(&clock, 30),
+                   "assignee_user_ids": [ann, me]}))
         .await
         .expect(201)
         .body;
@@ -304,7 +252,7 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
     clock.advance(29 * MINUTE);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
-        app.get(&path, &app.key).await.body["status"],
+        app.get(&path).await.body["status"],
         "open",
         "not early"
     );
@@ -312,20 +260,20 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
     // The workspace has passivated meanwhile (50 ms idle): the timer wakes it.
     clock.advance(2 * MINUTE);
     eventually("the reminder fires", async || {
-        app.get(&path, &app.key).await.body["status"] == "fired"
+        app.get(&path).await.body["status"] == "fired"
     })
     .await;
-    let fired = app.get(&path, &app.key).await.body;
+    let fired = app.get(&path).await.body;
     assert!(fired["fired_at"].is_string());
 
-    let mine = listed(app.get("/notifications", &ann_token).await.expect(200));
+    let mine = listed(app.get_as(&ann_token, "/notifications").await.expect(200));
     assert_eq!(mine.len(), 1);
     assert_fields(&mine[0], "object id user_id kind reminder_id created_at");
     assert_eq!(mine[0]["object"], "notification");
     assert_eq!(mine[0]["kind"], "reminder_fired");
     assert_eq!(mine[0]["user_id"], ann);
     assert_eq!(mine[0]["reminder_id"], r["id"]);
-    let owners = listed(app.get("/notifications", &app.key).await.expect(200));
+    let owners = listed(app.get("/notifications").await.expect(200));
     assert_eq!(owners.len(), 1, "an API key reads the owner's");
     assert_eq!(owners[0]["user_id"], me);
 
@@ -344,14 +292,14 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
     clock.advance(120 * MINUTE);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
-        listed(app.get("/notifications", &ann_token).await).len(),
+        listed(app.get_as(&ann_token, "/notifications").await).len(),
         1,
         "once"
     );
 
     // A new due time re-arms it.
     let rearmed = app
-        .patch(&path, &app.key, json!({"due_at": in_minutes(&clock, 10)}))
+        .patch(&path, json!({"due_at": in_minutes(&clock, 10)}))
         .await
         .expect(200)
         .body;
@@ -359,18 +307,18 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
     assert_eq!(rearmed["fired_at"], Value::Null);
     clock.advance(11 * MINUTE);
     eventually("the re-armed reminder fires", async || {
-        listed(app.get("/notifications", &ann_token).await).len() == 2
+        listed(app.get_as(&ann_token, "/notifications").await).len() == 2
     })
     .await;
 
     let closed = app
-        .post(&format!("{path}/close"), &app.key, json!({}))
+        .post(&format!("{path}/close"), json!({}))
         .await
         .expect(200)
         .body;
     assert_eq!(closed["status"], "done");
     assert!(closed["closed_at"].is_string());
-    app.post(&format!("{path}/close"), &app.key, json!({}))
+    app.post(&format!("{path}/close"), json!({}))
         .await
         .expect_error(409, "conflict");
     rx.wait_for(4).await;
@@ -391,48 +339,40 @@ async fn closed_edited_or_deleted_reminders_do_not_fire_at_their_old_time() {
     let me = owner(&app).await;
     let new = |title: &str| json!({"title": title, "due_at": in_minutes(&clock, 10), "assignee_user_ids": [me]});
     let closed = app
-        .post("/reminders", &app.key, new("closed"))
+        .post("/reminders", new("closed"))
         .await
         .expect(201)
         .body;
     let deleted = app
-        .post("/reminders", &app.key, new("deleted"))
+        .post("/reminders", new("deleted"))
         .await
         .expect(201)
         .body;
     let moved = app
-        .post("/reminders", &app.key, new("moved"))
+        .post("/reminders", new("moved"))
         .await
         .expect(201)
         .body;
-    app.post(
-        &format!("/reminders/{}/close", closed["id"]),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/reminders/{}/close", closed["id"]), json!({}))
     .await
     .expect(200);
-    app.delete(&format!("/reminders/{}", deleted["id"]), &app.key)
+    app.delete(&format!("/reminders/{}", deleted["id"]))
         .await
         .expect(200);
-    app.patch(
-        &format!("/reminders/{}", moved["id"]),
-        &app.key,
-        json!({"due_at": in_minutes(&clock, 60)}),
-    )
+    app.patch(&format!("/reminders/{}", moved["id"]), json!({"due_at": in_minutes(&clock, 60)}))
     .await
     .expect(200);
     clock.advance(20 * MINUTE);
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert!(listed(app.get("/notifications", &app.key).await).is_empty());
+    assert!(listed(app.get("/notifications").await).is_empty());
     let moved_now = app
-        .get(&format!("/reminders/{}", moved["id"]), &app.key)
+        .get(&format!("/reminders/{}", moved["id"]))
         .await
         .body;
     assert_eq!(moved_now["status"], "open");
     clock.advance(45 * MINUTE);
     eventually("the moved reminder fires", async || {
-        listed(app.get("/notifications", &app.key).await).len() == 1
+        listed(app.get("/notifications").await).len() == 1
     })
     .await;
 }

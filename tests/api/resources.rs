@@ -110,11 +110,11 @@ fn column(items: &[Value], field: &str) -> Vec<String> {
 }
 
 async fn post(app: &TestApp, path: &str, body: Value) -> Resp {
-    app.post(path, &app.key, body).await
+    app.post(path, body).await
 }
 
 async fn list(app: &TestApp, path: &str) -> Vec<Value> {
-    listed(app.get(path, &app.key).await)
+    listed(app.get(path).await)
 }
 
 async fn new_tag(app: &TestApp, name: &str) -> Value {
@@ -248,7 +248,7 @@ async fn patching_a_tag_renames_recolors_and_clears_its_color() {
     let mut last = Value::Null;
     for body in steps {
         merge(&mut want, &body);
-        last = ok(app.patch(&path, &app.key, body).await);
+        last = ok(app.patch(&path, body).await);
         assert_fields(&last, TAG_FIELDS);
         assert_has(&last, want.clone());
     }
@@ -259,7 +259,7 @@ async fn patching_a_tag_renames_recolors_and_clears_its_color() {
 async fn a_renamed_tag_frees_its_old_name_and_takes_the_new_one() {
     let app = spawn_app().await;
     let path = at(TAGS, &new_tag(&app, "Beta").await);
-    ok(app.patch(&path, &app.key, json!({"name": "Gamma"})).await);
+    ok(app.patch(&path, json!({"name": "Gamma"})).await);
     new_tag(&app, "beta").await;
     conflict(post(&app, TAGS, json!({"name": "GAMMA"})).await);
 }
@@ -268,7 +268,7 @@ async fn a_renamed_tag_frees_its_old_name_and_takes_the_new_one() {
 async fn a_tag_may_be_renamed_to_another_case_of_its_own_name() {
     let app = spawn_app().await;
     let path = at(TAGS, &new_tag(&app, "vip").await);
-    let renamed = ok(app.patch(&path, &app.key, json!({"name": "VIP"})).await);
+    let renamed = ok(app.patch(&path, json!({"name": "VIP"})).await);
     assert_eq!(renamed["name"], "VIP");
     assert_eq!(tag_names(&app).await, ["VIP"]);
 }
@@ -277,7 +277,7 @@ async fn a_tag_may_be_renamed_to_another_case_of_its_own_name() {
 async fn a_tag_patch_that_is_empty_clears_the_name_or_breaks_a_rule_is_refused() {
     let app = spawn_app().await;
     let path = at(TAGS, &new_tag(&app, "keep").await);
-    let empty = app.patch(&path, &app.key, json!({})).await;
+    let empty = app.patch(&path, json!({})).await;
     empty.expect_error(422, "validation_failed");
     let cases = [
         (json!({"name": null}), "name"),
@@ -288,7 +288,7 @@ async fn a_tag_patch_that_is_empty_clears_the_name_or_breaks_a_rule_is_refused()
         (json!({"label": "x"}), "label"),
     ];
     for (body, p) in cases {
-        invalid(app.patch(&path, &app.key, body).await, p);
+        invalid(app.patch(&path, body).await, p);
     }
     assert_eq!(tag_names(&app).await, ["keep"]);
 }
@@ -299,7 +299,7 @@ async fn renaming_a_tag_onto_another_tags_name_in_any_case_is_a_conflict() {
     new_tag(&app, "Alpha").await;
     let beta = at(TAGS, &new_tag(&app, "Beta").await);
     for clash in ["Alpha", "alpha", "ALPHA"] {
-        conflict(app.patch(&beta, &app.key, json!({ "name": clash })).await);
+        conflict(app.patch(&beta, json!({ "name": clash })).await);
     }
     assert_eq!(tag_names(&app).await, ["Beta", "Alpha"]);
 }
@@ -308,11 +308,11 @@ async fn renaming_a_tag_onto_another_tags_name_in_any_case_is_a_conflict() {
 async fn patching_or_deleting_an_unknown_tag_is_404_and_a_bad_id_is_400() {
     let app = spawn_app().await;
     let rename = json!({"name": "x"});
-    not_found(app.patch("/tags/999999", &app.key, rename.clone()).await);
-    not_found(app.delete("/tags/999999", &app.key).await);
+    not_found(app.patch("/tags/999999", rename.clone()).await);
+    not_found(app.delete("/tags/999999").await);
     for bad in ["/tags/abc", "/tags/0", "/tags/-1", "/tags/1.5"] {
-        bad_request(app.patch(bad, &app.key, rename.clone()).await);
-        bad_request(app.delete(bad, &app.key).await);
+        bad_request(app.patch(bad, rename.clone()).await);
+        bad_request(app.delete(bad).await);
     }
 }
 
@@ -322,27 +322,27 @@ async fn deleting_a_tag_answers_the_deletion_and_frees_the_name() {
     let tag = new_tag(&app, "Temp").await;
     new_tag(&app, "Stays").await;
     let path = at(TAGS, &tag);
-    let deleted = ok(app.delete(&path, &app.key).await);
+    let deleted = ok(app.delete(&path).await);
     let want = json!({"object": "tag", "id": tag["id"], "deleted": true, "contacts_updated": 0});
     assert_eq!(deleted, want);
     assert_eq!(tag_names(&app).await, ["Stays"]);
     assert_ne!(new_tag(&app, "temp").await["id"], tag["id"]);
-    not_found(app.delete(&path, &app.key).await);
-    not_found(app.patch(&path, &app.key, json!({"name": "back"})).await);
+    not_found(app.delete(&path).await);
+    not_found(app.patch(&path, json!({"name": "back"})).await);
 }
 
 #[tokio::test]
 async fn a_tag_of_another_workspace_is_not_found() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = created(app.post(TAGS, &other_key, json!({"name": "Theirs"})).await);
+    let foreign = created(app.post_as(&other_key, TAGS, json!({"name": "Theirs"})).await);
     let path = at(TAGS, &foreign);
-    not_found(app.patch(&path, &app.key, json!({"name": "Mine"})).await);
-    not_found(app.delete(&path, &app.key).await);
+    not_found(app.patch(&path, json!({"name": "Mine"})).await);
+    not_found(app.delete(&path).await);
     assert!(tag_names(&app).await.is_empty());
     // The name is free here, and the other workspace still has its tag unchanged.
     new_tag(&app, "Theirs").await;
-    assert_eq!(listed(app.get(TAGS, &other_key).await), vec![foreign]);
+    assert_eq!(listed(app.get_as(&other_key, TAGS).await), vec![foreign]);
 }
 
 // ----- Custom fields -----
@@ -498,21 +498,21 @@ async fn custom_fields_are_listed_in_creation_order_and_read_one_by_one() {
     }
     assert_eq!(list(&app, FIELDS).await, fields);
     for f in &fields {
-        assert_eq!(&ok(app.get(&at(FIELDS, f), &app.key).await), f);
+        assert_eq!(&ok(app.get(&at(FIELDS, f)).await), f);
     }
 }
 
 #[tokio::test]
 async fn reading_an_unknown_or_foreign_custom_field_is_404_and_a_bad_id_is_400() {
     let app = spawn_app().await;
-    not_found(app.get("/custom-fields/999999", &app.key).await);
-    bad_request(app.get("/custom-fields/abc", &app.key).await);
-    bad_request(app.get("/custom-fields/0", &app.key).await);
+    not_found(app.get("/custom-fields/999999").await);
+    bad_request(app.get("/custom-fields/abc").await);
+    bad_request(app.get("/custom-fields/0").await);
     let (_, other_key) = app.new_workspace("Other").await;
     let theirs = app
-        .post(FIELDS, &other_key, json!({"label": "Theirs"}))
+        .post_as(&other_key, FIELDS, json!({"label": "Theirs"}))
         .await;
-    not_found(app.get(&at(FIELDS, &created(theirs)), &app.key).await);
+    not_found(app.get(&at(FIELDS, &created(theirs))).await);
 }
 
 // ----- Closing notes -----
@@ -623,7 +623,7 @@ async fn flat_funnels_give_one_row_per_stage() {
 async fn a_flat_value_other_than_true_or_false_is_refused() {
     let app = spawn_app().await;
     for q in ["maybe", "1", "TRUE", ""] {
-        let r = app.get(&format!("/funnels?flat={q}"), &app.key).await;
+        let r = app.get(&format!("/funnels?flat={q}")).await;
         invalid(r, "flat");
     }
 }
@@ -682,7 +682,7 @@ async fn tags_custom_fields_closing_notes_and_funnels_survive_a_restart() {
 
     assert_eq!(list(&app, TAGS).await, vec![tag.clone()]);
     assert_eq!(list(&app, FIELDS).await, vec![field.clone()]);
-    assert_eq!(ok(app.get(&at(FIELDS, &field), &app.key).await), field);
+    assert_eq!(ok(app.get(&at(FIELDS, &field)).await), field);
     assert_eq!(list(&app, NOTES).await, vec![note]);
     assert_eq!(list(&app, "/funnels").await, vec![funnel]);
     // The rules and the id sequence carry on from the stored state.

@@ -28,11 +28,7 @@ async fn spawn_relay_app() -> TestApp {
 /// Connects `kind` to `relay`: (id, secret).
 async fn connect(app: &TestApp, kind: &str, relay: &str) -> (String, String) {
     let r = app
-        .post(
-            "/channels",
-            &app.key,
-            json!({"type": kind, "relay_url": relay}),
-        )
+        .post("/channels", json!({"type": kind, "relay_url": relay}))
         .await
         .expect(201)
         .body;
@@ -45,28 +41,20 @@ async fn connect(app: &TestApp, kind: &str, relay: &str) -> (String, String) {
 /// A contact with every address a relay may need, and a conversation with it on `channel`.
 async fn conversation(app: &TestApp, channel: &str) -> u64 {
     let contact = app
-        .post(
-            "/contacts",
-            &app.key,
-            json!({
+        .post("/contacts", json!({
                 "first_name": "Ann",
                 "phone": "+15550100",
                 "chan_d_phone": "+15550199",
                 "email": "ann@example.com",
                 "chan_a_username": "ann_a",
                 "chan_e_username": "ann_e",
-            }),
-        )
+            }))
         .await
         .expect(201)
         .body["id"]
         .as_u64()
         .unwrap();
-    app.post(
-        "/conversations",
-        &app.key,
-        json!({"contact_id": contact, "channel": channel}),
-    )
+    app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
     .await
     .expect(201)
     .body["id"]
@@ -76,11 +64,7 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
 
 /// A team reply on conversation `c`; the message as the 201 answers it.
 async fn reply(app: &TestApp, c: u64, text: &str) -> Value {
-    app.post(
-        &format!("/conversations/{c}/messages"),
-        &app.key,
-        json!({"text": text}),
-    )
+    app.post(&format!("/conversations/{c}/messages"), json!({"text": text}))
     .await
     .expect(201)
     .body
@@ -91,7 +75,7 @@ async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let page = app
-            .get(&format!("/conversations/{c}/messages"), &app.key)
+            .get(&format!("/conversations/{c}/messages"))
             .await
             .expect(200)
             .body;
@@ -111,7 +95,7 @@ async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
 }
 
 async fn channel_of(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/channels/{id}"), &app.key)
+    app.get(&format!("/channels/{id}"))
         .await
         .expect(200)
         .body
@@ -364,7 +348,7 @@ async fn the_newest_connection_of_a_type_sends_and_deleting_one_fails_what_waits
     newer.wait_for(1).await;
     older.stays_at(0, Duration::from_millis(200)).await;
 
-    app.delete(&format!("/channels/{newest}"), &app.key)
+    app.delete(&format!("/channels/{newest}"))
         .await
         .expect(200);
     let failed = message_when(&app, c, &waiting, "failed").await;
@@ -383,11 +367,7 @@ async fn an_ai_reply_goes_out_through_the_relay_too() {
     let app = spawn_relay_app().await;
     let relay = TestReceiver::start().await;
     connect(&app, "chan_a", &relay.url).await;
-    app.post(
-        "/messages",
-        &app.key,
-        json!({"channel": "chan_a", "text": "hello?", "contact": {"username": "ann_a"}}),
-    )
+    app.post("/messages", json!({"channel": "chan_a", "text": "hello?", "contact": {"username": "ann_a"}}))
     .await
     .expect(202);
     let got = relay.wait_for(1).await[0].json();

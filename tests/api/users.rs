@@ -12,7 +12,7 @@ async fn the_owner_is_listed_with_every_permission_and_members_with_theirs() {
         .await;
     let token = app.token_for(&mia, 3600).await;
 
-    let users = listed(app.get("/users", &token).await);
+    let users = listed(app.get_as(&token, "/users").await);
     assert_eq!(users.len(), 2);
     let me = &users[0];
     assert_fields(me, "object id name email role permissions");
@@ -37,7 +37,7 @@ async fn the_owner_is_listed_with_every_permission_and_members_with_theirs() {
     );
 
     let one = app
-        .get(&format!("/users/{mia}"), &app.key)
+        .get(&format!("/users/{mia}"))
         .await
         .expect(200);
     assert_eq!(one.body, *me);
@@ -47,12 +47,12 @@ async fn the_owner_is_listed_with_every_permission_and_members_with_theirs() {
 async fn people_outside_the_workspace_are_not_found() {
     let app = spawn_app().await;
     let outsider = app.new_user("Otto Outsider").await;
-    not_found(app.get(&format!("/users/{outsider}"), &app.key).await);
-    not_found(app.get("/users/usr_nobody", &app.key).await);
-    not_found(app.get("/users/42", &app.key).await);
+    not_found(app.get(&format!("/users/{outsider}")).await);
+    not_found(app.get("/users/usr_nobody").await);
+    not_found(app.get("/users/42").await);
     let (other_ws, _) = app.new_workspace("Other").await;
     app.add_member(&other_ws, &outsider, "admin", &[]).await;
-    not_found(app.get(&format!("/users/{outsider}"), &app.key).await);
+    not_found(app.get(&format!("/users/{outsider}")).await);
 }
 
 #[tokio::test]
@@ -62,11 +62,11 @@ async fn users_page_with_cursors() {
         let u = app.new_user(&format!("Person {i}")).await;
         app.add_member(&app.workspace_id, &u, "member", &[]).await;
     }
-    let first = app.get("/users?limit=3", &app.key).await.expect(200).body;
+    let first = app.get("/users?limit=3").await.expect(200).body;
     assert_eq!(first["has_more"], true);
     let cursor = first["next_cursor"].as_str().unwrap();
     let rest = listed(
-        app.get(&format!("/users?limit=3&starting_after={cursor}"), &app.key)
+        app.get(&format!("/users?limit=3&starting_after={cursor}"))
             .await,
     );
     assert_eq!(rest.len(), 2);
@@ -79,8 +79,8 @@ async fn users_page_with_cursors() {
         .collect();
     seen.dedup();
     assert_eq!(seen.len(), 5, "no member twice, none missed");
-    app.get("/users?starting_after=garbage", &app.key)
+    app.get("/users?starting_after=garbage")
         .await
         .expect_error(400, "invalid_request");
-    invalid(app.get("/users?limit=0", &app.key).await, "limit");
+    invalid(app.get("/users?limit=0").await, "limit");
 }

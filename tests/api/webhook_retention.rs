@@ -21,15 +21,11 @@ async fn delivery_records_are_pruned_after_30_days() {
     .await;
     let rx = TestReceiver::start().await;
     let endpoint = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": rx.url, "events": ["tag.created"]}),
-        )
+        .post("/webhooks", json!({"url": rx.url, "events": ["tag.created"]}))
         .await
         .expect(201);
     let id = endpoint.body["id"].as_str().unwrap().to_string();
-    app.post("/tags", &app.key, json!({"name": "kept a while"}))
+    app.post("/tags", json!({"name": "kept a while"}))
         .await
         .expect(201);
     rx.wait_for(1).await;
@@ -51,7 +47,7 @@ async fn delivery_records_are_pruned_after_30_days() {
 }
 
 async fn deliveries(app: &TestApp, endpoint: &str) -> usize {
-    app.get(&format!("/webhooks/{endpoint}/deliveries"), &app.key)
+    app.get(&format!("/webhooks/{endpoint}/deliveries"))
         .await
         .expect(200)
         .body["data"]

@@ -35,7 +35,7 @@ async fn creating_a_contact_answers_201_with_exactly_the_contact_fields() {
         chrono::DateTime::parse_from_rfc3339(s).expect("RFC 3339");
     }
     assert_eq!(c["created_at"], c["updated_at"]);
-    let again = app.get(&at(&c), &app.key).await.expect(200).body;
+    let again = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(again, c, "GET answers what POST answered");
 }
 
@@ -103,12 +103,12 @@ async fn each_field_rule_refuses_a_create_with_422_naming_the_field() {
         ),
     ];
     for (body, path) in cases {
-        let r = app.post("/contacts", &app.key, body.clone()).await;
+        let r = app.post("/contacts", body.clone()).await;
         let got = (r.status, r.code().to_string(), r.paths());
         let want = (422, "validation_failed".to_string(), vec![path.to_string()]);
         assert_eq!(got, want, "POST /contacts {body} answered {}", r.body);
     }
-    let list = app.get("/contacts", &app.key).await.expect(200).body;
+    let list = app.get("/contacts").await.expect(200).body;
     assert_eq!(list["data"], json!([]), "no refused create left a contact");
     assert_eq!(workspace_tags(&app).await, Vec::<String>::new());
 }
@@ -117,11 +117,7 @@ async fn each_field_rule_refuses_a_create_with_422_naming_the_field() {
 async fn a_create_with_several_faults_names_every_faulty_field() {
     let app = spawn_app().await;
     let r = app
-        .post(
-            "/contacts",
-            &app.key,
-            json!({"first_name": "a".repeat(101), "email": "nope", "country_code": "XX"}),
-        )
+        .post("/contacts", json!({"first_name": "a".repeat(101), "email": "nope", "country_code": "XX"}))
         .await
         .expect_error(422, "validation_failed");
     let paths: BTreeSet<String> = r.paths().into_iter().collect();
@@ -180,11 +176,7 @@ async fn assigned_to_user_id_must_name_a_member_of_the_workspace() {
     let stranger = app.new_user("Sam Stranger").await;
     for user in [outsider.as_str(), stranger.as_str(), "not-a-user-id"] {
         let r = app
-            .post(
-                "/contacts",
-                &app.key,
-                json!({"first_name": "Ann", "assigned_to_user_id": user}),
-            )
+            .post("/contacts", json!({"first_name": "Ann", "assigned_to_user_id": user}))
             .await;
         invalid(r, "assigned_to_user_id");
     }
@@ -232,12 +224,12 @@ async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() 
             ),
         ] {
             no_such(
-                app.post(path, &app.key, body).await,
+                app.post(path, body).await,
                 "stage_id: no such stage",
             );
         }
         no_such(
-            app.put(&stage_path, &app.key, json!({"stage_id": stage}))
+            app.put(&stage_path, json!({"stage_id": stage}))
                 .await,
             "stage_id: no such stage",
         );
@@ -245,24 +237,24 @@ async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() 
     for funnel in [json!(999_999_999), theirs["id"].clone()] {
         let body = json!({"stage_id": mine["stages"][0]["id"], "funnel_id": funnel});
         no_such(
-            app.put(&stage_path, &app.key, body).await,
+            app.put(&stage_path, body).await,
             "funnel_id: no such funnel",
         );
     }
-    let list = app.get("/contacts", &app.key).await.expect(200).body;
+    let list = app.get("/contacts").await.expect(200).body;
     assert_eq!(
         list["data"].as_array().map(Vec::len),
         Some(1),
         "nothing created"
     );
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["stage"], Value::Null, "the stage is unchanged");
 }
 
 #[tokio::test]
 async fn new_tags_join_the_workspace_and_existing_ones_match_case_insensitively() {
     let app = spawn_app().await;
-    app.post("/tags", &app.key, json!({"name": "VIP"}))
+    app.post("/tags", json!({"name": "VIP"}))
         .await
         .expect(201);
     let c = new_contact(

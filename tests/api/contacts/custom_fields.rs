@@ -13,7 +13,7 @@ async fn custom_fields_of_every_type_store_valid_values() {
     });
     let c = new_contact(&app, json!({"first_name": "Ann", "custom_fields": values})).await;
     assert_eq!(c["custom_fields"], values);
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["custom_fields"], values);
     let zero = new_contact(
         &app,
@@ -55,7 +55,7 @@ async fn wrong_unknown_or_archived_custom_field_values_answer_422_naming_the_key
     ];
     for (key, value) in cases {
         let body = json!({"first_name": "Ann", "custom_fields": {key: value}});
-        let r = app.post("/contacts", &app.key, body.clone()).await;
+        let r = app.post("/contacts", body.clone()).await;
         let got = (r.status, r.code().to_string(), r.paths());
         let want = (
             422,
@@ -64,7 +64,7 @@ async fn wrong_unknown_or_archived_custom_field_values_answer_422_naming_the_key
         );
         assert_eq!(got, want, "POST /contacts {body} answered {}", r.body);
     }
-    let list = app.get("/contacts", &app.key).await.expect(200).body;
+    let list = app.get("/contacts").await.expect(200).body;
     assert_eq!(list["data"], json!([]));
 }
 
@@ -80,19 +80,15 @@ async fn custom_fields_are_checked_on_patch_and_upsert_too() {
         ("legacy_code", Value::Null),
     ] {
         let r = app
-            .patch(&at(&c), &app.key, json!({"custom_fields": {key: value}}))
+            .patch(&at(&c), json!({"custom_fields": {key: value}}))
             .await;
         invalid(r, &format!("custom_fields.{key}"));
         let r = app
-            .post(
-                "/contacts/upsert",
-                &app.key,
-                json!({"email": "ann@example.com", "custom_fields": {key: value}}),
-            )
+            .post("/contacts/upsert", json!({"email": "ann@example.com", "custom_fields": {key: value}}))
             .await;
         invalid(r, &format!("custom_fields.{key}"));
     }
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["custom_fields"], json!({}));
     assert_eq!(got["updated_at"], c["updated_at"]);
 }
@@ -107,7 +103,7 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
     )
     .await;
     let p = app
-        .patch(&at(&c), &app.key, json!({"custom_fields": {"plan": "pro"}}))
+        .patch(&at(&c), json!({"custom_fields": {"plan": "pro"}}))
         .await
         .expect(200)
         .body;
@@ -116,15 +112,11 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
         json!({"nickname": "Annie", "score": 4.5, "plan": "pro"})
     );
     let p = app
-        .patch(
-            &at(&c),
-            &app.key,
-            json!({"custom_fields": {"nickname": null, "score": 7.25}}),
-        )
+        .patch(&at(&c), json!({"custom_fields": {"nickname": null, "score": 7.25}}))
         .await
         .expect(200)
         .body;
     assert_eq!(p["custom_fields"], json!({"score": 7.25, "plan": "pro"}));
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["custom_fields"], json!({"score": 7.25, "plan": "pro"}));
 }

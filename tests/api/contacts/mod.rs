@@ -40,7 +40,7 @@ pub(crate) const CONTACT_FIELDS: [&str; 23] = [
 
 /// POST /contacts answering 201; the contact.
 pub(crate) async fn new_contact(app: &TestApp, body: Value) -> Value {
-    let r = app.post("/contacts", &app.key, body).await.expect(201);
+    let r = app.post("/contacts", body).await.expect(201);
     assert_eq!(r.body["object"], "contact", "body: {}", r.body);
     r.body
 }
@@ -91,7 +91,7 @@ pub(crate) fn enc(s: &str) -> String {
 
 /// The tag names of the workspace.
 pub(crate) async fn workspace_tags(app: &TestApp) -> Vec<String> {
-    let body = app.get("/tags", &app.key).await.expect(200).body;
+    let body = app.get("/tags").await.expect(200).body;
     body["data"]
         .as_array()
         .expect("data")
@@ -131,7 +131,7 @@ fn email_of_len(n: usize) -> String {
 }
 
 async fn new_field(app: &TestApp, body: Value) -> Value {
-    app.post("/custom-fields", &app.key, body)
+    app.post("/custom-fields", body)
         .await
         .expect(201)
         .body

@@ -7,42 +7,42 @@ async fn get_answers_404_for_unknown_or_foreign_ids_and_400_for_malformed_ones()
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
-        .post("/contacts", &other_key, json!({"first_name": "Fay"}))
+        .post_as(&other_key, "/contacts", json!({"first_name": "Fay"}))
         .await
         .expect(201)
         .body;
     let mine = new_contact(&app, json!({"first_name": "Ann"})).await;
-    let got = app.get(&at(&mine), &app.key).await.expect(200).body;
+    let got = app.get(&at(&mine)).await.expect(200).body;
     assert_eq!(got["first_name"], "Ann");
-    not_found(app.get("/contacts/999999999", &app.key).await);
+    not_found(app.get("/contacts/999999999").await);
     let f = at(&foreign);
-    not_found(app.get(&f, &app.key).await);
-    not_found(app.patch(&f, &app.key, json!({"first_name": "X"})).await);
-    not_found(app.delete(&f, &app.key).await);
-    not_found(app.get(&format!("{f}/notes"), &app.key).await);
-    not_found(app.get(&format!("{f}/channels"), &app.key).await);
+    not_found(app.get(&f).await);
+    not_found(app.patch(&f, json!({"first_name": "X"})).await);
+    not_found(app.delete(&f).await);
+    not_found(app.get(&format!("{f}/notes")).await);
+    not_found(app.get(&format!("{f}/channels")).await);
     not_found(
-        app.post(&format!("{f}/notes"), &app.key, json!({"body": "hi"}))
+        app.post(&format!("{f}/notes"), json!({"body": "hi"}))
             .await,
     );
     not_found(
-        app.post(&format!("{f}/tags"), &app.key, json!({"tags": ["x"]}))
+        app.post(&format!("{f}/tags"), json!({"tags": ["x"]}))
             .await,
     );
-    let still = app.get(&f, &other_key).await.expect(200).body;
+    let still = app.get_as(&other_key, &f).await.expect(200).body;
     assert_eq!(
         still["first_name"], "Fay",
         "the foreign contact is untouched"
     );
     for bad in ["abc", "0", "-1", "1.5"] {
-        app.get(&format!("/contacts/{bad}"), &app.key)
+        app.get(&format!("/contacts/{bad}"))
             .await
             .expect_error(400, "invalid_request");
     }
-    app.patch("/contacts/abc", &app.key, json!({}))
+    app.patch("/contacts/abc", json!({}))
         .await
         .expect_error(400, "invalid_request");
-    app.delete("/contacts/abc", &app.key)
+    app.delete("/contacts/abc")
         .await
         .expect_error(400, "invalid_request");
 }
@@ -61,12 +61,8 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
     .await;
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let p = app
-        .patch(
-            &at(&c),
-            &app.key,
-            json!({"first_name": null, "email": "NEW@Example.com", "country_code": "fr",
-                   "chan_c_username": "@ann_c"}),
-        )
+        .patch(&at(&c), json!({"first_name": null, "email": "NEW@Example.com", "country_code": "fr",
+                   "chan_c_username": "@ann_c"}))
         .await
         .expect(200)
         .body;
@@ -86,15 +82,11 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
         p["updated_at"].as_str() > c["updated_at"].as_str(),
         "updated_at moves: {p}"
     );
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got, p);
     let cleared = app
-        .patch(
-            &at(&c),
-            &app.key,
-            json!({"last_name": null, "phone": null, "email": null, "chan_a_username": null,
-                   "chan_c_username": null, "country_code": null}),
-        )
+        .patch(&at(&c), json!({"last_name": null, "phone": null, "email": null, "chan_a_username": null,
+                   "chan_c_username": null, "country_code": null}))
         .await
         .expect(200)
         .body;
@@ -110,7 +102,7 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
         assert_eq!(cleared[field], Value::Null, "{field} of {cleared}");
     }
     let same = app
-        .patch(&at(&c), &app.key, json!({}))
+        .patch(&at(&c), json!({}))
         .await
         .expect(200)
         .body;
@@ -147,15 +139,15 @@ async fn patch_refuses_the_create_only_fields_and_bad_values_with_422() {
         (json!({"nickname": "Annie"}), "nickname"),
     ];
     for (body, path) in cases {
-        let r = app.patch(&at(&c), &app.key, body.clone()).await;
+        let r = app.patch(&at(&c), body.clone()).await;
         let got = (r.status, r.code().to_string(), r.paths());
         let want = (422, "validation_failed".to_string(), vec![path.to_string()]);
         assert_eq!(got, want, "PATCH {body} answered {}", r.body);
     }
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got, c, "refused patches change nothing");
     not_found(
-        app.patch("/contacts/999999999", &app.key, json!({"first_name": "X"}))
+        app.patch("/contacts/999999999", json!({"first_name": "X"}))
             .await,
     );
 }
@@ -170,24 +162,20 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
     )
     .await;
     let keep = new_contact(&app, json!({"first_name": "Keeper"})).await;
-    app.post(
-        &format!("{}/notes", at(&c)),
-        &app.key,
-        json!({"body": "remember the pineapple"}),
-    )
+    app.post(&format!("{}/notes", at(&c)), json!({"body": "remember the pineapple"}))
     .await
     .expect(201);
-    let r = app.delete(&at(&c), &app.key).await.expect(200);
+    let r = app.delete(&at(&c)).await.expect(200);
     assert_eq!(
         r.body,
         json!({"object": "contact", "id": c["id"], "deleted": true})
     );
-    not_found(app.get(&at(&c), &app.key).await);
-    not_found(app.delete(&at(&c), &app.key).await);
-    not_found(app.get(&format!("{}/notes", at(&c)), &app.key).await);
-    not_found(app.get(&format!("{}/channels", at(&c)), &app.key).await);
+    not_found(app.get(&at(&c)).await);
+    not_found(app.delete(&at(&c)).await);
+    not_found(app.get(&format!("{}/notes", at(&c))).await);
+    not_found(app.get(&format!("{}/channels", at(&c))).await);
     let ids = |b: &Value| -> Vec<u64> { b["data"].as_array().unwrap().iter().map(id_of).collect() };
-    let all = app.get("/contacts", &app.key).await.expect(200).body;
+    let all = app.get("/contacts").await.expect(200).body;
     assert_eq!(ids(&all), [id_of(&keep)]);
     for query in [
         "q=zelda",
@@ -198,7 +186,7 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
         "email=zelda%40example.com",
     ] {
         let r = app
-            .get(&format!("/contacts?{query}"), &app.key)
+            .get(&format!("/contacts?{query}"))
             .await
             .expect(200)
             .body;
@@ -210,14 +198,14 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
         "handle=zelda_a",
     ] {
         not_found(
-            app.get(&format!("/contacts/lookup?{query}"), &app.key)
+            app.get(&format!("/contacts/lookup?{query}"))
                 .await,
         );
     }
     assert_eq!(workspace_tags(&app).await, ["doomed"], "the tag stays");
-    let tags = app.get("/tags", &app.key).await.expect(200).body;
+    let tags = app.get("/tags").await.expect(200).body;
     let r = app
-        .delete(&format!("/tags/{}", tags["data"][0]["id"]), &app.key)
+        .delete(&format!("/tags/{}", tags["data"][0]["id"]))
         .await
         .expect(200)
         .body;

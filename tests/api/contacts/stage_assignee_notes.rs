@@ -11,7 +11,7 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let path = format!("{}/stage", at(&c));
     let r = app
-        .put(&path, &app.key, json!({"stage_id": lead["id"]}))
+        .put(&path, json!({"stage_id": lead["id"]}))
         .await
         .expect(200)
         .body;
@@ -20,11 +20,7 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
         json!({"funnel_id": sales["id"], "stage_id": lead["id"], "stage_name": "Lead"})
     );
     let r = app
-        .put(
-            &path,
-            &app.key,
-            json!({"stage_id": won["id"], "funnel_id": sales["id"]}),
-        )
+        .put(&path, json!({"stage_id": won["id"], "funnel_id": sales["id"]}))
         .await
         .expect(200)
         .body;
@@ -33,56 +29,48 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
         json!({"funnel_id": sales["id"], "stage_id": won["id"], "stage_name": "Won"})
     );
     invalid(
-        app.put(
-            &path,
-            &app.key,
-            json!({"stage_id": lead["id"], "funnel_id": support["id"]}),
-        )
+        app.put(&path, json!({"stage_id": lead["id"], "funnel_id": support["id"]}))
         .await,
         "funnel_id",
     );
     no_such(
-        app.put(&path, &app.key, json!({"stage_id": 999_999_999}))
+        app.put(&path, json!({"stage_id": 999_999_999}))
             .await,
         "stage_id: no such stage",
     );
 
-    invalid(app.put(&path, &app.key, json!({})).await, "stage_id");
+    invalid(app.put(&path, json!({})).await, "stage_id");
     invalid(
-        app.put(&path, &app.key, json!({"stage_id": "won"})).await,
+        app.put(&path, json!({"stage_id": "won"})).await,
         "stage_id",
     );
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(
         got["stage"]["stage_id"], won["id"],
         "refusals changed nothing"
     );
     let in_won = app
-        .get(&format!("/contacts?stage_id={}", won["id"]), &app.key)
+        .get(&format!("/contacts?stage_id={}", won["id"]))
         .await
         .expect(200)
         .body;
     assert_eq!(in_won["data"].as_array().unwrap().len(), 1);
-    let r = app.delete(&path, &app.key).await.expect(200).body;
+    let r = app.delete(&path).await.expect(200).body;
     assert_eq!(r["stage"], Value::Null);
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["stage"], Value::Null);
     not_found(
-        app.put(
-            "/contacts/999999999/stage",
-            &app.key,
-            json!({"stage_id": lead["id"]}),
-        )
+        app.put("/contacts/999999999/stage", json!({"stage_id": lead["id"]}))
         .await,
     );
-    not_found(app.delete("/contacts/999999999/stage", &app.key).await);
+    not_found(app.delete("/contacts/999999999/stage").await);
 }
 
 #[tokio::test]
 async fn get_funnels_lists_funnels_with_stages_or_one_row_per_stage() {
     let app = spawn_app().await;
     let sales = app.new_funnel("Sales", &["Lead", "Won"]).await;
-    let body = app.get("/funnels", &app.key).await.expect(200).body;
+    let body = app.get("/funnels").await.expect(200).body;
     assert_eq!(body["object"], "list");
     assert_eq!(body["has_more"], false);
     let funnels = body["data"].as_array().unwrap();
@@ -98,7 +86,7 @@ async fn get_funnels_lists_funnels_with_stages_or_one_row_per_stage() {
         .collect();
     assert_eq!(names, ["Lead", "Won"]);
     let flat = app
-        .get("/funnels?flat=true", &app.key)
+        .get("/funnels?flat=true")
         .await
         .expect(200)
         .body;
@@ -110,7 +98,7 @@ async fn get_funnels_lists_funnels_with_stages_or_one_row_per_stage() {
         assert_eq!(row["stage_id"], sales["stages"][stage]["id"]);
         assert_eq!(row["stage_name"], name);
     }
-    invalid(app.get("/funnels?flat=yes", &app.key).await, "flat");
+    invalid(app.get("/funnels?flat=yes").await, "flat");
 }
 
 // ----- 11. Assignee -----
@@ -125,47 +113,44 @@ async fn put_assignee_sets_a_member_refuses_others_and_unassigns_on_empty_or_nul
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let path = format!("{}/assignee", at(&c));
     let r = app
-        .put(&path, &app.key, json!({"user_id": member}))
+        .put(&path, json!({"user_id": member}))
         .await
         .expect(200)
         .body;
     assert_eq!(r["assigned_to_user_id"], member.as_str());
     for user in [outsider.as_str(), "nobody"] {
         invalid(
-            app.put(&path, &app.key, json!({"user_id": user})).await,
+            app.put(&path, json!({"user_id": user})).await,
             "user_id",
         );
     }
     invalid(
-        app.put(&path, &app.key, json!({"user_id": 5})).await,
+        app.put(&path, json!({"user_id": 5})).await,
         "user_id",
     );
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["assigned_to_user_id"], member.as_str());
     let mine = app
-        .get(
-            &format!("/contacts?assigned_to_user_id={}", enc(&member)),
-            &app.key,
-        )
+        .get(&format!("/contacts?assigned_to_user_id={}", enc(&member)))
         .await
         .expect(200)
         .body;
     assert_eq!(mine["data"].as_array().unwrap().len(), 1);
-    let r = app.put(&path, &app.key, json!({})).await.expect(200).body;
+    let r = app.put(&path, json!({})).await.expect(200).body;
     assert_eq!(r["assigned_to_user_id"], Value::Null);
-    app.put(&path, &app.key, json!({"user_id": member}))
+    app.put(&path, json!({"user_id": member}))
         .await
         .expect(200);
     let r = app
-        .put(&path, &app.key, json!({"user_id": null}))
+        .put(&path, json!({"user_id": null}))
         .await
         .expect(200)
         .body;
     assert_eq!(r["assigned_to_user_id"], Value::Null);
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["assigned_to_user_id"], Value::Null);
     not_found(
-        app.put("/contacts/999999999/assignee", &app.key, json!({}))
+        app.put("/contacts/999999999/assignee", json!({}))
             .await,
     );
 }
@@ -177,11 +162,7 @@ async fn a_note_answers_201_with_its_record() {
     let app = spawn_app().await;
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let n = app
-        .post(
-            &format!("{}/notes", at(&c)),
-            &app.key,
-            json!({"body": "Prefers mornings"}),
-        )
+        .post(&format!("{}/notes", at(&c)), json!({"body": "Prefers mornings"}))
         .await
         .expect(201)
         .body;
@@ -210,21 +191,21 @@ async fn a_note_body_needs_1_to_10000_chars() {
         json!({"body": 5}),
         json!({"body": null}),
     ] {
-        invalid(app.post(&path, &app.key, body).await, "body");
+        invalid(app.post(&path, body).await, "body");
     }
     invalid(
-        app.post(&path, &app.key, json!({"body": "ok", "pinned": true}))
+        app.post(&path, json!({"body": "ok", "pinned": true}))
             .await,
         "pinned",
     );
     let long = "é".repeat(10_000);
     let n = app
-        .post(&path, &app.key, json!({"body": long}))
+        .post(&path, json!({"body": long}))
         .await
         .expect(201)
         .body;
     assert_eq!(n["body"], long.as_str());
-    let list = app.get(&path, &app.key).await.expect(200).body;
+    let list = app.get(&path).await.expect(200).body;
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
 }
 
@@ -237,20 +218,16 @@ async fn notes_list_newest_first_and_paginate() {
     let mut made = Vec::new();
     for i in 0..5 {
         let n = app
-            .post(&path, &app.key, json!({"body": format!("note {i}")}))
+            .post(&path, json!({"body": format!("note {i}")}))
             .await
             .expect(201)
             .body;
         made.push(id_of(&n));
     }
-    app.post(
-        &format!("{}/notes", at(&other)),
-        &app.key,
-        json!({"body": "someone else's"}),
-    )
+    app.post(&format!("{}/notes", at(&other)), json!({"body": "someone else's"}))
     .await
     .expect(201);
-    let all = app.get(&path, &app.key).await.expect(200).body;
+    let all = app.get(&path).await.expect(200).body;
     assert_eq!(all["object"], "list");
     let bodies: Vec<&str> = all["data"]
         .as_array()
@@ -266,7 +243,7 @@ async fn notes_list_newest_first_and_paginate() {
         if let Some(c) = &cursor {
             url.push_str(&format!("&starting_after={}", enc(c)));
         }
-        let page = app.get(&url, &app.key).await.expect(200).body;
+        let page = app.get(&url).await.expect(200).body;
         let data = page["data"].as_array().unwrap();
         assert!(data.len() <= 2);
         seen.extend(data.iter().map(id_of));
@@ -279,12 +256,12 @@ async fn notes_list_newest_first_and_paginate() {
     }
     made.reverse();
     assert_eq!(seen, made, "all notes, newest first, no gaps or repeats");
-    invalid(app.get(&format!("{path}?limit=0"), &app.key).await, "limit");
+    invalid(app.get(&format!("{path}?limit=0")).await, "limit");
     invalid(
-        app.get(&format!("{path}?limit=101"), &app.key).await,
+        app.get(&format!("{path}?limit=101")).await,
         "limit",
     );
-    app.get(&format!("{path}?starting_after=garbage"), &app.key)
+    app.get(&format!("{path}?starting_after=garbage"))
         .await
         .expect_error(400, "invalid_request");
 }
@@ -292,13 +269,9 @@ async fn notes_list_newest_first_and_paginate() {
 #[tokio::test]
 async fn notes_of_an_unknown_contact_answer_404() {
     let app = spawn_app().await;
-    not_found(app.get("/contacts/999999999/notes", &app.key).await);
+    not_found(app.get("/contacts/999999999/notes").await);
     not_found(
-        app.post(
-            "/contacts/999999999/notes",
-            &app.key,
-            json!({"body": "hello"}),
-        )
+        app.post("/contacts/999999999/notes", json!({"body": "hello"}))
         .await,
     );
 }
@@ -311,17 +284,13 @@ async fn put_dnc_sets_the_flag_and_reason_and_false_clears_the_reason() {
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let path = format!("{}/dnc", at(&c));
     let r = app
-        .put(
-            &path,
-            &app.key,
-            json!({"do_not_contact": true, "reason": "asked by phone"}),
-        )
+        .put(&path, json!({"do_not_contact": true, "reason": "asked by phone"}))
         .await
         .expect(200)
         .body;
     assert_eq!(r["do_not_contact"], true);
     assert_eq!(r["do_not_contact_reason"], "asked by phone");
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["do_not_contact"], true);
     assert_eq!(got["do_not_contact_reason"], "asked by phone");
     let cases: Vec<(Value, &str)> = vec![
@@ -336,38 +305,26 @@ async fn put_dnc_sets_the_flag_and_reason_and_false_clears_the_reason() {
         (json!({"do_not_contact": true, "note": "x"}), "note"),
     ];
     for (body, want) in cases {
-        invalid(app.put(&path, &app.key, body).await, want);
+        invalid(app.put(&path, body).await, want);
     }
     let r = app
-        .put(
-            &path,
-            &app.key,
-            json!({"do_not_contact": true, "reason": "r".repeat(200)}),
-        )
+        .put(&path, json!({"do_not_contact": true, "reason": "r".repeat(200)}))
         .await
         .expect(200)
         .body;
     assert_eq!(r["do_not_contact_reason"], "r".repeat(200));
     let r = app
-        .put(
-            &path,
-            &app.key,
-            json!({"do_not_contact": false, "reason": "changed their mind"}),
-        )
+        .put(&path, json!({"do_not_contact": false, "reason": "changed their mind"}))
         .await
         .expect(200)
         .body;
     assert_eq!(r["do_not_contact"], false);
     assert_eq!(r["do_not_contact_reason"], Value::Null);
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(got["do_not_contact"], false);
     assert_eq!(got["do_not_contact_reason"], Value::Null);
     not_found(
-        app.put(
-            "/contacts/999999999/dnc",
-            &app.key,
-            json!({"do_not_contact": true}),
-        )
+        app.put("/contacts/999999999/dnc", json!({"do_not_contact": true}))
         .await,
     );
 }
@@ -387,7 +344,7 @@ async fn channels_list_every_identity_the_contact_can_be_reached_on() {
     )
     .await;
     let body = app
-        .get(&format!("{}/channels", at(&c)), &app.key)
+        .get(&format!("{}/channels", at(&c)))
         .await
         .expect(200)
         .body;
@@ -422,7 +379,7 @@ async fn channels_list_every_identity_the_contact_can_be_reached_on() {
     assert_eq!(body["data"].as_array().unwrap().len(), 7);
     let only_email = new_contact(&app, json!({"email": "bob@example.com"})).await;
     let body = app
-        .get(&format!("{}/channels", at(&only_email)), &app.key)
+        .get(&format!("{}/channels", at(&only_email)))
         .await
         .expect(200)
         .body;
@@ -432,12 +389,12 @@ async fn channels_list_every_identity_the_contact_can_be_reached_on() {
     );
     let none = new_contact(&app, json!({"first_name": "Nobody"})).await;
     let body = app
-        .get(&format!("{}/channels", at(&none)), &app.key)
+        .get(&format!("{}/channels", at(&none)))
         .await
         .expect(200)
         .body;
     assert_eq!(body["data"], json!([]));
-    not_found(app.get("/contacts/999999999/channels", &app.key).await);
+    not_found(app.get("/contacts/999999999/channels").await);
 }
 
 // ----- 16. Permissions -----
@@ -448,30 +405,30 @@ async fn a_member_without_the_contacts_permission_gets_403() {
     let c = new_contact(&app, json!({"first_name": "Ann", "phone": "+15550100100"})).await;
     let token = app.member_token("member", &["inbox"]).await;
     let refused = [
-        app.get("/contacts", &token).await,
-        app.post("/contacts", &token, json!({"first_name": "Bob"}))
+        app.get_as(&token, "/contacts").await,
+        app.post_as(&token, "/contacts", json!({"first_name": "Bob"}))
             .await,
-        app.get(&at(&c), &token).await,
-        app.get("/contacts/lookup?phone=%2B15550100100", &token)
+        app.get_as(&token, &at(&c)).await,
+        app.get_as(&token, "/contacts/lookup?phone=%2B15550100100")
             .await,
-        app.post("/contacts/upsert", &token, json!({"phone": "+15550100100"}))
+        app.post_as(&token, "/contacts/upsert", json!({"phone": "+15550100100"}))
             .await,
-        app.patch(&at(&c), &token, json!({"first_name": "X"})).await,
-        app.delete(&at(&c), &token).await,
-        app.post(&format!("{}/notes", at(&c)), &token, json!({"body": "x"}))
+        app.patch_as(&token, &at(&c), json!({"first_name": "X"})).await,
+        app.delete_as(&token, &at(&c)).await,
+        app.post_as(&token, &format!("{}/notes", at(&c)), json!({"body": "x"}))
             .await,
-        app.get("/funnels", &token).await,
+        app.get_as(&token, "/funnels").await,
     ];
     for r in refused {
         r.expect_error(403, "insufficient_permissions");
     }
-    let list = app.get("/contacts", &app.key).await.expect(200).body;
+    let list = app.get("/contacts").await.expect(200).body;
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "nothing created");
     assert_eq!(list["data"][0]["first_name"], "Ann", "nothing changed");
     let allowed = app.member_token("member", &["contacts"]).await;
-    app.get("/contacts", &allowed).await.expect(200);
+    app.get_as(&allowed, "/contacts").await.expect(200);
     let made = app
-        .post("/contacts", &allowed, json!({"first_name": "Bob"}))
+        .post_as(&allowed, "/contacts", json!({"first_name": "Bob"}))
         .await
         .expect(201)
         .body;

@@ -5,24 +5,20 @@ use super::*;
 #[tokio::test]
 async fn adding_tags_joins_new_names_to_the_workspace_without_doubling() {
     let app = spawn_app().await;
-    app.post("/tags", &app.key, json!({"name": "VIP"}))
+    app.post("/tags", json!({"name": "VIP"}))
         .await
         .expect(201);
     let c = new_contact(&app, json!({"first_name": "Ann", "tags": ["Lead"]})).await;
     let path = format!("{}/tags", at(&c));
     let r = app
-        .post(
-            &path,
-            &app.key,
-            json!({"tags": ["vip", "New", "lead", "NEW"]}),
-        )
+        .post(&path, json!({"tags": ["vip", "New", "lead", "NEW"]}))
         .await
         .expect(200)
         .body;
     assert_eq!(r["object"], "contact");
     assert_eq!(tags_of(&r), ["Lead", "New", "VIP"]);
     let r = app
-        .post(&path, &app.key, json!({"tags": ["VIP"]}))
+        .post(&path, json!({"tags": ["VIP"]}))
         .await
         .expect(200)
         .body;
@@ -30,7 +26,7 @@ async fn adding_tags_joins_new_names_to_the_workspace_without_doubling() {
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Lead", "New", "VIP"]);
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(tags_of(&got), ["Lead", "New", "VIP"]);
 }
 
@@ -50,7 +46,7 @@ async fn contact_tag_requests_need_1_to_100_names_of_1_to_80_chars() {
         (json!({"tags": ["a"], "extra": 1}), "extra"),
     ];
     for (body, want) in cases {
-        invalid(app.post(&path, &app.key, body.clone()).await, want);
+        invalid(app.post(&path, body.clone()).await, want);
         let r = app
             .call(Method::DELETE, &path)
             .token(&app.key)
@@ -61,13 +57,13 @@ async fn contact_tag_requests_need_1_to_100_names_of_1_to_80_chars() {
     }
     let hundred: Vec<String> = (0..100).map(|i| format!("{i:0>80}")).collect();
     let r = app
-        .post(&path, &app.key, json!({"tags": hundred}))
+        .post(&path, json!({"tags": hundred}))
         .await
         .expect(200)
         .body;
     assert_eq!(tags_of(&r).len(), 100);
     not_found(
-        app.post("/contacts/999999999/tags", &app.key, json!({"tags": ["x"]}))
+        app.post("/contacts/999999999/tags", json!({"tags": ["x"]}))
             .await,
     );
 }
@@ -90,13 +86,13 @@ async fn removing_tags_is_case_insensitive_and_the_tags_stay_in_the_workspace() 
         .expect(200)
         .body;
     assert_eq!(tags_of(&r), ["Lead"]);
-    let got = app.get(&at(&c), &app.key).await.expect(200).body;
+    let got = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(tags_of(&got), ["Lead"]);
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Cold", "Lead", "VIP"]);
     let tagged = app
-        .get("/contacts?tag=vip", &app.key)
+        .get("/contacts?tag=vip")
         .await
         .expect(200)
         .body;
@@ -109,7 +105,7 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     let a = new_contact(&app, json!({"first_name": "A", "tags": ["VIP", "Lead"]})).await;
     let b = new_contact(&app, json!({"first_name": "B", "tags": ["vip"]})).await;
     let other = new_contact(&app, json!({"first_name": "O", "tags": ["Lead"]})).await;
-    let tags = app.get("/tags", &app.key).await.expect(200).body;
+    let tags = app.get("/tags").await.expect(200).body;
     let vip = tags["data"]
         .as_array()
         .unwrap()
@@ -117,28 +113,24 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
         .find(|t| t["name"] == "VIP")
         .expect("VIP tag")
         .clone();
-    app.patch(
-        &format!("/tags/{}", vip["id"]),
-        &app.key,
-        json!({"name": "Gold"}),
-    )
+    app.patch(&format!("/tags/{}", vip["id"]), json!({"name": "Gold"}))
     .await
     .expect(200);
-    let a = app.get(&at(&a), &app.key).await.expect(200).body;
-    let b = app.get(&at(&b), &app.key).await.expect(200).body;
-    let other = app.get(&at(&other), &app.key).await.expect(200).body;
+    let a = app.get(&at(&a)).await.expect(200).body;
+    let b = app.get(&at(&b)).await.expect(200).body;
+    let other = app.get(&at(&other)).await.expect(200).body;
     assert_eq!(tags_of(&a), ["Gold", "Lead"]);
     assert_eq!(tags_of(&b), ["Gold"]);
     assert_eq!(tags_of(&other), ["Lead"]);
     let gold = app
-        .get("/contacts?tag=GOLD&limit=100", &app.key)
+        .get("/contacts?tag=GOLD&limit=100")
         .await
         .expect(200)
         .body;
     let ids: BTreeSet<u64> = gold["data"].as_array().unwrap().iter().map(id_of).collect();
     assert_eq!(ids, BTreeSet::from([id_of(&a), id_of(&b)]));
     let vip_left = app
-        .get("/contacts?tag=vip", &app.key)
+        .get("/contacts?tag=vip")
         .await
         .expect(200)
         .body;
@@ -154,7 +146,7 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
         new_contact(&app, json!({"first_name": "C", "tags": ["PROMO"]})).await,
     ];
     let bystander = new_contact(&app, json!({"first_name": "D", "tags": ["Keep"]})).await;
-    let tags = app.get("/tags", &app.key).await.expect(200).body;
+    let tags = app.get("/tags").await.expect(200).body;
     let id_of_tag = |name: &str| {
         tags["data"]
             .as_array()
@@ -166,7 +158,7 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
     };
     let promo = id_of_tag("Promo");
     let r = app
-        .delete(&format!("/tags/{promo}"), &app.key)
+        .delete(&format!("/tags/{promo}"))
         .await
         .expect(200)
         .body;
@@ -174,28 +166,28 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
     assert_eq!(r["contacts_updated"], 3, "body: {r}");
     assert_eq!(r["id"], promo);
     for c in &carriers {
-        let got = app.get(&at(c), &app.key).await.expect(200).body;
+        let got = app.get(&at(c)).await.expect(200).body;
         assert!(!tags_of(&got).contains(&"Promo".to_string()), "{got}");
     }
-    let first = app.get(&at(&carriers[0]), &app.key).await.expect(200).body;
+    let first = app.get(&at(&carriers[0])).await.expect(200).body;
     assert_eq!(tags_of(&first), ["Keep"]);
-    let by = app.get(&at(&bystander), &app.key).await.expect(200).body;
+    let by = app.get(&at(&bystander)).await.expect(200).body;
     assert_eq!(tags_of(&by), ["Keep"]);
     assert_eq!(workspace_tags(&app).await, ["Keep"]);
     let keep = id_of_tag("Keep");
     let r = app
-        .delete(&format!("/tags/{keep}"), &app.key)
+        .delete(&format!("/tags/{keep}"))
         .await
         .expect(200)
         .body;
     assert_eq!(r["contacts_updated"], 2, "body: {r}");
     let unused = app
-        .post("/tags", &app.key, json!({"name": "Unused"}))
+        .post("/tags", json!({"name": "Unused"}))
         .await
         .expect(201)
         .body;
     let r = app
-        .delete(&format!("/tags/{}", unused["id"]), &app.key)
+        .delete(&format!("/tags/{}", unused["id"]))
         .await
         .expect(200)
         .body;

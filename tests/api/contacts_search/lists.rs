@@ -12,7 +12,7 @@ async fn contacts_list_newest_first_and_pages_walk_without_gaps_or_repeats() {
         ));
     }
     made.reverse();
-    let first = app.get("/contacts", &app.key).await.expect(200).body;
+    let first = app.get("/contacts").await.expect(200).body;
     assert_eq!(first["object"], "list");
     assert_eq!(first["has_more"], true);
     let page: Vec<u64> = first["data"]
@@ -34,12 +34,12 @@ async fn bad_limits_answer_422_and_bad_cursors_400() {
     new_contact(&app, json!({"first_name": "Ann"})).await;
     for limit in ["0", "101", "-1", "abc", "2.5"] {
         invalid(
-            app.get(&format!("/contacts?limit={limit}"), &app.key).await,
+            app.get(&format!("/contacts?limit={limit}")).await,
             "limit",
         );
     }
     for cursor in ["garbage", "42", "MTIz", "%21%21"] {
-        app.get(&format!("/contacts?starting_after={cursor}"), &app.key)
+        app.get(&format!("/contacts?starting_after={cursor}"))
             .await
             .expect_error(400, "invalid_request");
     }
@@ -114,7 +114,7 @@ async fn list_filters_phone_email_tag_stage_assignee_and_channel() {
         ("stage_id=lead", "stage_id"),
         ("stage_id=-1", "stage_id"),
     ] {
-        invalid(app.get(&format!("/contacts?{query}"), &app.key).await, path);
+        invalid(app.get(&format!("/contacts?{query}")).await, path);
     }
 }
 
@@ -132,7 +132,7 @@ async fn updated_since_is_inclusive_and_needs_an_offset() {
     assert_eq!(b["updated_at"], "2026-03-01T10:01:00.000Z");
     clock.advance(minute);
     let a2 = app
-        .patch(&at(&a), &app.key, json!({"last_name": "Again"}))
+        .patch(&at(&a), json!({"last_name": "Again"}))
         .await
         .expect(200)
         .body;
@@ -158,7 +158,7 @@ async fn updated_since_is_inclusive_and_needs_an_offset() {
         "2026-13-01T00:00:00Z",
     ] {
         invalid(
-            app.get(&format!("/contacts?updated_since={}", enc(bad)), &app.key)
+            app.get(&format!("/contacts?updated_since={}", enc(bad)))
                 .await,
             "updated_since",
         );

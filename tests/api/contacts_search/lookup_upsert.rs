@@ -20,14 +20,11 @@ async fn lookup_finds_by_phone_email_or_handle_with_or_without_at() {
     )
     .await;
     let found = app
-        .get(
-            &format!("/contacts/lookup?phone={}", enc("+15550100100")),
-            &app.key,
-        )
+        .get(&format!("/contacts/lookup?phone={}", enc("+15550100100")))
         .await
         .expect(200)
         .body;
-    let full = app.get(&at(&c), &app.key).await.expect(200).body;
+    let full = app.get(&at(&c)).await.expect(200).body;
     assert_eq!(found, full, "lookup answers the whole contact record");
     let id = id_of(&c);
     for query in [
@@ -70,7 +67,7 @@ async fn lookup_finds_by_phone_email_or_handle_with_or_without_at() {
         "handle=nobody".to_string(),
     ] {
         let r = app
-            .get(&format!("/contacts/lookup?{query}"), &app.key)
+            .get(&format!("/contacts/lookup?{query}"))
             .await;
         assert_eq!(
             (r.status, r.code()),
@@ -113,14 +110,14 @@ async fn lookup_answers_the_oldest_of_several_matches() {
         id_of(&third)
     );
     // A newer contact changed to match stays behind the older one.
-    app.patch(&at(&third), &app.key, json!({"email": "dup@example.com"}))
+    app.patch(&at(&third), json!({"email": "dup@example.com"}))
         .await
         .expect(200);
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("dup@example.com"))).await,
         id_of(&first)
     );
-    app.delete(&at(&first), &app.key).await.expect(200);
+    app.delete(&at(&first)).await.expect(200);
     assert_eq!(looked_up(&app, &phone).await, id_of(&second));
     assert_eq!(looked_up(&app, "handle=dup").await, id_of(&second));
 }
@@ -131,16 +128,13 @@ async fn lookup_refuses_requests_without_a_criterion_or_with_a_bad_channel() {
     new_contact(&app, json!({"first_name": "Ann", "chan_a_username": "ann"})).await;
     // No phone, email or handle: the details point at the query as a whole.
     for query in ["", "?phone=", "?email=&handle=", "?channel=chan_a"] {
-        app.get(&format!("/contacts/lookup{query}"), &app.key)
+        app.get(&format!("/contacts/lookup{query}"))
             .await
             .expect_error(422, "validation_failed");
     }
     for channel in ["email", "sms", "api", "fax", "chan_b"] {
         invalid(
-            app.get(
-                &format!("/contacts/lookup?handle=ann&channel={channel}"),
-                &app.key,
-            )
+            app.get(&format!("/contacts/lookup?handle=ann&channel={channel}"))
             .await,
             "channel",
         );
@@ -219,7 +213,7 @@ async fn upsert_creates_with_201_then_updates_with_200_adding_tags() {
     assert_eq!(c["source"], "form");
     assert_eq!(c["channel"], "api");
     assert_eq!(tags_of(c), ["A"]);
-    let got = app.get(&at(c), &app.key).await.expect(200).body;
+    let got = app.get(&at(c)).await.expect(200).body;
     assert_eq!(&got, c);
     let r = upsert(
         &app,
@@ -241,7 +235,7 @@ async fn upsert_creates_with_201_then_updates_with_200_adding_tags() {
     assert_eq!(u["stage"]["stage_name"], "Lead");
     assert_eq!(u["assigned_to_user_id"], member.as_str());
     assert_eq!(u["created_at"], c["created_at"]);
-    let got = app.get(&at(c), &app.key).await.expect(200).body;
+    let got = app.get(&at(c)).await.expect(200).body;
     assert_eq!(&got, u);
     assert_eq!(ids(&app, "").await, [id_of(c)]);
     no_such(
@@ -268,7 +262,7 @@ async fn upsert_creates_with_201_then_updates_with_200_adding_tags() {
     ] {
         invalid(upsert(&app, body).await, path);
     }
-    let got = app.get(&at(c), &app.key).await.expect(200).body;
+    let got = app.get(&at(c)).await.expect(200).body;
     assert_eq!(&got, u, "refused upserts change nothing");
     let h = upsert(&app, json!({"chan_c_username": "@ann_c"}))
         .await
@@ -324,7 +318,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
     .await;
     assert_eq!(matched(r), id_of(&by_phone), "phone first");
     for c in [&by_user, &by_email] {
-        let got = app.get(&at(c), &app.key).await.expect(200).body;
+        let got = app.get(&at(c)).await.expect(200).body;
         assert_eq!(got["last_name"], Value::Null, "untouched: {got}");
     }
     let r = upsert(
@@ -333,7 +327,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
     )
     .await;
     assert_eq!(matched(r), id_of(&by_email), "then email");
-    let got = app.get(&at(&by_user), &app.key).await.expect(200).body;
+    let got = app.get(&at(&by_user)).await.expect(200).body;
     assert_eq!(got["last_name"], Value::Null, "untouched: {got}");
     let r = upsert(
         &app,

@@ -32,10 +32,10 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     assert_eq!(m["chan_c_username"], "annie_c");
     assert_eq!(m["country_code"], "DE");
     assert_eq!(tags_of(&m), ["Lead", "VIP"]);
-    let got = app.get(&at(&primary), &app.key).await.expect(200).body;
+    let got = app.get(&at(&primary)).await.expect(200).body;
     assert_eq!(got, m);
     let notes = app
-        .get(&format!("{}/notes", at(&primary)), &app.key)
+        .get(&format!("{}/notes", at(&primary)))
         .await
         .expect(200)
         .body;
@@ -46,10 +46,10 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
         assert_eq!(n["contact_id"], primary["id"], "{n}");
     }
     // The secondary's id redirects to the primary.
-    let via = app.get(&at(&secondary), &app.key).await.expect(200).body;
+    let via = app.get(&at(&secondary)).await.expect(200).body;
     assert_eq!(via, m, "GET of the secondary answers the primary");
     let via_notes = app
-        .get(&format!("{}/notes", at(&secondary)), &app.key)
+        .get(&format!("{}/notes", at(&secondary)))
         .await
         .expect(200)
         .body;
@@ -66,10 +66,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     );
     assert_eq!(looked_up(&app, "handle=annie_c").await, id_of(&primary));
     let r = app
-        .get(
-            &format!("/contacts/lookup?phone={}", enc("+15550100200")),
-            &app.key,
-        )
+        .get(&format!("/contacts/lookup?phone={}", enc("+15550100200")))
         .await;
     assert!(
         r.status == 404 || id_of(&r.body) == id_of(&primary),
@@ -79,7 +76,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Lead", "VIP"]);
-    let tags = app.get("/tags", &app.key).await.expect(200).body;
+    let tags = app.get("/tags").await.expect(200).body;
     let vip = tags["data"]
         .as_array()
         .unwrap()
@@ -88,7 +85,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
         .expect("VIP")["id"]
         .clone();
     let r = app
-        .delete(&format!("/tags/{vip}"), &app.key)
+        .delete(&format!("/tags/{vip}"))
         .await
         .expect(200)
         .body;
@@ -109,7 +106,7 @@ async fn merge_fills_stage_assignee_custom_fields_and_opt_out_the_primary_lacks(
         json!({"label": "Nickname", "key": "nickname"}),
         json!({"label": "Plan", "key": "plan", "type": "select", "options": ["basic", "pro"]}),
     ] {
-        app.post("/custom-fields", &app.key, body).await.expect(201);
+        app.post("/custom-fields", body).await.expect(201);
     }
     let primary = new_contact(
         &app,
@@ -123,11 +120,7 @@ async fn merge_fills_stage_assignee_custom_fields_and_opt_out_the_primary_lacks(
                "custom_fields": {"nickname": "Secondary", "plan": "pro"}}),
     )
     .await;
-    app.put(
-        &format!("{}/dnc", at(&secondary)),
-        &app.key,
-        json!({"do_not_contact": true, "reason": "asked"}),
-    )
+    app.put(&format!("{}/dnc", at(&secondary)), json!({"do_not_contact": true, "reason": "asked"}))
     .await
     .expect(200);
     let m = merge(&app, &primary, &secondary).await.expect(200).body;
@@ -151,7 +144,7 @@ async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_conta
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
-        .post("/contacts", &other_key, json!({"first_name": "Fay"}))
+        .post_as(&other_key, "/contacts", json!({"first_name": "Fay"}))
         .await
         .expect(201)
         .body;
@@ -187,14 +180,14 @@ async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_conta
             "x",
         ),
     ] {
-        invalid(app.post("/contacts/merge", &app.key, body).await, path);
+        invalid(app.post("/contacts/merge", body).await, path);
     }
     assert_eq!(
         ids(&app, "").await,
         [id_of(&b), id_of(&a)],
         "nothing merged"
     );
-    let still = app.get(&at(&foreign), &other_key).await.expect(200).body;
+    let still = app.get_as(&other_key, &at(&foreign)).await.expect(200).body;
     assert_eq!(still["first_name"], "Fay");
     merge(&app, &a, &b).await.expect(200);
     // b now answers as a: merging the two again names one contact twice.
@@ -211,13 +204,13 @@ async fn redirects_follow_chains_of_merges_and_end_with_the_primary() {
     merge(&app, &a, &b).await.expect(200);
     merge(&app, &c, &a).await.expect(200);
     for old in [&a, &b] {
-        let got = app.get(&at(old), &app.key).await.expect(200).body;
+        let got = app.get(&at(old)).await.expect(200).body;
         assert_eq!(got["id"], c["id"], "{got}");
     }
     assert_eq!(ids(&app, "").await, [id_of(&c)]);
-    app.delete(&at(&c), &app.key).await.expect(200);
+    app.delete(&at(&c)).await.expect(200);
     for gone in [&a, &b, &c] {
-        not_found(app.get(&at(gone), &app.key).await);
+        not_found(app.get(&at(gone)).await);
     }
     assert_eq!(ids(&app, "").await, [0u64; 0]);
 }
@@ -243,19 +236,19 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
         json!({"first_name": "Carl", "email": "carl@example.com"}),
     )
     .await;
-    app.patch(&at(&c), &app.key, json!({"first_name": "Carla"}))
+    app.patch(&at(&c), json!({"first_name": "Carla"}))
         .await
         .expect(200);
     add_note(&app, &a, "loves kiwis").await;
     add_note(&app, &b, "secondary memo").await;
     merge(&app, &a, &b).await.expect(200);
     let list_before = app
-        .get("/contacts?limit=100", &app.key)
+        .get("/contacts?limit=100")
         .await
         .expect(200)
         .body;
     let notes_before = app
-        .get(&format!("{}/notes", at(&a)), &app.key)
+        .get(&format!("{}/notes", at(&a)))
         .await
         .expect(200)
         .body;
@@ -265,13 +258,13 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     let app = app.restart().await;
 
     let list_after = app
-        .get("/contacts?limit=100", &app.key)
+        .get("/contacts?limit=100")
         .await
         .expect(200)
         .body;
     assert_eq!(list_after, list_before);
     let notes_after = app
-        .get(&format!("{}/notes", at(&a)), &app.key)
+        .get(&format!("{}/notes", at(&a)))
         .await
         .expect(200)
         .body;
@@ -280,7 +273,7 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     tags_after.sort();
     assert_eq!(tags_after, tags_before);
     assert_eq!(tags_after, ["Lead", "VIP"]);
-    let via = app.get(&at(&b), &app.key).await.expect(200).body;
+    let via = app.get(&at(&b)).await.expect(200).body;
     assert_eq!(via["id"], a["id"], "the merge redirect survives");
     assert_eq!(id_set(&app, "q=kiwis").await, set(&[&a]));
     assert_eq!(id_set(&app, "q=memo").await, set(&[&a]));

@@ -16,7 +16,7 @@ use switchboard_actors::clock::ManualClock;
 async fn ids(app: &TestApp, query: &str) -> Vec<u64> {
     let sep = if query.is_empty() { "" } else { "&" };
     let body = app
-        .get(&format!("/contacts?limit=100{sep}{query}"), &app.key)
+        .get(&format!("/contacts?limit=100{sep}{query}"))
         .await
         .expect(200)
         .body;
@@ -54,7 +54,7 @@ async fn walk(app: &TestApp, query: &str, limit: usize) -> Vec<u64> {
         if let Some(c) = &cursor {
             path.push_str(&format!("&starting_after={}", enc(c)));
         }
-        let body = app.get(&path, &app.key).await.expect(200).body;
+        let body = app.get(&path).await.expect(200).body;
         let data = body["data"].as_array().expect("data");
         out.extend(data.iter().map(id_of));
         if body["has_more"] == true {
@@ -71,7 +71,7 @@ async fn walk(app: &TestApp, query: &str, limit: usize) -> Vec<u64> {
 /// GET /contacts/lookup?{query} answering 200; the contact's id.
 async fn looked_up(app: &TestApp, query: &str) -> u64 {
     let r = app
-        .get(&format!("/contacts/lookup?{query}"), &app.key)
+        .get(&format!("/contacts/lookup?{query}"))
         .await;
     assert_eq!(r.status, 200, "lookup {query}: {}", r.body);
     assert_eq!(r.body["object"], "contact", "lookup {query}: {}", r.body);
@@ -79,24 +79,16 @@ async fn looked_up(app: &TestApp, query: &str) -> u64 {
 }
 
 async fn upsert(app: &TestApp, body: Value) -> Resp {
-    app.post("/contacts/upsert", &app.key, body).await
+    app.post("/contacts/upsert", body).await
 }
 
 async fn merge(app: &TestApp, primary: &Value, secondary: &Value) -> Resp {
-    app.post(
-        "/contacts/merge",
-        &app.key,
-        json!({"primary_contact_id": primary["id"], "secondary_contact_id": secondary["id"]}),
-    )
+    app.post("/contacts/merge", json!({"primary_contact_id": primary["id"], "secondary_contact_id": secondary["id"]}))
     .await
 }
 
 async fn add_note(app: &TestApp, contact: &Value, body: &str) -> Value {
-    app.post(
-        &format!("{}/notes", at(contact)),
-        &app.key,
-        json!({ "body": body }),
-    )
+    app.post(&format!("{}/notes", at(contact)), json!({ "body": body }))
     .await
     .expect(201)
     .body

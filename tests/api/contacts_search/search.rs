@@ -82,11 +82,7 @@ async fn search_matches_name_email_phones_usernames_and_notes() {
 async fn search_follows_patches_and_ignores_other_workspaces() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
-    app.post(
-        "/contacts",
-        &other_key,
-        json!({"first_name": "Wanda", "phone": "+15550100300"}),
-    )
+    app.post_as(&other_key, "/contacts", json!({"first_name": "Wanda", "phone": "+15550100300"}))
     .await
     .expect(201);
     let c = new_contact(
@@ -94,18 +90,11 @@ async fn search_follows_patches_and_ignores_other_workspaces() {
         json!({"first_name": "Oldname", "phone": "+15550100100", "email": "old@example.com"}),
     )
     .await;
-    app.patch(
-        &at(&c),
-        &app.key,
-        json!({"first_name": "Newname", "phone": "+15550100200", "email": "new@example.com"}),
-    )
+    app.patch(&at(&c), json!({"first_name": "Newname", "phone": "+15550100200", "email": "new@example.com"}))
     .await
     .expect(200);
     not_found(
-        app.get(
-            &format!("/contacts/lookup?email={}", enc("old@example.com")),
-            &app.key,
-        )
+        app.get(&format!("/contacts/lookup?email={}", enc("old@example.com")))
         .await,
     );
     assert_eq!(
@@ -119,17 +108,11 @@ async fn search_follows_patches_and_ignores_other_workspaces() {
     assert_eq!(id_set(&app, "q=100200").await, set(&[&c]));
     assert_eq!(id_set(&app, "q=wanda").await, set(&[]));
     not_found(
-        app.get(
-            &format!("/contacts/lookup?phone={}", enc("+15550100100")),
-            &app.key,
-        )
+        app.get(&format!("/contacts/lookup?phone={}", enc("+15550100100")))
         .await,
     );
     not_found(
-        app.get(
-            &format!("/contacts/lookup?phone={}", enc("+15550100300")),
-            &app.key,
-        )
+        app.get(&format!("/contacts/lookup?phone={}", enc("+15550100300")))
         .await,
     );
     assert_eq!(
@@ -143,12 +126,12 @@ async fn q_is_limited_to_200_characters() {
     let app = spawn_app().await;
     new_contact(&app, json!({"first_name": "Ann"})).await;
     invalid(
-        app.get(&format!("/contacts?q={}", "a".repeat(201)), &app.key)
+        app.get(&format!("/contacts?q={}", "a".repeat(201)))
             .await,
         "q",
     );
     invalid(
-        app.get(&format!("/contacts?q={}", enc(&"é".repeat(201))), &app.key)
+        app.get(&format!("/contacts?q={}", enc(&"é".repeat(201))))
             .await,
         "q",
     );
@@ -157,7 +140,7 @@ async fn q_is_limited_to_200_characters() {
         [0u64; 0]
     );
     let body = app
-        .get(&format!("/contacts?q={}", enc(&"é".repeat(200))), &app.key)
+        .get(&format!("/contacts?q={}", enc(&"é".repeat(200))))
         .await
         .expect(200)
         .body;
@@ -214,7 +197,7 @@ async fn a_search_shared_by_300_contacts_paginates_without_gaps_or_repeats() {
         assert_eq!(&got, want, "{query} limit {limit}");
     }
     let first = app
-        .get("/contacts?q=zebra&limit=100", &app.key)
+        .get("/contacts?q=zebra&limit=100")
         .await
         .expect(200)
         .body;

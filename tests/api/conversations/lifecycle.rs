@@ -19,7 +19,7 @@ async fn a_conversation_is_created_open_with_every_field() {
     utc(&conv["created_at"]);
 
     let got = app
-        .get(&format!("/conversations/{}", id(&conv)), &app.key)
+        .get(&format!("/conversations/{}", id(&conv)))
         .await;
     assert_eq!(got.expect(200).body, conv);
 }
@@ -29,17 +29,13 @@ async fn a_first_message_is_sent_by_the_team_with_the_conversation() {
     let app = spawn_app().await;
     let c = contact(&app, "Ann").await;
     let conv = app
-        .post(
-            "/conversations",
-            &app.key,
-            json!({"contact_id": c, "channel": "api", "text": "Hello Ann"}),
-        )
+        .post("/conversations", json!({"contact_id": c, "channel": "api", "text": "Hello Ann"}))
         .await
         .expect(201)
         .body;
     assert_eq!(conv["message_count"], 1);
     let messages = listed(
-        app.get(&format!("/conversations/{}/messages", id(&conv)), &app.key)
+        app.get(&format!("/conversations/{}/messages", id(&conv)))
             .await,
     );
     assert_eq!(messages.len(), 1);
@@ -70,11 +66,7 @@ async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
     let app = spawn_app().await;
     let c = contact(&app, "Ann").await;
     let unknown = app
-        .post(
-            "/conversations",
-            &app.key,
-            json!({"contact_id": 999_999, "channel": "api"}),
-        )
+        .post("/conversations", json!({"contact_id": 999_999, "channel": "api"}))
         .await
         .expect_error(404, "not_found");
     assert!(
@@ -87,18 +79,14 @@ async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
     );
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
-        .post("/contacts", &other_key, json!({"first_name": "Zed"}))
+        .post_as(&other_key, "/contacts", json!({"first_name": "Zed"}))
         .await
         .expect(201)
         .body["id"]
         .as_u64()
         .unwrap();
     not_found(
-        app.post(
-            "/conversations",
-            &app.key,
-            json!({"contact_id": foreign, "channel": "api"}),
-        )
+        app.post("/conversations", json!({"contact_id": foreign, "channel": "api"}))
         .await,
     );
     refusals(
@@ -145,7 +133,7 @@ async fn the_inbox_permission_is_required() {
             .expect_error(403, "insufficient_permissions");
     }
     let with = app.member_token("member", &["inbox"]).await;
-    app.get("/conversations", &with).await.expect(200);
+    app.get_as(&with, "/conversations").await.expect(200);
 }
 
 #[tokio::test]
@@ -155,30 +143,23 @@ async fn lists_filter_and_page_newest_first() {
     let a1 = conversation(&app, ann, "api").await;
     let b1 = conversation(&app, bob, "sms").await;
     let a2 = conversation(&app, ann, "sms").await;
-    app.post(
-        &format!("/conversations/{}/close", id(&a1)),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/conversations/{}/close", id(&a1)), json!({}))
     .await
     .expect(200);
 
-    let all = listed(app.get("/conversations", &app.key).await);
+    let all = listed(app.get("/conversations").await);
     let ids: Vec<u64> = all.iter().map(id).collect();
     assert_eq!(ids, [id(&a2), id(&b1), id(&a1)]);
 
     let page = app
-        .get("/conversations?limit=2", &app.key)
+        .get("/conversations?limit=2")
         .await
         .expect(200)
         .body;
     assert_eq!(page["has_more"], true);
     let cursor = page["next_cursor"].as_str().unwrap();
     let rest = listed(
-        app.get(
-            &format!("/conversations?limit=2&starting_after={cursor}"),
-            &app.key,
-        )
+        app.get(&format!("/conversations?limit=2&starting_after={cursor}"))
         .await,
     );
     assert_eq!(rest.iter().map(id).collect::<Vec<_>>(), [id(&a1)]);
@@ -187,7 +168,7 @@ async fn lists_filter_and_page_newest_first() {
         let app = &app;
         let q = q.to_string();
         async move {
-            listed(app.get(&format!("/conversations?{q}"), &app.key).await)
+            listed(app.get(&format!("/conversations?{q}")).await)
                 .iter()
                 .map(id)
                 .collect::<Vec<_>>()
@@ -199,11 +180,11 @@ async fn lists_filter_and_page_newest_first() {
     assert_eq!(of("status=open&channel=sms").await, [id(&a2), id(&b1)]);
     assert_eq!(of("ai_paused=true").await, Vec::<u64>::new());
     invalid(
-        app.get("/conversations?status=maybe", &app.key).await,
+        app.get("/conversations?status=maybe").await,
         "status",
     );
     invalid(
-        app.get("/conversations?channel=fax", &app.key).await,
+        app.get("/conversations?channel=fax").await,
         "channel",
     );
 }
@@ -214,34 +195,22 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
     let c = contact(&app, "Ann").await;
     let conv = conversation(&app, c, "api").await;
     let note = app
-        .post("/closing-notes", &app.key, json!({"name": "Resolved"}))
+        .post("/closing-notes", json!({"name": "Resolved"}))
         .await
         .expect(201)
         .body;
     let path = format!("/conversations/{}", id(&conv));
     not_found(
-        app.post(
-            &format!("{path}/close"),
-            &app.key,
-            json!({"closing_note_id": 999_999}),
-        )
+        app.post(&format!("{path}/close"), json!({"closing_note_id": 999_999}))
         .await,
     );
     invalid(
-        app.post(
-            &format!("{path}/close"),
-            &app.key,
-            json!({"closing_note_text": "x".repeat(2_001)}),
-        )
+        app.post(&format!("{path}/close"), json!({"closing_note_text": "x".repeat(2_001)}))
         .await,
         "closing_note_text",
     );
     let closed = app
-        .post(
-            &format!("{path}/close"),
-            &app.key,
-            json!({"closing_note_id": id(&note), "closing_note_text": "shipped"}),
-        )
+        .post(&format!("{path}/close"), json!({"closing_note_id": id(&note), "closing_note_text": "shipped"}))
         .await
         .expect(200)
         .body;
@@ -250,12 +219,12 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
     assert_eq!(closed["closing_note_id"], id(&note));
     assert_eq!(closed["closing_note_text"], "shipped");
     utc(&closed["closed_at"]);
-    app.post(&format!("{path}/close"), &app.key, json!({}))
+    app.post(&format!("{path}/close"), json!({}))
         .await
         .expect_error(409, "conflict");
 
     let open = app
-        .post(&format!("{path}/reopen"), &app.key, json!({}))
+        .post(&format!("{path}/reopen"), json!({}))
         .await
         .expect(200)
         .body;
@@ -268,13 +237,13 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
         ),
         (&Value::Null, &Value::Null, &Value::Null)
     );
-    app.post(&format!("{path}/reopen"), &app.key, json!({}))
+    app.post(&format!("{path}/reopen"), json!({}))
         .await
         .expect_error(409, "conflict");
 
     let person = app.member_token("member", &["inbox"]).await;
     let by_person = app
-        .post(&format!("{path}/close"), &person, json!({}))
+        .post_as(&person, &format!("{path}/close"), json!({}))
         .await
         .expect(200)
         .body;
@@ -295,28 +264,25 @@ async fn only_members_can_be_assigned_and_null_unassigns() {
     let outsider = app.new_user("Otto Outsider").await;
 
     invalid(
-        app.put(&path, &app.key, json!({"user_id": outsider})).await,
+        app.put(&path, json!({"user_id": outsider})).await,
         "user_id",
     );
     invalid(
-        app.put(&path, &app.key, json!({"user_id": "nobody"})).await,
+        app.put(&path, json!({"user_id": "nobody"})).await,
         "user_id",
     );
     let assigned = app
-        .put(&path, &app.key, json!({"user_id": member}))
+        .put(&path, json!({"user_id": member}))
         .await
         .expect(200);
     assert_eq!(assigned.body["assigned_to_user_id"], member.as_str());
     let filtered = listed(
-        app.get(
-            &format!("/conversations?assigned_to_user_id={member}"),
-            &app.key,
-        )
+        app.get(&format!("/conversations?assigned_to_user_id={member}"))
         .await,
     );
     assert_eq!(filtered.len(), 1);
     let cleared = app
-        .put(&path, &app.key, json!({"user_id": null}))
+        .put(&path, json!({"user_id": null}))
         .await
         .expect(200);
     assert_eq!(cleared.body["assigned_to_user_id"], Value::Null);
@@ -331,20 +297,16 @@ async fn the_ai_pauses_and_resumes_once_each() {
         id(&conversation(&app, c, "api").await)
     );
     let paused = app
-        .post(&format!("{path}/pause"), &app.key, json!({}))
+        .post(&format!("{path}/pause"), json!({}))
         .await
         .expect(200);
     assert_eq!(paused.body["ai_paused"], true);
     assert_eq!(paused.body["ai_paused_reason"], "api", "the default reason");
-    app.post(
-        &format!("{path}/pause"),
-        &app.key,
-        json!({"reason": "spam"}),
-    )
+    app.post(&format!("{path}/pause"), json!({"reason": "spam"}))
     .await
     .expect_error(409, "conflict");
     let resumed = app
-        .post(&format!("{path}/resume"), &app.key, json!({}))
+        .post(&format!("{path}/resume"), json!({}))
         .await
         .expect(200);
     assert_eq!(
@@ -354,15 +316,11 @@ async fn the_ai_pauses_and_resumes_once_each() {
         ),
         (&json!(false), &Value::Null)
     );
-    app.post(&format!("{path}/resume"), &app.key, json!({}))
+    app.post(&format!("{path}/resume"), json!({}))
         .await
         .expect_error(409, "conflict");
     let spam = app
-        .post(
-            &format!("{path}/pause"),
-            &app.key,
-            json!({"reason": "spam"}),
-        )
+        .post(&format!("{path}/pause"), json!({"reason": "spam"}))
         .await
         .expect(200);
     assert_eq!(spam.body["ai_paused_reason"], "spam");
@@ -371,11 +329,7 @@ async fn the_ai_pauses_and_resumes_once_each() {
         id(&conversation(&app, c, "sms").await)
     );
     invalid(
-        app.post(
-            &format!("{other}/pause"),
-            &app.key,
-            json!({"reason": "bored"}),
-        )
+        app.post(&format!("{other}/pause"), json!({"reason": "bored"}))
         .await,
         "reason",
     );

@@ -6,17 +6,13 @@ async fn a_team_reply_reopens_takes_over_from_the_ai_and_keeps_an_earlier_pause_
     let c = contact(&app, "Ann").await;
     let conv = conversation(&app, c, "api").await;
     let path = format!("/conversations/{}", id(&conv));
-    app.post(&format!("{path}/close"), &app.key, json!({}))
+    app.post(&format!("{path}/close"), json!({}))
         .await
         .expect(200);
 
     let person = app.member_token("member", &["inbox"]).await;
     let reply = app
-        .post(
-            &format!("{path}/messages"),
-            &person,
-            json!({"text": "We are on it"}),
-        )
+        .post_as(&person, &format!("{path}/messages"), json!({"text": "We are on it"}))
         .await
         .expect(201)
         .body;
@@ -27,30 +23,22 @@ async fn a_team_reply_reopens_takes_over_from_the_ai_and_keeps_an_earlier_pause_
         .unwrap()
         .starts_with("usr_"));
     assert_eq!(reply["status"], "sent");
-    let after = app.get(&path, &app.key).await.expect(200).body;
+    let after = app.get(&path).await.expect(200).body;
     assert_eq!(after["status"], "open", "a reply reopens");
     assert_eq!(after["ai_paused_reason"], "takeover");
     assert_eq!(after["message_count"], 1);
     assert_eq!(after["last_message_at"], reply["created_at"]);
 
-    app.post(&format!("{path}/ai/resume"), &app.key, json!({}))
+    app.post(&format!("{path}/ai/resume"), json!({}))
         .await
         .expect(200);
-    app.post(
-        &format!("{path}/ai/pause"),
-        &app.key,
-        json!({"reason": "schedule"}),
-    )
+    app.post(&format!("{path}/ai/pause"), json!({"reason": "schedule"}))
     .await
     .expect(200);
-    app.post(
-        &format!("{path}/messages"),
-        &app.key,
-        json!({"text": "Again"}),
-    )
+    app.post(&format!("{path}/messages"), json!({"text": "Again"}))
     .await
     .expect(201);
-    let after = app.get(&path, &app.key).await.expect(200).body;
+    let after = app.get(&path).await.expect(200).body;
     assert_eq!(
         after["ai_paused_reason"], "schedule",
         "an earlier pause keeps its reason"
@@ -62,29 +50,21 @@ async fn closing_lifts_a_takeover_pause_but_not_a_spam_pause() {
     let app = spawn_app().await;
     let c = contact(&app, "Ann").await;
     let taken = format!("/conversations/{}", id(&conversation(&app, c, "api").await));
-    app.post(
-        &format!("{taken}/messages"),
-        &app.key,
-        json!({"text": "hi"}),
-    )
+    app.post(&format!("{taken}/messages"), json!({"text": "hi"}))
     .await
     .expect(201);
     let closed = app
-        .post(&format!("{taken}/close"), &app.key, json!({}))
+        .post(&format!("{taken}/close"), json!({}))
         .await
         .expect(200);
     assert_eq!(closed.body["ai_paused"], false);
 
     let spam = format!("/conversations/{}", id(&conversation(&app, c, "sms").await));
-    app.post(
-        &format!("{spam}/ai/pause"),
-        &app.key,
-        json!({"reason": "spam"}),
-    )
+    app.post(&format!("{spam}/ai/pause"), json!({"reason": "spam"}))
     .await
     .expect(200);
     let closed = app
-        .post(&format!("{spam}/close"), &app.key, json!({}))
+        .post(&format!("{spam}/close"), json!({}))
         .await
         .expect(200);
     assert_eq!(closed.body["ai_paused_reason"], "spam");
@@ -117,22 +97,14 @@ async fn replies_need_text_or_attachments_and_attachments_must_be_https() {
     )
     .await;
     let only_file = app
-        .post(
-            &path,
-            &app.key,
-            json!({"attachments": [{"url": "https://x.example/a.pdf", "type": "document", "name": "a.pdf"}]}),
-        )
+        .post(&path, json!({"attachments": [{"url": "https://x.example/a.pdf", "type": "document", "name": "a.pdf"}]}))
         .await
         .expect(201)
         .body;
     assert_eq!(only_file["text"], "");
     assert_eq!(only_file["attachments"][0]["type"], "document");
     not_found(
-        app.post(
-            "/conversations/999999/messages",
-            &app.key,
-            json!({"text": "x"}),
-        )
+        app.post("/conversations/999999/messages", json!({"text": "x"}))
         .await,
     );
 }
@@ -148,13 +120,13 @@ async fn messages_page_newest_first() {
     let mut sent = Vec::new();
     for i in 0..5 {
         sent.push(id(&app
-            .post(&path, &app.key, json!({"text": format!("m{i}")}))
+            .post(&path, json!({"text": format!("m{i}")}))
             .await
             .expect(201)
             .body));
     }
     let first = app
-        .get(&format!("{path}?limit=3"), &app.key)
+        .get(&format!("{path}?limit=3"))
         .await
         .expect(200)
         .body;
@@ -162,7 +134,7 @@ async fn messages_page_newest_first() {
     assert_eq!(got, [sent[4], sent[3], sent[2]]);
     let cursor = first["next_cursor"].as_str().unwrap();
     let rest = listed(
-        app.get(&format!("{path}?limit=3&starting_after={cursor}"), &app.key)
+        app.get(&format!("{path}?limit=3&starting_after={cursor}"))
             .await,
     );
     assert_eq!(rest.iter().map(id).collect::<Vec<_>>(), [sent[1], sent[0]]);
@@ -178,7 +150,7 @@ async fn comments_are_internal_notes_listed_newest_first() {
     );
     let person = app.member_token("member", &["inbox"]).await;
     let first = app
-        .post(&path, &person, json!({"body": "call her back"}))
+        .post_as(&person, &path, json!({"body": "call her back"}))
         .await
         .expect(201)
         .body;
@@ -192,19 +164,19 @@ async fn comments_are_internal_notes_listed_newest_first() {
         .unwrap()
         .starts_with("usr_"));
     let second = app
-        .post(&path, &app.key, json!({"body": "done"}))
+        .post(&path, json!({"body": "done"}))
         .await
         .expect(201)
         .body;
     assert_eq!(second["author_user_id"], Value::Null);
-    let all = listed(app.get(&path, &app.key).await);
+    let all = listed(app.get(&path).await);
     assert_eq!(
         all.iter().map(id).collect::<Vec<_>>(),
         [id(&second), id(&first)]
     );
-    invalid(app.post(&path, &app.key, json!({"body": ""})).await, "body");
+    invalid(app.post(&path, json!({"body": ""})).await, "body");
     invalid(
-        app.post(&path, &app.key, json!({"body": "x".repeat(10_001)}))
+        app.post(&path, json!({"body": "x".repeat(10_001)}))
             .await,
         "body",
     );
@@ -216,37 +188,21 @@ async fn feedback_is_only_taken_on_ai_messages() {
     let c = contact(&app, "Ann").await;
     let conv = id(&conversation(&app, c, "api").await);
     let team = id(&app
-        .post(
-            &format!("/conversations/{conv}/messages"),
-            &app.key,
-            json!({"text": "hi"}),
-        )
+        .post(&format!("/conversations/{conv}/messages"), json!({"text": "hi"}))
         .await
         .expect(201)
         .body);
     invalid(
-        app.post(
-            &format!("/conversations/{conv}/messages/{team}/feedback"),
-            &app.key,
-            json!({"rating": "up"}),
-        )
+        app.post(&format!("/conversations/{conv}/messages/{team}/feedback"), json!({"rating": "up"}))
         .await,
         "message_id",
     );
     not_found(
-        app.post(
-            &format!("/conversations/{conv}/messages/999999/feedback"),
-            &app.key,
-            json!({"rating": "up"}),
-        )
+        app.post(&format!("/conversations/{conv}/messages/999999/feedback"), json!({"rating": "up"}))
         .await,
     );
     invalid(
-        app.post(
-            &format!("/conversations/{conv}/messages/{team}/feedback"),
-            &app.key,
-            json!({"rating": "sideways"}),
-        )
+        app.post(&format!("/conversations/{conv}/messages/{team}/feedback"), json!({"rating": "sideways"}))
         .await,
         "rating",
     );
@@ -255,11 +211,11 @@ async fn feedback_is_only_taken_on_ai_messages() {
 #[tokio::test]
 async fn handovers_list_empty_and_unknown_ones_are_not_found() {
     let app = spawn_app().await;
-    let list = app.get("/handovers", &app.key).await.expect(200).body;
+    let list = app.get("/handovers").await.expect(200).body;
     assert_eq!(list["data"], json!([]));
-    invalid(app.get("/handovers?status=lost", &app.key).await, "status");
+    invalid(app.get("/handovers?status=lost").await, "status");
     not_found(
-        app.post("/handovers/999999/resolve", &app.key, json!({}))
+        app.post("/handovers/999999/resolve", json!({}))
             .await,
     );
 }
@@ -269,32 +225,24 @@ async fn a_contact_merge_moves_conversations_to_the_primary() {
     let app = spawn_app().await;
     let (primary, secondary) = (contact(&app, "Ann").await, contact(&app, "Annie").await);
     let conv = conversation(&app, secondary, "api").await;
-    app.post(
-        &format!("/conversations/{}/messages", id(&conv)),
-        &app.key,
-        json!({"text": "hi"}),
-    )
+    app.post(&format!("/conversations/{}/messages", id(&conv)), json!({"text": "hi"}))
     .await
     .expect(201);
-    app.post(
-        "/contacts/merge",
-        &app.key,
-        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
-    )
+    app.post("/contacts/merge", json!({"primary_contact_id": primary, "secondary_contact_id": secondary}))
     .await
     .expect(200);
     let moved = app
-        .get(&format!("/conversations/{}", id(&conv)), &app.key)
+        .get(&format!("/conversations/{}", id(&conv)))
         .await
         .expect(200);
     assert_eq!(moved.body["contact_id"], primary);
     let of_primary = listed(
-        app.get(&format!("/conversations?contact_id={primary}"), &app.key)
+        app.get(&format!("/conversations?contact_id={primary}"))
             .await,
     );
     assert_eq!(of_primary.len(), 1);
     let messages = listed(
-        app.get(&format!("/conversations/{}/messages", id(&conv)), &app.key)
+        app.get(&format!("/conversations/{}/messages", id(&conv)))
             .await,
     );
     assert_eq!(messages[0]["contact_id"], primary);
@@ -306,17 +254,13 @@ async fn conversations_and_messages_survive_a_restart() {
     let c = contact(&app, "Ann").await;
     let conv = conversation(&app, c, "api").await;
     let path = format!("/conversations/{}", id(&conv));
-    app.post(
-        &format!("{path}/messages"),
-        &app.key,
-        json!({"text": "kept"}),
-    )
+    app.post(&format!("{path}/messages"), json!({"text": "kept"}))
     .await
     .expect(201);
-    let before = app.get(&path, &app.key).await.expect(200).body;
+    let before = app.get(&path).await.expect(200).body;
     let app = app.restart().await;
-    assert_eq!(app.get(&path, &app.key).await.expect(200).body, before);
-    let messages = listed(app.get(&format!("{path}/messages"), &app.key).await);
+    assert_eq!(app.get(&path).await.expect(200).body, before);
+    let messages = listed(app.get(&format!("{path}/messages")).await);
     assert_eq!(messages[0]["text"], "kept");
 }
 
@@ -394,47 +338,27 @@ async fn assignment_pauses_resolutions_and_feedback_are_announced() {
     app.add_member(&app.workspace_id, &member, "member", &["inbox"])
         .await;
     let r = app
-        .post(
-            "/chat",
-            &app.key,
-            json!({"message": "a human please", "contact": {"phone": "+15550100"}}),
-        )
+        .post("/chat", json!({"message": "a human please", "contact": {"phone": "+15550100"}}))
         .await;
     let conversation = r.body["conversationId"].as_u64().unwrap();
     let reply = r.body["reply"]["messageId"].as_u64().unwrap();
     let path = format!("/conversations/{conversation}");
-    app.put(
-        &format!("{path}/assignee"),
-        &app.key,
-        json!({"user_id": member}),
-    )
+    app.put(&format!("{path}/assignee"), json!({"user_id": member}))
     .await
     .expect(200);
-    app.post(&format!("{path}/ai/resume"), &app.key, json!({}))
+    app.post(&format!("{path}/ai/resume"), json!({}))
         .await
         .expect(200);
-    let handover = listed(app.get("/handovers", &app.key).await)[0]["id"]
+    let handover = listed(app.get("/handovers").await)[0]["id"]
         .as_u64()
         .unwrap();
-    app.post(
-        &format!("/handovers/{handover}/resolve"),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/handovers/{handover}/resolve"), json!({}))
     .await
     .expect(200);
-    app.post(
-        &format!("/handovers/{handover}/resolve"),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/handovers/{handover}/resolve"), json!({}))
     .await
     .expect_error(409, "conflict");
-    app.post(
-        &format!("{path}/messages/{reply}/feedback"),
-        &app.key,
-        json!({"rating": "down", "comment": "too curt"}),
-    )
+    app.post(&format!("{path}/messages/{reply}/feedback"), json!({"rating": "down", "comment": "too curt"}))
     .await
     .expect(201);
 

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 async fn contact(app: &TestApp, name: &str) -> u64 {
-    app.post("/contacts", &app.key, json!({"first_name": name}))
+    app.post("/contacts", json!({"first_name": name}))
         .await
         .expect(201)
         .body["id"]
@@ -16,11 +16,7 @@ async fn contact(app: &TestApp, name: &str) -> u64 {
 }
 
 async fn conversation(app: &TestApp, contact: u64, channel: &str) -> Value {
-    app.post(
-        "/conversations",
-        &app.key,
-        json!({"contact_id": contact, "channel": channel}),
-    )
+    app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
     .await
     .expect(201)
     .body
@@ -53,34 +49,18 @@ mod events {
         new_endpoint(&app, json!({"url": rx.url, "events": TYPES})).await;
         let c = contact(&app, "Ann").await;
         let conv = app
-            .post(
-                "/conversations",
-                &app.key,
-                json!({"contact_id": c, "channel": "api", "text": "Hello"}),
-            )
+            .post("/conversations", json!({"contact_id": c, "channel": "api", "text": "Hello"}))
             .await
             .expect(201)
             .body;
         let path = format!("/conversations/{}", id(&conv));
-        app.post(
-            &format!("{path}/comments"),
-            &app.key,
-            json!({"body": "secret note"}),
-        )
+        app.post(&format!("{path}/comments"), json!({"body": "secret note"}))
         .await
         .expect(201);
-        app.post(
-            &format!("{path}/close"),
-            &app.key,
-            json!({"closing_note_text": "refunded"}),
-        )
+        app.post(&format!("{path}/close"), json!({"closing_note_text": "refunded"}))
         .await
         .expect(200);
-        app.post(
-            &format!("{path}/messages"),
-            &app.key,
-            json!({"text": "one more thing"}),
-        )
+        app.post(&format!("{path}/messages"), json!({"text": "one more thing"}))
         .await
         .expect(201);
 
@@ -125,18 +105,10 @@ mod events {
         let c = contact(&app, "Ann").await;
         let conv = conversation(&app, c, "api").await;
         let path = format!("/conversations/{}", id(&conv));
-        app.post(
-            &format!("{path}/messages"),
-            &app.key,
-            json!({"text": "visible"}),
-        )
+        app.post(&format!("{path}/messages"), json!({"text": "visible"}))
         .await
         .expect(201);
-        app.post(
-            &format!("{path}/close"),
-            &app.key,
-            json!({"closing_note_text": "done"}),
-        )
+        app.post(&format!("{path}/close"), json!({"closing_note_text": "done"}))
         .await
         .expect(200);
 

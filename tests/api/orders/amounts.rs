@@ -224,7 +224,7 @@ async fn totals_stay_exact_for_the_largest_order_the_limits_allow() {
             with_items(ann, items.clone()),
             json!({ "currency": currency }),
         );
-        let r = app.post(ORDERS, &app.key, body).await;
+        let r = app.post(ORDERS, body).await;
         let got = (
             r.status,
             r.body["items"][0]["total"].as_f64(),
@@ -269,13 +269,13 @@ async fn a_huge_amount_is_kept_exactly_or_refused_never_altered() {
     let mut wrong = Vec::new();
     for fee in [1e17, 1e19, 1e300] {
         let body = with(order_body(ann), json!({ "shipping_fee": fee }));
-        let r = app.post(ORDERS, &app.key, body).await;
+        let r = app.post(ORDERS, body).await;
         wrong.extend(kept_or_refused(&r, "shipping_fee", fee));
     }
     let o = create(&app, order_body(ann)).await;
     for paid in [1e17, 1e300] {
         let r = app
-            .patch(&at(&o), &app.key, json!({ "paid_amount": paid }))
+            .patch(&at(&o), json!({ "paid_amount": paid }))
             .await;
         wrong.extend(kept_or_refused(&r, "paid_amount", paid));
     }

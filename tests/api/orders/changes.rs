@@ -7,7 +7,7 @@ async fn a_patch_needs_at_least_one_field() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
-    app.patch(&at(&o), &app.key, json!({}))
+    app.patch(&at(&o), json!({}))
         .await
         .expect_error(422, "validation_failed");
     app.call(Method::PATCH, &at(&o))
@@ -17,16 +17,12 @@ async fn a_patch_needs_at_least_one_field() {
         .await
         .expect_error(422, "validation_failed");
     // Nulls of fields that can't be cleared name nothing to change either.
-    app.patch(&at(&o), &app.key, json!({"status": null}))
+    app.patch(&at(&o), json!({"status": null}))
         .await
         .expect_error(422, "validation_failed");
     assert_eq!(get(&app, &o).await, o);
     not_found(
-        app.patch(
-            &format!("{ORDERS}/999999999"),
-            &app.key,
-            json!({"notes": "x"}),
-        )
+        app.patch(&format!("{ORDERS}/999999999"), json!({"notes": "x"}))
         .await,
     );
 }
@@ -52,7 +48,7 @@ async fn patching_each_field_changes_only_that_field() {
     for step in steps {
         let before = get(&app, &o).await;
         let after = app
-            .patch(&at(&o), &app.key, step.clone())
+            .patch(&at(&o), step.clone())
             .await
             .expect(200)
             .body;
@@ -82,11 +78,7 @@ async fn patching_each_field_changes_only_that_field() {
 
     // Several at once, and null clears the notes.
     let r = app
-        .patch(
-            &at(&o),
-            &app.key,
-            json!({"notes": null, "status": "delivered", "shipping_fee": 0}),
-        )
+        .patch(&at(&o), json!({"notes": null, "status": "delivered", "shipping_fee": 0}))
         .await
         .expect(200)
         .body;
@@ -125,7 +117,7 @@ async fn each_patch_rule_names_its_field() {
     .await;
     assert_eq!(get(&app, &o).await, o, "nothing changed");
     let r = app
-        .patch(&at(&o), &app.key, json!({"notes": "n".repeat(2000)}))
+        .patch(&at(&o), json!({"notes": "n".repeat(2000)}))
         .await
         .expect(200);
     assert_eq!(r.body["notes"], "n".repeat(2000));
@@ -139,7 +131,7 @@ async fn put_status_sets_the_fulfillment_status() {
     let path = format!("{}/status", at(&o));
     for status in ["shipped", "delivered", "failed", "cancelled", "unfulfilled"] {
         let r = app
-            .put(&path, &app.key, json!({ "status": status }))
+            .put(&path, json!({ "status": status }))
             .await
             .expect(200)
             .body;
@@ -164,18 +156,10 @@ async fn put_status_sets_the_fulfillment_status() {
     )
     .await;
     not_found(
-        app.put(
-            &format!("{ORDERS}/999999999/status"),
-            &app.key,
-            json!({"status": "shipped"}),
-        )
+        app.put(&format!("{ORDERS}/999999999/status"), json!({"status": "shipped"}))
         .await,
     );
-    app.put(
-        &format!("{ORDERS}/abc/status"),
-        &app.key,
-        json!({"status": "shipped"}),
-    )
+    app.put(&format!("{ORDERS}/abc/status"), json!({"status": "shipped"}))
     .await
     .expect_error(400, "invalid_request");
 }

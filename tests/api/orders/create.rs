@@ -41,7 +41,7 @@ async fn creating_an_order_stores_every_optional_field_sent() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
     let product = app
-        .post("/products", &app.key, json!({"name": "Teapot"}))
+        .post("/products", json!({"name": "Teapot"}))
         .await
         .expect(201)
         .body;
@@ -87,7 +87,7 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
 
     for missing in [999_999_999, foreign] {
         no_such(
-            app.post(ORDERS, &app.key, order_body(missing)).await,
+            app.post(ORDERS, order_body(missing)).await,
             "contact_id: no such contact",
         );
     }
@@ -109,10 +109,10 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
     )
     .await;
     // The other workspace may use its own contact.
-    app.post(ORDERS, &other_key, order_body(foreign))
+    app.post_as(&other_key, ORDERS, order_body(foreign))
         .await
         .expect(201);
-    app.post(ORDERS, &app.key, order_body(ann))
+    app.post(ORDERS, order_body(ann))
         .await
         .expect(201);
 }
@@ -213,12 +213,12 @@ async fn each_item_rule_names_the_faulty_item_field() {
     .await;
     let unknown_product = with_item(json!({"product_id": 999_999_999}));
     no_such(
-        app.post(ORDERS, &app.key, one(unknown_product.clone()))
+        app.post(ORDERS, one(unknown_product.clone()))
             .await,
         "items[0].product_id: no such product",
     );
     no_such(
-        app.post(ORDERS, &app.key, second(unknown_product)).await,
+        app.post(ORDERS, second(unknown_product)).await,
         "items[1].product_id: no such product",
     );
 
@@ -246,7 +246,7 @@ async fn an_item_naming_a_product_of_another_workspace_answers_404() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = app
-        .post("/products", &other_key, json!({"name": "Elsewhere"}))
+        .post_as(&other_key, "/products", json!({"name": "Elsewhere"}))
         .await
         .expect(201)
         .body;
@@ -259,7 +259,7 @@ async fn an_item_naming_a_product_of_another_workspace_answers_404() {
         )],
     );
     no_such(
-        app.post(ORDERS, &app.key, body).await,
+        app.post(ORDERS, body).await,
         "items[0].product_id: no such product",
     );
     assert_eq!(list_ids(&app, "").await, Vec::<u64>::new(), "no order made");
@@ -300,11 +300,7 @@ async fn notes_hold_up_to_two_thousand_characters() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
     invalid(
-        app.post(
-            ORDERS,
-            &app.key,
-            with(order_body(ann), json!({"notes": "n".repeat(2001)})),
-        )
+        app.post(ORDERS, with(order_body(ann), json!({"notes": "n".repeat(2001)})))
         .await,
         "notes",
     );

@@ -7,17 +7,13 @@ async fn adding_an_item_answers_201_with_the_order() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
     let product = app
-        .post("/products", &app.key, json!({"name": "Jam"}))
+        .post("/products", json!({"name": "Jam"}))
         .await
         .expect(201)
         .body;
     let o = two_item_order(&app, ann).await;
     let r = app
-        .post(
-            &format!("{}/items", at(&o)),
-            &app.key,
-            json!({"name": "Jam", "quantity": 2, "unit_price": 2.25, "product_id": id(&product), "sku": "J-1"}),
-        )
+        .post(&format!("{}/items", at(&o)), json!({"name": "Jam", "quantity": 2, "unit_price": 2.25, "product_id": id(&product), "sku": "J-1"}))
         .await
         .expect(201)
         .body;
@@ -47,11 +43,7 @@ async fn adding_an_item_answers_201_with_the_order() {
     assert_eq!(get(&app, &o).await, r);
 
     not_found(
-        app.post(
-            &format!("{ORDERS}/999999999/items"),
-            &app.key,
-            item("Jam", 1, 1.0),
-        )
+        app.post(&format!("{ORDERS}/999999999/items"), item("Jam", 1, 1.0))
         .await,
     );
 }
@@ -92,20 +84,12 @@ async fn each_rule_of_an_added_item_names_its_field() {
     )
     .await;
     no_such(
-        app.post(
-            &format!("{}/items", at(&o)),
-            &app.key,
-            with_item(json!({"product_id": 999_999_999})),
-        )
+        app.post(&format!("{}/items", at(&o)), with_item(json!({"product_id": 999_999_999})))
         .await,
         "product_id: no such product",
     );
     invalid(
-        app.post(
-            &format!("{}/items", at(&yen)),
-            &app.key,
-            item("Jam", 1, 1.5),
-        )
+        app.post(&format!("{}/items", at(&yen)), item("Jam", 1, 1.5))
         .await,
         "unit_price",
     );
@@ -121,7 +105,7 @@ async fn changing_an_item_quantity_updates_the_item_and_the_totals() {
     let cake = o["items"][1].clone();
 
     let r = app
-        .patch(&item_at(&o, &tea), &app.key, json!({"quantity": 5}))
+        .patch(&item_at(&o, &tea), json!({"quantity": 5}))
         .await
         .expect(200)
         .body;
@@ -133,7 +117,7 @@ async fn changing_an_item_quantity_updates_the_item_and_the_totals() {
     assert_eq!(r["grand_total"], json!(28.5));
     assert_eq!(get(&app, &o).await, r);
 
-    app.patch(&item_at(&o, &tea), &app.key, json!({"quantity": 100_000}))
+    app.patch(&item_at(&o, &tea), json!({"quantity": 100_000}))
         .await
         .expect(200);
     refusals(
@@ -152,26 +136,14 @@ async fn changing_an_item_quantity_updates_the_item_and_the_totals() {
     )
     .await;
     not_found(
-        app.patch(
-            &format!("{}/items/999999999", at(&o)),
-            &app.key,
-            json!({"quantity": 2}),
-        )
+        app.patch(&format!("{}/items/999999999", at(&o)), json!({"quantity": 2}))
         .await,
     );
     not_found(
-        app.patch(
-            &format!("{ORDERS}/999999999/items/{}", id(&tea)),
-            &app.key,
-            json!({"quantity": 2}),
-        )
+        app.patch(&format!("{ORDERS}/999999999/items/{}", id(&tea)), json!({"quantity": 2}))
         .await,
     );
-    app.patch(
-        &format!("{}/items/abc", at(&o)),
-        &app.key,
-        json!({"quantity": 2}),
-    )
+    app.patch(&format!("{}/items/abc", at(&o)), json!({"quantity": 2}))
     .await
     .expect_error(400, "invalid_request");
 }
@@ -184,10 +156,10 @@ async fn an_item_of_another_order_is_not_found() {
     let other = two_item_order(&app, ann).await;
     let stranger = &other["items"][0];
     not_found(
-        app.patch(&item_at(&one, stranger), &app.key, json!({"quantity": 2}))
+        app.patch(&item_at(&one, stranger), json!({"quantity": 2}))
             .await,
     );
-    not_found(app.delete(&item_at(&one, stranger), &app.key).await);
+    not_found(app.delete(&item_at(&one, stranger)).await);
     assert_eq!(get(&app, &other).await, other);
     assert_eq!(get(&app, &one).await, one);
 }
@@ -201,7 +173,7 @@ async fn removing_an_item_keeps_the_rest_but_never_the_last_one() {
     let cake = o["items"][1].clone();
 
     let r = app
-        .delete(&item_at(&o, &tea), &app.key)
+        .delete(&item_at(&o, &tea))
         .await
         .expect(200)
         .body;
@@ -211,17 +183,17 @@ async fn removing_an_item_keeps_the_rest_but_never_the_last_one() {
     assert_eq!(r["grand_total"], json!(3.5));
     assert_eq!(get(&app, &o).await, r);
 
-    not_found(app.delete(&item_at(&o, &tea), &app.key).await);
+    not_found(app.delete(&item_at(&o, &tea)).await);
     not_found(
-        app.delete(&format!("{}/items/999999999", at(&o)), &app.key)
+        app.delete(&format!("{}/items/999999999", at(&o)))
             .await,
     );
-    app.delete(&format!("{}/items/x", at(&o)), &app.key)
+    app.delete(&format!("{}/items/x", at(&o)))
         .await
         .expect_error(400, "invalid_request");
 
     // The last item stays: cancel the order instead.
-    app.delete(&item_at(&o, &cake), &app.key)
+    app.delete(&item_at(&o, &cake))
         .await
         .expect_error(409, "conflict");
     assert_eq!(get(&app, &o).await["items"], json!([cake]));
@@ -247,20 +219,20 @@ async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
         let o = two_item_order(&app, ann).await;
         let (tea, cake) = (o["items"][0].clone(), o["items"][1].clone());
         let state = json!({"status": status, "payment_status": payment});
-        let locked_view = app.patch(&at(&o), &app.key, state).await.expect(200).body;
+        let locked_view = app.patch(&at(&o), state).await.expect(200).body;
 
         let attempts = [
             (
                 "add",
-                app.post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.0))
+                app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
                     .await,
             ),
             (
                 "change",
-                app.patch(&item_at(&o, &tea), &app.key, json!({"quantity": 3}))
+                app.patch(&item_at(&o, &tea), json!({"quantity": 3}))
                     .await,
             ),
-            ("remove", app.delete(&item_at(&o, &cake), &app.key).await),
+            ("remove", app.delete(&item_at(&o, &cake)).await),
         ];
         for (what, r) in attempts {
             if (r.status, r.code()) != (409, "order_not_editable") {
@@ -276,14 +248,14 @@ async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
 
         // Back to unfulfilled and pending: every item change works again.
         let back = json!({"status": "unfulfilled", "payment_status": "pending"});
-        app.patch(&at(&o), &app.key, back).await.expect(200);
+        app.patch(&at(&o), back).await.expect(200);
         let added = app
-            .post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.0))
+            .post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
             .await;
         let changed = app
-            .patch(&item_at(&o, &tea), &app.key, json!({"quantity": 3}))
+            .patch(&item_at(&o, &tea), json!({"quantity": 3}))
             .await;
-        let removed = app.delete(&item_at(&o, &cake), &app.key).await;
+        let removed = app.delete(&item_at(&o, &cake)).await;
         for (what, r, want) in [
             ("add", added, 201),
             ("change", changed, 200),
@@ -328,14 +300,14 @@ async fn an_order_created_shipped_or_paid_is_not_editable() {
         let o = create(&app, body).await;
         let tea = &o["items"][0];
         not_editable(
-            app.post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.0))
+            app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
                 .await,
         );
         not_editable(
-            app.patch(&item_at(&o, tea), &app.key, json!({"quantity": 2}))
+            app.patch(&item_at(&o, tea), json!({"quantity": 2}))
                 .await,
         );
-        not_editable(app.delete(&item_at(&o, tea), &app.key).await);
+        not_editable(app.delete(&item_at(&o, tea)).await);
         assert_eq!(get(&app, &o).await, o, "{state}");
     }
 }
@@ -346,17 +318,17 @@ async fn put_status_also_locks_and_unlocks_the_items() {
     let ann = new_contact(&app, "Ann").await;
     let o = two_item_order(&app, ann).await;
     let status = format!("{}/status", at(&o));
-    app.put(&status, &app.key, json!({"status": "cancelled"}))
+    app.put(&status, json!({"status": "cancelled"}))
         .await
         .expect(200);
     not_editable(
-        app.post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.0))
+        app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
             .await,
     );
-    app.put(&status, &app.key, json!({"status": "unfulfilled"}))
+    app.put(&status, json!({"status": "unfulfilled"}))
         .await
         .expect(200);
-    app.post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.0))
+    app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
         .await
         .expect(201);
 }

@@ -61,7 +61,7 @@ fn with_items(contact: u64, items: Vec<Value>) -> Value {
 
 async fn new_contact_in(app: &TestApp, key: &str, name: &str) -> u64 {
     let r = app
-        .post("/contacts", key, json!({"first_name": name}))
+        .post_as(key, "/contacts", json!({"first_name": name}))
         .await;
     id(&r.expect(201).body)
 }
@@ -71,7 +71,7 @@ async fn new_contact(app: &TestApp, name: &str) -> u64 {
 }
 
 async fn create(app: &TestApp, body: Value) -> Value {
-    app.post(ORDERS, &app.key, body).await.expect(201).body
+    app.post(ORDERS, body).await.expect(201).body
 }
 
 /// An order of `contact` with two items (Tea 2 x 5.00, Cake 1 x 3.50).
@@ -84,11 +84,11 @@ async fn two_item_order(app: &TestApp, contact: u64) -> Value {
 }
 
 async fn get(app: &TestApp, order: &Value) -> Value {
-    app.get(&at(order), &app.key).await.expect(200).body
+    app.get(&at(order)).await.expect(200).body
 }
 
 async fn list_ids(app: &TestApp, query: &str) -> Vec<u64> {
-    let r = app.get(&format!("{ORDERS}{query}"), &app.key).await;
+    let r = app.get(&format!("{ORDERS}{query}")).await;
     listed(r).iter().map(id).collect()
 }
 

@@ -8,7 +8,7 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     let (_, other_key) = app.new_workspace("Other").await;
     let zed = new_contact_in(&app, &other_key, "Zed").await;
     let foreign = app
-        .post(ORDERS, &other_key, order_body(zed))
+        .post_as(&other_key, ORDERS, order_body(zed))
         .await
         .expect(201)
         .body;
@@ -20,55 +20,39 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     assert_eq!(read, o);
     assert_eq!(read["items"][0]["name"], "Tea", "with items");
 
-    not_found(app.get(&format!("{ORDERS}/999999999"), &app.key).await);
-    not_found(app.get(&at(&foreign), &app.key).await);
+    not_found(app.get(&format!("{ORDERS}/999999999")).await);
+    not_found(app.get(&at(&foreign)).await);
     // The owner of the foreign order still sees it.
-    app.get(&at(&foreign), &other_key).await.expect(200);
+    app.get_as(&other_key, &at(&foreign)).await.expect(200);
     for bad in ["abc", "0", "-1", "1.5"] {
-        app.get(&format!("{ORDERS}/{bad}"), &app.key)
+        app.get(&format!("{ORDERS}/{bad}"))
             .await
             .expect_error(400, "invalid_request");
     }
     // A foreign order can't be changed either.
     let foreign_item = &foreign["items"][0];
     not_found(
-        app.patch(&at(&foreign), &app.key, json!({"notes": "x"}))
+        app.patch(&at(&foreign), json!({"notes": "x"}))
             .await,
     );
     not_found(
-        app.put(
-            &format!("{}/status", at(&foreign)),
-            &app.key,
-            json!({"status": "shipped"}),
-        )
+        app.put(&format!("{}/status", at(&foreign)), json!({"status": "shipped"}))
         .await,
     );
     not_found(
-        app.post(
-            &format!("{}/items", at(&foreign)),
-            &app.key,
-            item("Jam", 1, 1.0),
-        )
+        app.post(&format!("{}/items", at(&foreign)), item("Jam", 1, 1.0))
         .await,
     );
     not_found(
-        app.patch(
-            &item_at(&foreign, foreign_item),
-            &app.key,
-            json!({"quantity": 2}),
-        )
+        app.patch(&item_at(&foreign, foreign_item), json!({"quantity": 2}))
         .await,
     );
-    not_found(app.delete(&item_at(&foreign, foreign_item), &app.key).await);
+    not_found(app.delete(&item_at(&foreign, foreign_item)).await);
     not_found(
-        app.post(
-            &format!("{}/timeline", at(&foreign)),
-            &app.key,
-            json!({"note": "x"}),
-        )
+        app.post(&format!("{}/timeline", at(&foreign)), json!({"note": "x"}))
         .await,
     );
-    let untouched = app.get(&at(&foreign), &other_key).await.expect(200).body;
+    let untouched = app.get_as(&other_key, &at(&foreign)).await.expect(200).body;
     assert_eq!(untouched, foreign);
     // The list of one workspace never shows the other's orders.
     assert_eq!(list_ids(&app, "").await, vec![id(&o)]);
@@ -84,7 +68,7 @@ async fn orders_are_listed_newest_first_in_pages() {
     }
     let newest_first: Vec<u64> = made.iter().rev().copied().collect();
 
-    let all = app.get(ORDERS, &app.key).await.expect(200).body;
+    let all = app.get(ORDERS).await.expect(200).body;
     assert_eq!(all["object"], "list");
     assert_eq!(all["has_more"], false);
     assert!(all["next_cursor"].is_null(), "{all}");
@@ -99,16 +83,16 @@ async fn orders_are_listed_newest_first_in_pages() {
     assert_eq!(seen, newest_first);
 
     // Default page size is 25, at most 100.
-    app.get(&format!("{ORDERS}?limit=100"), &app.key)
+    app.get(&format!("{ORDERS}?limit=100"))
         .await
         .expect(200);
     for bad in ["0", "101", "-1", "abc"] {
         invalid(
-            app.get(&format!("{ORDERS}?limit={bad}"), &app.key).await,
+            app.get(&format!("{ORDERS}?limit={bad}")).await,
             "limit",
         );
     }
-    app.get(&format!("{ORDERS}?starting_after=garbage!"), &app.key)
+    app.get(&format!("{ORDERS}?starting_after=garbage!"))
         .await
         .expect_error(400, "invalid_request");
 }
@@ -120,7 +104,7 @@ async fn the_default_page_holds_twenty_five_orders() {
     for _ in 0..26 {
         create(&app, order_body(ann)).await;
     }
-    let page = app.get(ORDERS, &app.key).await.expect(200).body;
+    let page = app.get(ORDERS).await.expect(200).body;
     assert_eq!(page["data"].as_array().unwrap().len(), 25);
     assert_eq!(page["has_more"], true);
     let cursor = page["next_cursor"].as_str().unwrap();
@@ -172,7 +156,7 @@ async fn orders_filter_by_status_payment_status_and_contact() {
     assert!(list_ids(&app, "?contact_id=999999999").await.is_empty());
     // Filters and pages work together.
     let page = app
-        .get(&format!("{ORDERS}?payment_status=paid&limit=1"), &app.key)
+        .get(&format!("{ORDERS}?payment_status=paid&limit=1"))
         .await
         .expect(200)
         .body;
@@ -195,7 +179,7 @@ async fn orders_filter_by_status_payment_status_and_contact() {
         ("contact_id=abc", "contact_id"),
         ("contact_id=-1", "contact_id"),
     ] {
-        let r = app.get(&format!("{ORDERS}?{query}"), &app.key).await;
+        let r = app.get(&format!("{ORDERS}?{query}")).await;
         let got = (r.status, r.code().to_string(), r.paths());
         assert_eq!(
             got,
@@ -265,7 +249,7 @@ async fn created_since_is_inclusive_and_needs_an_offset() {
         "",
         "2026-13-01T00:00:00Z",
     ] {
-        let r = app.get(&format!("{ORDERS}{}", since(bad)), &app.key).await;
+        let r = app.get(&format!("{ORDERS}{}", since(bad))).await;
         let got = (r.status, r.code().to_string(), r.paths());
         assert_eq!(
             got,

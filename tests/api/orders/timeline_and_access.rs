@@ -13,7 +13,7 @@ async fn timeline_notes_are_added_with_their_time() {
 
     clock.advance(Duration::from_secs(5));
     let r = app
-        .post(&path, &app.key, json!({"note": "Packed"}))
+        .post(&path, json!({"note": "Packed"}))
         .await
         .expect(201)
         .body;
@@ -29,7 +29,7 @@ async fn timeline_notes_are_added_with_their_time() {
     clock.advance(Duration::from_secs(5));
     let long = "é".repeat(2000);
     let r = app
-        .post(&path, &app.key, json!({ "note": long }))
+        .post(&path, json!({ "note": long }))
         .await
         .expect(201)
         .body;
@@ -46,14 +46,10 @@ async fn timeline_notes_are_added_with_their_time() {
     assert_eq!(get(&app, &o).await, r);
 
     // A note may be added in any state.
-    app.patch(
-        &at(&o),
-        &app.key,
-        json!({"status": "cancelled", "payment_status": "paid"}),
-    )
+    app.patch(&at(&o), json!({"status": "cancelled", "payment_status": "paid"}))
     .await
     .expect(200);
-    app.post(&path, &app.key, json!({"note": "Refund requested"}))
+    app.post(&path, json!({"note": "Refund requested"}))
         .await
         .expect(201);
 }
@@ -78,11 +74,7 @@ async fn a_timeline_note_holds_one_to_two_thousand_characters() {
     .await;
     assert_eq!(get(&app, &o).await["timeline"], json!([]));
     not_found(
-        app.post(
-            &format!("{ORDERS}/999999999/timeline"),
-            &app.key,
-            json!({"note": "x"}),
-        )
+        app.post(&format!("{ORDERS}/999999999/timeline"), json!({"note": "x"}))
         .await,
     );
 }
@@ -104,11 +96,7 @@ async fn the_orders_of_a_merged_contact_follow_the_primary() {
     )
     .await);
 
-    app.post(
-        "/contacts/merge",
-        &app.key,
-        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
-    )
+    app.post("/contacts/merge", json!({"primary_contact_id": primary, "secondary_contact_id": secondary}))
     .await
     .expect(200);
 
@@ -118,7 +106,7 @@ async fn the_orders_of_a_merged_contact_follow_the_primary() {
     );
     for moved in [moved1, moved2] {
         let o = app
-            .get(&format!("{ORDERS}/{moved}"), &app.key)
+            .get(&format!("{ORDERS}/{moved}"))
             .await
             .expect(200)
             .body;
@@ -151,25 +139,17 @@ async fn orders_survive_a_restart() {
     let ann = new_contact(&app, "Ann").await;
     let o = two_item_order(&app, ann).await;
     let tea = o["items"][0].clone();
-    app.patch(&item_at(&o, &tea), &app.key, json!({"quantity": 4}))
+    app.patch(&item_at(&o, &tea), json!({"quantity": 4}))
         .await
         .expect(200);
-    app.post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.25))
+    app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.25))
         .await
         .expect(201);
-    app.post(
-        &format!("{}/timeline", at(&o)),
-        &app.key,
-        json!({"note": "Packed"}),
-    )
+    app.post(&format!("{}/timeline", at(&o)), json!({"note": "Packed"}))
     .await
     .expect(201);
     let done = app
-        .patch(
-            &at(&o),
-            &app.key,
-            json!({"status": "shipped", "payment_status": "paid", "paid_amount": 25.75, "shipping_fee": 0.01, "notes": "Fragile"}),
-        )
+        .patch(&at(&o), json!({"status": "shipped", "payment_status": "paid", "paid_amount": 25.75, "shipping_fee": 0.01, "notes": "Fragile"}))
         .await
         .expect(200)
         .body;
@@ -190,7 +170,7 @@ async fn orders_survive_a_restart() {
     assert_eq!(list_ids(&app, "?status=shipped").await, vec![id(&o)]);
     // Still locked after the restart.
     not_editable(
-        app.post(&format!("{}/items", at(&o)), &app.key, item("Jam", 1, 2.0))
+        app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
             .await,
     );
     // New orders don't reuse ids.
@@ -210,22 +190,18 @@ async fn orders_need_the_orders_permission() {
 
     for token in [&without, &none] {
         let refused = [
-            app.get(ORDERS, token).await,
-            app.post(ORDERS, token, order_body(ann)).await,
-            app.get(&at(&o), token).await,
-            app.patch(&at(&o), token, json!({"notes": "x"})).await,
-            app.put(
-                &format!("{}/status", at(&o)),
-                token,
-                json!({"status": "shipped"}),
-            )
+            app.get_as(token, ORDERS).await,
+            app.post_as(token, ORDERS, order_body(ann)).await,
+            app.get_as(token, &at(&o)).await,
+            app.patch_as(token, &at(&o), json!({"notes": "x"})).await,
+            app.put_as(token, &format!("{}/status", at(&o)), json!({"status": "shipped"}))
             .await,
-            app.post(&format!("{}/items", at(&o)), token, item("Jam", 1, 1.0))
+            app.post_as(token, &format!("{}/items", at(&o)), item("Jam", 1, 1.0))
                 .await,
-            app.patch(&item_at(&o, &tea), token, json!({"quantity": 2}))
+            app.patch_as(token, &item_at(&o, &tea), json!({"quantity": 2}))
                 .await,
-            app.delete(&item_at(&o, &tea), token).await,
-            app.post(&format!("{}/timeline", at(&o)), token, json!({"note": "x"}))
+            app.delete_as(token, &item_at(&o, &tea)).await,
+            app.post_as(token, &format!("{}/timeline", at(&o)), json!({"note": "x"}))
                 .await,
         ];
         for r in refused {
@@ -234,26 +210,22 @@ async fn orders_need_the_orders_permission() {
     }
     assert_eq!(get(&app, &o).await, o, "nothing changed");
 
-    app.get(ORDERS, &with_orders).await.expect(200);
-    app.get(&at(&o), &with_orders).await.expect(200);
+    app.get_as(&with_orders, ORDERS).await.expect(200);
+    app.get_as(&with_orders, &at(&o)).await.expect(200);
     let made = app
-        .post(ORDERS, &with_orders, order_body(ann))
+        .post_as(&with_orders, ORDERS, order_body(ann))
         .await
         .expect(201)
         .body;
-    app.patch(&at(&made), &with_orders, json!({"notes": "ok"}))
+    app.patch_as(&with_orders, &at(&made), json!({"notes": "ok"}))
         .await
         .expect(200);
-    app.post(
-        &format!("{}/timeline", at(&made)),
-        &with_orders,
-        json!({"note": "ok"}),
-    )
+    app.post_as(&with_orders, &format!("{}/timeline", at(&made)), json!({"note": "ok"}))
     .await
     .expect(201);
     // An admin needs no listed permission.
     let admin = app.member_token("admin", &[]).await;
-    app.get(ORDERS, &admin).await.expect(200);
+    app.get_as(&admin, ORDERS).await.expect(200);
 }
 
 #[tokio::test]

@@ -165,11 +165,7 @@ async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_noti
 
     // PATCH active re-enables with a fresh count; the pending retry goes out.
     let e = app
-        .patch(
-            &format!("/webhooks/{id}"),
-            &app.key,
-            json!({"status": "active"}),
-        )
+        .patch(&format!("/webhooks/{id}"), json!({"status": "active"}))
         .await
         .expect(200)
         .body;

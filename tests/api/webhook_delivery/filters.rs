@@ -8,14 +8,14 @@ async fn a_paused_endpoint_receives_nothing_and_events_of_the_pause_are_not_sent
     let rx = TestReceiver::start().await;
     let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
     let at = format!("/webhooks/{id}");
-    app.patch(&at, &app.key, json!({"status": "paused"}))
+    app.patch(&at, json!({"status": "paused"}))
         .await
         .expect(200);
     new_tag(&app, &app.key, "during the pause").await;
     rx.stays_at(0, Duration::from_millis(300)).await;
     assert!(deliveries(&app, &id).await.is_empty(), "nothing queued");
 
-    app.patch(&at, &app.key, json!({"status": "active"}))
+    app.patch(&at, json!({"status": "active"}))
         .await
         .expect(200);
     rx.stays_at(0, Duration::from_millis(300)).await;
@@ -37,7 +37,7 @@ async fn deliveries_pending_before_a_pause_wait_and_go_out_after_resume() {
     let at = format!("/webhooks/{id}");
     new_tag(&app, &app.key, "before the pause").await;
     rx.wait_for(1).await;
-    app.patch(&at, &app.key, json!({"status": "paused"}))
+    app.patch(&at, json!({"status": "paused"}))
         .await
         .expect(200);
     rx.respond_with(200);
@@ -46,7 +46,7 @@ async fn deliveries_pending_before_a_pause_wait_and_go_out_after_resume() {
     let d = deliveries(&app, &id).await;
     assert_eq!(d[0]["status"], "pending", "{}", d[0]);
 
-    app.patch(&at, &app.key, json!({"status": "active"}))
+    app.patch(&at, json!({"status": "active"}))
         .await
         .expect(200);
     let got = rx.wait_for(n + 1).await;
@@ -76,23 +76,15 @@ async fn wildcards_skip_message_received_and_sent_which_must_be_named() {
 
     new_tag(&app, &app.key, "Wholesale").await;
     let contact = app
-        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .expect(201)
         .body;
-    app.post(
-        "/orders",
-        &app.key,
-        json!({"contact_id": contact["id"],
-               "items": [{"name": "Tea", "quantity": 1, "unit_price": 5.0}]}),
-    )
+    app.post("/orders", json!({"contact_id": contact["id"],
+               "items": [{"name": "Tea", "quantity": 1, "unit_price": 5.0}]}))
     .await
     .expect(201);
-    app.post(
-        &format!("/contacts/{}/notes", contact["id"]),
-        &app.key,
-        json!({"body": "likes tea"}),
-    )
+    app.post(&format!("/contacts/{}/notes", contact["id"]), json!({"body": "likes tea"}))
     .await
     .expect(201);
     for t in [
@@ -142,13 +134,13 @@ async fn a_refused_or_replayed_write_emits_no_event() {
     once().await.expect(201);
     let replay = once().await.expect(201);
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-    app.post("/tags", &app.key, json!({"name": "Once"}))
+    app.post("/tags", json!({"name": "Once"}))
         .await
         .expect(409);
-    app.post("/tags", &app.key, json!({"name": ""}))
+    app.post("/tags", json!({"name": ""}))
         .await
         .expect_error(422, "validation_failed");
-    app.patch("/tags/999999999", &app.key, json!({"name": "x"}))
+    app.patch("/tags/999999999", json!({"name": "x"}))
         .await
         .expect_error(404, "not_found");
     let got = rx.wait_for(1).await;
@@ -275,11 +267,7 @@ async fn a_sources_filter_passes_only_the_listed_source_keys_of_its_type() {
     .await;
     let tag = new_tag(&app, &app.key, "via the api").await;
     trigger(&app, &app.workspace_id, "tag.created", None).await;
-    app.patch(
-        &format!("/tags/{}", tag["id"]),
-        &app.key,
-        json!({"name": "renamed"}),
-    )
+    app.patch(&format!("/tags/{}", tag["id"]), json!({"name": "renamed"}))
     .await
     .expect(200);
     let got = rx.wait_for(2).await;

@@ -38,7 +38,7 @@ async fn person(app: &TestApp, role: &str) -> (String, String) {
 }
 
 pub(crate) async fn new_tag(app: &TestApp, token: &str, name: &str) -> Value {
-    app.post("/tags", token, json!({"name": name}))
+    app.post_as(token, "/tags", json!({"name": name}))
         .await
         .expect(201)
         .body
@@ -93,21 +93,13 @@ async fn three_endpoints(app: &TestApp, events: &[&str]) -> [TestReceiver; 3] {
 }
 
 async fn full_contact(app: &TestApp, key: &str) -> Value {
-    app.post(
-        "/custom-fields",
-        key,
-        json!({"label": "Nickname", "key": "nickname", "type": "text"}),
-    )
+    app.post_as(key, "/custom-fields", json!({"label": "Nickname", "key": "nickname", "type": "text"}))
     .await
     .expect(201);
-    app.post(
-        "/contacts",
-        key,
-        json!({"first_name": "Ann", "last_name": "Lee", "phone": "+15550100123",
+    app.post_as(key, "/contacts", json!({"first_name": "Ann", "last_name": "Lee", "phone": "+15550100123",
                "email": "ann@example.com", "chan_d_phone": "+15550100999",
                "chan_a_username": "ann_a", "chan_c_username": "ann_c",
-               "chan_e_username": "ann_e", "custom_fields": {"nickname": "Annie"}}),
-    )
+               "chan_e_username": "ann_e", "custom_fields": {"nickname": "Annie"}}))
     .await
     .expect(201)
     .body
@@ -140,11 +132,7 @@ async fn launch_with_proxy(dir: &Path, proxy: &str) -> Server {
 
 /// Rotates the endpoint's secret; the new one.
 async fn rotate(app: &TestApp, id: &str) -> String {
-    app.post(
-        &format!("/webhooks/{id}/rotate-secret"),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
     .await
     .expect(200)
     .body["secret"]

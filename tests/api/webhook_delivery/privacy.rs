@@ -29,11 +29,7 @@ async fn contact_updated_names_private_fields_in_changes_but_never_their_previou
     let app = spawn_webhook_app().await;
     let [plain, _content, details] = three_endpoints(&app, &["contact.updated"]).await;
     let contact = full_contact(&app, &app.key).await;
-    app.patch(
-        &format!("/contacts/{}", contact["id"]),
-        &app.key,
-        json!({"email": "bea@example.com", "first_name": "Bea", "country_code": "DE"}),
-    )
+    app.patch(&format!("/contacts/{}", contact["id"]), json!({"email": "bea@example.com", "first_name": "Bea", "country_code": "DE"}))
     .await
     .expect(200);
 
@@ -68,15 +64,11 @@ async fn note_created_carries_its_body_only_with_include_content() {
     let app = spawn_webhook_app().await;
     let [plain, content, details] = three_endpoints(&app, &["note.created"]).await;
     let contact = app
-        .post("/contacts", &app.key, json!({"first_name": "Ann"}))
+        .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .expect(201)
         .body;
-    app.post(
-        &format!("/contacts/{}/notes", contact["id"]),
-        &app.key,
-        json!({"body": "called back about the invoice"}),
-    )
+    app.post(&format!("/contacts/{}/notes", contact["id"]), json!({"body": "called back about the invoice"}))
     .await
     .expect(201);
     for rx in [&plain, &details] {
@@ -132,15 +124,11 @@ async fn a_hipaa_workspace_never_sends_content_or_contact_details() {
     let app = spawn_webhook_app().await;
     let (ws, key) = hipaa_workspace(&app).await;
     let rx = TestReceiver::start().await;
-    app.post("/webhooks", &key, json!({"url": rx.url, "events": ["*"]}))
+    app.post_as(&key, "/webhooks", json!({"url": rx.url, "events": ["*"]}))
         .await
         .expect(201);
     for flag in ["include_content", "include_contact_details"] {
-        app.post(
-            "/webhooks",
-            &key,
-            json!({"url": rx.url, "events": ["*"], flag: true}),
-        )
+        app.post_as(&key, "/webhooks", json!({"url": rx.url, "events": ["*"], flag: true}))
         .await
         .expect_error(422, "validation_failed");
     }

@@ -91,7 +91,7 @@ async fn update_and_delete_events_name_the_resource_and_list_changed_fields() {
     let tag = new_tag(&app, &app.key, "VIP").await;
     rx.wait_for(1).await;
     let at = format!("/tags/{}", tag["id"]);
-    app.patch(&at, &app.key, json!({"name": "Gold"}))
+    app.patch(&at, json!({"name": "Gold"}))
         .await
         .expect(200);
     let got = rx.wait_for(2).await;
@@ -101,7 +101,7 @@ async fn update_and_delete_events_name_the_resource_and_list_changed_fields() {
     assert_eq!(updated["data"]["name"], "Gold");
     assert_eq!(updated["changes"]["name"], "VIP", "{updated}");
     assert!(updated["changes"].get("updated_at").is_none());
-    app.delete(&at, &app.key).await.expect(200);
+    app.delete(&at).await.expect(200);
     let got = rx.wait_for(3).await;
     let deleted = got[2].json();
     assert_eq!(deleted["type"], "tag.deleted");
@@ -154,11 +154,7 @@ async fn after_a_rotation_both_secrets_verify_until_the_overlap_ends() {
     ));
 
     let rotated = app
-        .post(
-            &format!("/webhooks/{id}/rotate-secret"),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
         .await
         .expect(200)
         .body;

@@ -112,7 +112,7 @@ async fn the_test_call_sends_a_signed_sample_now_and_reports_how_it_went() {
     let rx = TestReceiver::start().await;
     let (id, secret) = hook(&app, &rx.url, &["*", "tag.created"]).await;
     let at = format!("/webhooks/{id}/test");
-    let r = app.post(&at, &app.key, json!({})).await.expect(200);
+    let r = app.post(&at, json!({})).await.expect(200);
     assert_eq!(r.body["delivered"], true, "{}", r.body);
     assert_eq!(r.body["status"], 200);
     assert_eq!(r.body["error"], Value::Null);
@@ -135,14 +135,14 @@ async fn the_test_call_sends_a_signed_sample_now_and_reports_how_it_went() {
     ));
 
     rx.respond_with(500);
-    let r = app.post(&at, &app.key, json!({})).await.expect(200);
+    let r = app.post(&at, json!({})).await.expect(200);
     assert_eq!(r.body["delivered"], false, "{}", r.body);
     assert_eq!(r.body["status"], 500);
     assert!(r.body["error"].is_string());
     assert!(r.body["duration_ms"].is_u64());
 
     let r = app
-        .post(&at, &app.key, json!({"event": "call.ended"}))
+        .post(&at, json!({"event": "call.ended"}))
         .await
         .expect(200);
     assert_eq!(r.body["status"], 500);
@@ -153,17 +153,17 @@ async fn the_test_call_sends_a_signed_sample_now_and_reports_how_it_went() {
         &["summary", "transcript", "from_number", "to_number"],
     );
     let r = app
-        .post(&at, &app.key, json!({"event": "nope.created"}))
+        .post(&at, json!({"event": "nope.created"}))
         .await;
     let r = r.expect_error(422, "validation_failed");
     assert_eq!(r.paths(), ["event"]);
-    app.post(&at, &app.key, json!({"events": "tag.created"}))
+    app.post(&at, json!({"events": "tag.created"}))
         .await
         .expect_error(422, "validation_failed");
 
     let (dead, _) = hook(&app, &closed_url().await, &["*"]).await;
     let r = app
-        .post(&format!("/webhooks/{dead}/test"), &app.key, json!({}))
+        .post(&format!("/webhooks/{dead}/test"), json!({}))
         .await
         .expect(200);
     assert_eq!(r.body["delivered"], false);
@@ -189,7 +189,7 @@ async fn the_test_event_defaults_to_the_first_exact_entry_else_webhook_test() {
     for (i, (events, expected)) in cases.iter().enumerate() {
         let (id, _) = hook(&app, &rx.url, events).await;
         let r = app
-            .post(&format!("/webhooks/{id}/test"), &app.key, json!({}))
+            .post(&format!("/webhooks/{id}/test"), json!({}))
             .await
             .expect(200);
         assert_eq!(r.body["delivered"], true);
@@ -198,11 +198,7 @@ async fn the_test_event_defaults_to_the_first_exact_entry_else_webhook_test() {
         assert_eq!(got[i].json()["type"], *expected);
     }
     let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
-    app.post(
-        &format!("/webhooks/{id}/test"),
-        &app.key,
-        json!({"event": "webhook.test"}),
-    )
+    app.post(&format!("/webhooks/{id}/test"), json!({"event": "webhook.test"}))
     .await
     .expect(200);
     let got = rx.wait_for(5).await;
@@ -219,11 +215,7 @@ async fn redeliver_queues_the_same_event_again_and_answers_202() {
     let d = deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
     let delivery = d[0]["id"].as_u64().expect("an integer id");
     let r = app
-        .post(
-            &format!("/webhooks/{id}/deliveries/{delivery}/redeliver"),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/webhooks/{id}/deliveries/{delivery}/redeliver"), json!({}))
         .await
         .expect(202);
     assert_eq!(r.body["object"], "webhook_delivery");
@@ -240,23 +232,19 @@ async fn redeliver_queues_the_same_event_again_and_answers_202() {
     assert!(d.iter().all(|x| x["event_id"] == first[0].event_id()));
 
     let base = format!("/webhooks/{id}/deliveries");
-    app.post(&format!("{base}/999999999/redeliver"), &app.key, json!({}))
+    app.post(&format!("{base}/999999999/redeliver"), json!({}))
         .await
         .expect_error(404, "not_found");
     for bad in ["abc", "0", "-1", "1.5"] {
         let r = app
-            .post(&format!("{base}/{bad}/redeliver"), &app.key, json!({}))
+            .post(&format!("{base}/{bad}/redeliver"), json!({}))
             .await;
         assert_eq!(r.status, 400, "{bad}: {}", r.body);
         assert_eq!(r.code(), "invalid_request", "{bad}: {}", r.body);
     }
     // Another endpoint's delivery id is unknown here.
     let (other, _) = hook(&app, &rx.url, &["order.*"]).await;
-    app.post(
-        &format!("/webhooks/{other}/deliveries/{delivery}/redeliver"),
-        &app.key,
-        json!({}),
-    )
+    app.post(&format!("/webhooks/{other}/deliveries/{delivery}/redeliver"), json!({}))
     .await
     .expect_error(404, "not_found");
     rx.stays_at(2, Duration::from_millis(200)).await;
@@ -285,7 +273,7 @@ async fn the_delivery_list_is_paginated_newest_first_with_integer_ids_and_every_
     })
     .await;
     let page = app
-        .get(&format!("/webhooks/{id}/deliveries?limit=2"), &app.key)
+        .get(&format!("/webhooks/{id}/deliveries?limit=2"))
         .await
         .expect(200)
         .body;
@@ -319,17 +307,14 @@ async fn the_delivery_list_is_paginated_newest_first_with_integer_ids_and_every_
     }
     let cursor = page["next_cursor"].as_str().unwrap();
     let rest = app
-        .get(
-            &format!("/webhooks/{id}/deliveries?limit=2&starting_after={cursor}"),
-            &app.key,
-        )
+        .get(&format!("/webhooks/{id}/deliveries?limit=2&starting_after={cursor}"))
         .await
         .expect(200)
         .body;
     assert_eq!(rest["has_more"], false);
     assert_eq!(rest["data"].as_array().unwrap().len(), 1);
     assert_eq!(rest["data"][0]["event_id"], event_of("t0"));
-    app.get(&format!("/webhooks/{id}/deliveries?limit=0"), &app.key)
+    app.get(&format!("/webhooks/{id}/deliveries?limit=0"))
         .await
         .expect_error(422, "validation_failed");
 }

@@ -8,38 +8,34 @@ async fn only_an_owner_an_admin_or_an_api_key_may_turn_on_content_or_contact_det
     let integrator = app.member_token("member", &["integrations"]).await;
     for flag in ["include_content", "include_contact_details"] {
         let body = json!({"url": SAFE_URL, "events": ["*"], flag: true});
-        forbidden(app.post("/webhooks", &integrator, body.clone()).await);
+        forbidden(app.post_as(&integrator, "/webhooks", body.clone()).await);
         let r = app
-            .post("/webhooks", &app.key, body.clone())
+            .post("/webhooks", body.clone())
             .await
             .expect(201);
         assert_eq!(r.body[flag], true);
         let admin = app.member_token("admin", &[]).await;
         let r = app
-            .post("/webhooks", &admin, body.clone())
+            .post_as(&admin, "/webhooks", body.clone())
             .await
             .expect(201);
         assert_eq!(r.body[flag], true);
         let owner = app.member_token("owner", &[]).await;
-        app.post("/webhooks", &owner, body).await.expect(201);
+        app.post_as(&owner, "/webhooks", body).await.expect(201);
 
         let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
         let at = format!("/webhooks/{id}");
-        forbidden(app.patch(&at, &integrator, json!({flag: true})).await);
+        forbidden(app.patch_as(&integrator, &at, json!({flag: true})).await);
         assert_eq!(endpoint_of(&app, &id).await[flag], false);
         let r = app
-            .patch(&at, &admin, json!({flag: true}))
+            .patch_as(&admin, &at, json!({flag: true}))
             .await
             .expect(200);
         assert_eq!(r.body[flag], true);
     }
     // Creating without either stays open to a member with integrations.
     let r = app
-        .post(
-            "/webhooks",
-            &integrator,
-            json!({"url": SAFE_URL, "events": ["*"], "include_content": false}),
-        )
+        .post_as(&integrator, "/webhooks", json!({"url": SAFE_URL, "events": ["*"], "include_content": false}))
         .await
         .expect(201);
     assert_eq!(r.body["include_content"], false);
@@ -51,28 +47,24 @@ async fn on_a_hipaa_workspace_content_and_contact_details_can_never_be_enabled()
     let (_, key) = hipaa_workspace(&app).await;
     for flag in ["include_content", "include_contact_details"] {
         let r = app
-            .post(
-                "/webhooks",
-                &key,
-                json!({"url": SAFE_URL, "events": ["*"], flag: true}),
-            )
+            .post_as(&key, "/webhooks", json!({"url": SAFE_URL, "events": ["*"], flag: true}))
             .await;
         invalid(r, flag);
     }
     let r = app
-        .post("/webhooks", &key, json!({"url": SAFE_URL, "events": ["*"]}))
+        .post_as(&key, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
         .await
         .expect(201);
     let id = r.body["id"].as_str().unwrap();
     for flag in ["include_content", "include_contact_details"] {
         invalid(
-            app.patch(&format!("/webhooks/{id}"), &key, json!({flag: true}))
+            app.patch_as(&key, &format!("/webhooks/{id}"), json!({flag: true}))
                 .await,
             flag,
         );
     }
     let got = app
-        .get(&format!("/webhooks/{id}"), &key)
+        .get_as(&key, &format!("/webhooks/{id}"))
         .await
         .expect(200)
         .body;
@@ -96,7 +88,7 @@ async fn on_a_disclosing_endpoint_only_an_owner_or_admin_may_change_url_events_o
             json!({"filters": {"ignore_own_changes": true}}),
             json!({"description": "ok", "url": "https://elsewhere.example.com/in"}),
         ] {
-            let r = app.patch(&at, &integrator, change.clone()).await;
+            let r = app.patch_as(&integrator, &at, change.clone()).await;
             assert_eq!(
                 (r.status, r.code()),
                 (403, "insufficient_permissions"),
@@ -110,40 +102,32 @@ async fn on_a_disclosing_endpoint_only_an_owner_or_admin_may_change_url_events_o
         assert_eq!(unchanged["description"], Value::Null);
 
         let r = app
-            .patch(&at, &integrator, json!({"description": "Support inbox"}))
+            .patch_as(&integrator, &at, json!({"description": "Support inbox"}))
             .await
             .expect(200);
         assert_eq!(r.body["description"], "Support inbox");
         let r = app
-            .patch(&at, &integrator, json!({"status": "paused"}))
+            .patch_as(&integrator, &at, json!({"status": "paused"}))
             .await
             .expect(200);
         assert_eq!(r.body["status"], "paused");
         let r = app
-            .patch(&at, &integrator, json!({"status": "active"}))
+            .patch_as(&integrator, &at, json!({"status": "active"}))
             .await
             .expect(200);
         assert_eq!(r.body["status"], "active");
         let r = app
-            .patch(
-                &at,
-                &admin,
-                json!({"url": "https://elsewhere.example.com/in", "events": ["contact.*"]}),
-            )
+            .patch_as(&admin, &at, json!({"url": "https://elsewhere.example.com/in", "events": ["contact.*"]}))
             .await
             .expect(200);
         assert_eq!(r.body["url"], "https://elsewhere.example.com/in");
-        app.patch(&at, &app.key, json!({"filters": {"actor_types": ["api"]}}))
+        app.patch(&at, json!({"filters": {"actor_types": ["api"]}}))
             .await
             .expect(200);
     }
     // On an endpoint that discloses nothing the same member may change routing.
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
-    app.patch(
-        &format!("/webhooks/{id}"),
-        &integrator,
-        json!({"url": "https://elsewhere.example.com/in", "events": ["tag.*"]}),
-    )
+    app.patch_as(&integrator, &format!("/webhooks/{id}"), json!({"url": "https://elsewhere.example.com/in", "events": ["tag.*"]}))
     .await
     .expect(200);
 }

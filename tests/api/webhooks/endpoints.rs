@@ -6,11 +6,7 @@ use super::*;
 async fn creating_an_endpoint_answers_201_with_a_we_id_and_its_secret_shown_only_there() {
     let app = spawn_app().await;
     let r = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": ["tag.*", "contact.created"], "description": "CRM sync"}),
-        )
+        .post("/webhooks", json!({"url": SAFE_URL, "events": ["tag.*", "contact.created"], "description": "CRM sync"}))
         .await
         .expect(201);
     let e = &r.body;
@@ -38,16 +34,12 @@ async fn creating_an_endpoint_answers_201_with_a_we_id_and_its_secret_shown_only
     assert_eq!(got["id"], id);
     assert_eq!(got["status"], "active");
     assert_eq!(got["last_delivery"], Value::Null);
-    let list = app.get("/webhooks", &app.key).await.expect(200).body;
+    let list = app.get("/webhooks").await.expect(200).body;
     for item in list["data"].as_array().unwrap() {
         no_secret(item);
     }
     let patched = app
-        .patch(
-            &format!("/webhooks/{id}"),
-            &app.key,
-            json!({"description": null}),
-        )
+        .patch(&format!("/webhooks/{id}"), json!({"description": null}))
         .await
         .expect(200)
         .body;
@@ -55,11 +47,7 @@ async fn creating_an_endpoint_answers_201_with_a_we_id_and_its_secret_shown_only
     assert_eq!(patched["description"], Value::Null);
 
     let rotated = app
-        .post(
-            &format!("/webhooks/{id}/rotate-secret"),
-            &app.key,
-            json!({}),
-        )
+        .post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
         .await
         .expect(200)
         .body;
@@ -84,7 +72,7 @@ async fn creating_an_endpoint_twice_with_one_idempotency_key_creates_it_once() {
     let again = create().await.expect(201);
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.body["id"], first.body["id"]);
-    let list = app.get("/webhooks", &app.key).await.expect(200).body;
+    let list = app.get("/webhooks").await.expect(200).body;
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
 }
 
@@ -92,31 +80,19 @@ async fn creating_an_endpoint_twice_with_one_idempotency_key_creates_it_once() {
 async fn an_endpoint_created_by_a_connector_ignores_its_own_changes_by_default() {
     let app = spawn_app().await;
     let r = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_a"}),
-        )
+        .post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_a"}))
         .await
         .expect(201);
     assert_eq!(r.body["created_via"], "tool_a");
     assert_eq!(r.body["filters"]["ignore_own_changes"], true);
     let r = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_b",
-                   "filters": {"ignore_own_changes": false}}),
-        )
+        .post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_b",
+                   "filters": {"ignore_own_changes": false}}))
         .await
         .expect(201);
     assert_eq!(r.body["filters"]["ignore_own_changes"], false);
     invalid(
-        app.post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": ["*"], "created_via": "zapier"}),
-        )
+        app.post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "created_via": "zapier"}))
         .await,
         "created_via",
     );
@@ -130,7 +106,7 @@ async fn the_endpoint_list_is_paginated_newest_first() {
         let (id, _) = hook(&app, &format!("{SAFE_URL}/{i}"), &["*"]).await;
         ids.push(id);
     }
-    let first = app.get("/webhooks?limit=2", &app.key).await.expect(200);
+    let first = app.get("/webhooks?limit=2").await.expect(200);
     assert_eq!(first.body["object"], "list");
     assert_eq!(first.body["has_more"], true);
     let got: Vec<&str> = first.body["data"]
@@ -142,19 +118,16 @@ async fn the_endpoint_list_is_paginated_newest_first() {
     assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
     let cursor = first.body["next_cursor"].as_str().unwrap();
     let second = app
-        .get(
-            &format!("/webhooks?limit=2&starting_after={cursor}"),
-            &app.key,
-        )
+        .get(&format!("/webhooks?limit=2&starting_after={cursor}"))
         .await
         .expect(200);
     assert_eq!(second.body["has_more"], false);
     assert_eq!(second.body["data"].as_array().unwrap().len(), 1);
     assert_eq!(second.body["data"][0]["id"], ids[0].as_str());
-    let all = app.get("/webhooks", &app.key).await.expect(200);
+    let all = app.get("/webhooks").await.expect(200);
     assert_eq!(all.body["data"].as_array().unwrap().len(), 3);
-    invalid(app.get("/webhooks?limit=101", &app.key).await, "limit");
-    app.get("/webhooks?starting_after=nope", &app.key)
+    invalid(app.get("/webhooks?limit=101").await, "limit");
+    app.get("/webhooks?starting_after=nope")
         .await
         .expect(400);
 }
@@ -167,7 +140,7 @@ async fn get_shows_no_last_delivery_before_the_first_and_its_result_after_it() {
     let before = endpoint_of(&app, &id).await;
     assert_eq!(before["last_delivery"], Value::Null);
     assert_eq!(before["status"], "active");
-    app.post("/tags", &app.key, json!({"name": "First"}))
+    app.post("/tags", json!({"name": "First"}))
         .await
         .expect(201);
     let got = rx.wait_for(1).await;
@@ -194,50 +167,46 @@ async fn patch_sets_only_active_or_paused_and_reactivating_resets_the_failure_co
     let at = format!("/webhooks/{id}");
 
     let paused = app
-        .patch(&at, &app.key, json!({"status": "paused"}))
+        .patch(&at, json!({"status": "paused"}))
         .await
         .expect(200);
     assert_eq!(paused.body["status"], "paused");
     assert_eq!(paused.body["object"], "webhook_endpoint");
     for status in ["disabled", "bogus", "PAUSED"] {
         invalid(
-            app.patch(&at, &app.key, json!({"status": status})).await,
+            app.patch(&at, json!({"status": status})).await,
             "status",
         );
     }
     invalid(
-        app.post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": ["*"], "status": "paused"}),
-        )
+        app.post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "status": "paused"}))
         .await,
         "status",
     );
     invalid(
-        app.patch(&at, &app.key, json!({"created_via": "tool_a"}))
+        app.patch(&at, json!({"created_via": "tool_a"}))
             .await,
         "created_via",
     );
-    let r = app.patch(&at, &app.key, json!({})).await;
+    let r = app.patch(&at, json!({})).await;
     r.expect_error(422, "validation_failed");
-    let r = app.patch(&at, &app.key, json!({"colour": "red"})).await;
+    let r = app.patch(&at, json!({"colour": "red"})).await;
     r.expect_error(422, "validation_failed");
     assert_eq!(endpoint_of(&app, &id).await["status"], "paused");
 
     // A 410 disables the endpoint with a failure counted; PATCH active resets both.
-    app.patch(&at, &app.key, json!({"status": "active"}))
+    app.patch(&at, json!({"status": "active"}))
         .await
         .expect(200);
     rx.respond_with(410);
-    app.post("/tags", &app.key, json!({"name": "Gone"}))
+    app.post("/tags", json!({"name": "Gone"}))
         .await
         .expect(201);
     let e = endpoint_when(&app, &id, "disabled", |e| e["status"] == "disabled").await;
     assert_eq!(e["failure_count"], 1, "{e}");
     assert!(e["disabled_reason"].is_string(), "{e}");
     let again = app
-        .patch(&at, &app.key, json!({"status": "active"}))
+        .patch(&at, json!({"status": "active"}))
         .await
         .expect(200);
     assert_eq!(again.body["status"], "active");
@@ -254,12 +223,8 @@ async fn patch_changes_url_events_description_and_filters() {
     let app = spawn_app().await;
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
     let r = app
-        .patch(
-            &format!("/webhooks/{id}"),
-            &app.key,
-            json!({"url": "https://other.example.com/x", "events": ["order.*"],
-                   "description": "Orders", "filters": {"actor_types": ["human"]}}),
-        )
+        .patch(&format!("/webhooks/{id}"), json!({"url": "https://other.example.com/x", "events": ["order.*"],
+                   "description": "Orders", "filters": {"actor_types": ["human"]}}))
         .await
         .expect(200);
     assert_eq!(r.body["url"], "https://other.example.com/x");
@@ -275,7 +240,7 @@ async fn a_deleted_endpoint_answers_404_everywhere() {
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
     let (keep, _) = hook(&app, SAFE_URL, &["*"]).await;
     let r = app
-        .delete(&format!("/webhooks/{id}"), &app.key)
+        .delete(&format!("/webhooks/{id}"))
         .await
         .expect(200);
     assert_eq!(
@@ -283,7 +248,7 @@ async fn a_deleted_endpoint_answers_404_everywhere() {
         json!({"object": "webhook_endpoint", "id": id, "deleted": true})
     );
     every_route_answers_404(&app, &app.key, &id).await;
-    let list = app.get("/webhooks", &app.key).await.expect(200).body;
+    let list = app.get("/webhooks").await.expect(200).body;
     let ids: Vec<&str> = list["data"]
         .as_array()
         .unwrap()
@@ -300,21 +265,17 @@ async fn unknown_ids_and_ids_of_another_workspace_answer_404() {
     every_route_answers_404(&app, &app.key, "nope").await;
     let (_, other_key) = app.new_workspace("Other").await;
     let r = app
-        .post(
-            "/webhooks",
-            &other_key,
-            json!({"url": SAFE_URL, "events": ["*"]}),
-        )
+        .post_as(&other_key, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
         .await
         .expect(201);
     let theirs = r.body["id"].as_str().unwrap().to_string();
     every_route_answers_404(&app, &app.key, &theirs).await;
     let still = app
-        .get(&format!("/webhooks/{theirs}"), &other_key)
+        .get_as(&other_key, &format!("/webhooks/{theirs}"))
         .await
         .expect(200);
     assert_eq!(still.body["status"], "active");
-    let mine = app.get("/webhooks", &app.key).await.expect(200);
+    let mine = app.get("/webhooks").await.expect(200);
     assert_eq!(mine.body["data"], json!([]));
 }
 
@@ -324,48 +285,36 @@ async fn every_webhook_route_needs_the_integrations_permission() {
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
     let outsider = app.member_token("member", &["contacts", "inbox"]).await;
     let at = format!("/webhooks/{id}");
-    forbidden(app.get("/webhooks", &outsider).await);
+    forbidden(app.get_as(&outsider, "/webhooks").await);
     forbidden(
-        app.post(
-            "/webhooks",
-            &outsider,
-            json!({"url": SAFE_URL, "events": ["*"]}),
-        )
+        app.post_as(&outsider, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
         .await,
     );
-    forbidden(app.get(&at, &outsider).await);
-    forbidden(app.patch(&at, &outsider, json!({"description": "x"})).await);
+    forbidden(app.get_as(&outsider, &at).await);
+    forbidden(app.patch_as(&outsider, &at, json!({"description": "x"})).await);
     forbidden(
-        app.post(&format!("{at}/rotate-secret"), &outsider, json!({}))
+        app.post_as(&outsider, &format!("{at}/rotate-secret"), json!({}))
             .await,
     );
-    forbidden(app.post(&format!("{at}/test"), &outsider, json!({})).await);
-    forbidden(app.get(&format!("{at}/deliveries"), &outsider).await);
+    forbidden(app.post_as(&outsider, &format!("{at}/test"), json!({})).await);
+    forbidden(app.get_as(&outsider, &format!("{at}/deliveries")).await);
     forbidden(
-        app.post(
-            &format!("{at}/deliveries/1/redeliver"),
-            &outsider,
-            json!({}),
-        )
+        app.post_as(&outsider, &format!("{at}/deliveries/1/redeliver"), json!({}))
         .await,
     );
-    forbidden(app.delete(&at, &outsider).await);
+    forbidden(app.delete_as(&outsider, &at).await);
     assert_eq!(endpoint_of(&app, &id).await["status"], "active");
 
     let integrator = app.member_token("member", &["integrations"]).await;
-    app.get("/webhooks", &integrator).await.expect(200);
-    app.get(&at, &integrator).await.expect(200);
-    app.post(
-        "/webhooks",
-        &integrator,
-        json!({"url": SAFE_URL, "events": ["*"]}),
-    )
+    app.get_as(&integrator, "/webhooks").await.expect(200);
+    app.get_as(&integrator, &at).await.expect(200);
+    app.post_as(&integrator, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
     .await
     .expect(201);
-    app.patch(&at, &integrator, json!({"description": "mine"}))
+    app.patch_as(&integrator, &at, json!({"description": "mine"}))
         .await
         .expect(200);
-    app.delete(&at, &integrator).await.expect(200);
+    app.delete_as(&integrator, &at).await.expect(200);
     app.call(Method::GET, "/webhooks")
         .send()
         .await

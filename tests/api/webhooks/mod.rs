@@ -91,7 +91,7 @@ pub async fn restart_webhook_app(
 
 /// POST /webhooks with the bootstrap key answering 201: (id, secret).
 pub async fn new_endpoint(app: &TestApp, body: Value) -> (String, String) {
-    let r = app.post("/webhooks", &app.key, body).await.expect(201);
+    let r = app.post("/webhooks", body).await.expect(201);
     (
         r.body["id"].as_str().unwrap().to_string(),
         r.body["secret"].as_str().unwrap().to_string(),
@@ -105,7 +105,7 @@ pub async fn hook(app: &TestApp, url: &str, events: &[&str]) -> (String, String)
 
 /// GET /webhooks/{id} with the bootstrap key.
 pub async fn endpoint_of(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/webhooks/{id}"), &app.key)
+    app.get(&format!("/webhooks/{id}"))
         .await
         .expect(200)
         .body
@@ -135,7 +135,7 @@ pub async fn endpoint_when(
 /// GET /webhooks/{id}/deliveries (first page of up to 100), newest first.
 pub async fn deliveries(app: &TestApp, id: &str) -> Vec<Value> {
     let r = app
-        .get(&format!("/webhooks/{id}/deliveries?limit=100"), &app.key)
+        .get(&format!("/webhooks/{id}/deliveries?limit=100"))
         .await
         .expect(200);
     r.body["data"].as_array().unwrap().clone()
@@ -243,17 +243,17 @@ const SAFE_URL: &str = "https://hooks.example.com/in";
 
 async fn every_route_answers_404(app: &TestApp, key: &str, id: &str) {
     let at = format!("/webhooks/{id}");
-    not_found(app.get(&at, key).await);
-    not_found(app.patch(&at, key, json!({"description": "x"})).await);
-    not_found(app.delete(&at, key).await);
+    not_found(app.get_as(key, &at).await);
+    not_found(app.patch_as(key, &at, json!({"description": "x"})).await);
+    not_found(app.delete_as(key, &at).await);
     not_found(
-        app.post(&format!("{at}/rotate-secret"), key, json!({}))
+        app.post_as(key, &format!("{at}/rotate-secret"), json!({}))
             .await,
     );
-    not_found(app.post(&format!("{at}/test"), key, json!({})).await);
-    not_found(app.get(&format!("{at}/deliveries"), key).await);
+    not_found(app.post_as(key, &format!("{at}/test"), json!({})).await);
+    not_found(app.get_as(key, &format!("{at}/deliveries")).await);
     not_found(
-        app.post(&format!("{at}/deliveries/1/redeliver"), key, json!({}))
+        app.post_as(key, &format!("{at}/deliveries/1/redeliver"), json!({}))
             .await,
     );
 }

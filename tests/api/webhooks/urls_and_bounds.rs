@@ -7,17 +7,17 @@ async fn http_urls_and_urls_over_2048_chars_are_refused_when_private_addresses_a
     let app = spawn_app().await;
     let body = |url: &str| json!({"url": url, "events": ["*"]});
     invalid(
-        app.post("/webhooks", &app.key, body("http://hooks.example.com/in"))
+        app.post("/webhooks", body("http://hooks.example.com/in"))
             .await,
         "url",
     );
     invalid(
-        app.post("/webhooks", &app.key, body("ftp://hooks.example.com/in"))
+        app.post("/webhooks", body("ftp://hooks.example.com/in"))
             .await,
         "url",
     );
     invalid(
-        app.post("/webhooks", &app.key, body("not a url")).await,
+        app.post("/webhooks", body("not a url")).await,
         "url",
     );
     let base = "https://hooks.example.com/";
@@ -25,26 +25,22 @@ async fn http_urls_and_urls_over_2048_chars_are_refused_when_private_addresses_a
     assert_eq!(exactly.chars().count(), 2048);
     let too_long = format!("{exactly}a");
     invalid(
-        app.post("/webhooks", &app.key, body(&too_long)).await,
+        app.post("/webhooks", body(&too_long)).await,
         "url",
     );
     let (id, _) = new_endpoint(&app, body(&exactly)).await;
     invalid(
-        app.patch(
-            &format!("/webhooks/{id}"),
-            &app.key,
-            json!({"url": "http://hooks.example.com/in"}),
-        )
+        app.patch(&format!("/webhooks/{id}"), json!({"url": "http://hooks.example.com/in"}))
         .await,
         "url",
     );
     invalid(
-        app.post("/webhooks", &app.key, json!({"events": ["*"]}))
+        app.post("/webhooks", json!({"events": ["*"]}))
             .await,
         "url",
     );
     invalid(
-        app.post("/webhooks", &app.key, json!({"url": SAFE_URL}))
+        app.post("/webhooks", json!({"url": SAFE_URL}))
             .await,
         "events",
     );
@@ -94,7 +90,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
     ];
     for url in unsafe_urls {
         let r = app
-            .post("/webhooks", &app.key, json!({"url": url, "events": ["*"]}))
+            .post("/webhooks", json!({"url": url, "events": ["*"]}))
             .await;
         assert_eq!(
             (r.status, r.code()),
@@ -103,7 +99,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
             r.body
         );
         let r = app
-            .patch(&format!("/webhooks/{id}"), &app.key, json!({"url": url}))
+            .patch(&format!("/webhooks/{id}"), json!({"url": url}))
             .await;
         assert_eq!(
             (r.status, r.code()),
@@ -112,7 +108,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
             r.body
         );
     }
-    let list = app.get("/webhooks", &app.key).await.expect(200).body;
+    let list = app.get("/webhooks").await.expect(200).body;
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "nothing created");
     assert_eq!(endpoint_of(&app, &id).await["url"], SAFE_URL);
     for url in [
@@ -123,7 +119,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
         "https://hooks.example.com:8443/in?x=1",
     ] {
         let r = app
-            .post("/webhooks", &app.key, json!({"url": url, "events": ["*"]}))
+            .post("/webhooks", json!({"url": url, "events": ["*"]}))
             .await;
         assert_eq!(r.status, 201, "{url} refused: {}", r.body);
     }
@@ -133,11 +129,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
 async fn events_hold_one_to_a_hundred_catalog_types_prefix_wildcards_or_the_star() {
     let app = spawn_app().await;
     let post = |events: Value| {
-        app.post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": events}),
-        )
+        app.post("/webhooks", json!({"url": SAFE_URL, "events": events}))
     };
     invalid(post(json!([])).await, "events");
     invalid(post(json!(vec!["tag.created"; 101])).await, "events");
@@ -163,16 +155,12 @@ async fn events_hold_one_to_a_hundred_catalog_types_prefix_wildcards_or_the_star
     }
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
     invalid(
-        app.patch(&format!("/webhooks/{id}"), &app.key, json!({"events": []}))
+        app.patch(&format!("/webhooks/{id}"), json!({"events": []}))
             .await,
         "events",
     );
     invalid(
-        app.patch(
-            &format!("/webhooks/{id}"),
-            &app.key,
-            json!({"events": ["*", "bad"]}),
-        )
+        app.patch(&format!("/webhooks/{id}"), json!({"events": ["*", "bad"]}))
         .await,
         "events[1]",
     );
@@ -186,7 +174,7 @@ async fn description_and_filters_are_bounded() {
         body.as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        app.post("/webhooks", &app.key, body)
+        app.post("/webhooks", body)
     };
     invalid(
         post(json!({"description": "d".repeat(201)})).await,
@@ -236,53 +224,33 @@ async fn the_101st_endpoint_answers_409_endpoint_limit_reached() {
     let app = spawn_app().await;
     for chunk in 0..5 {
         let creates = (0..20).map(|i| {
-            app.post(
-                "/webhooks",
-                &app.key,
-                json!({"url": format!("{SAFE_URL}/{chunk}/{i}"), "events": ["*"]}),
-            )
+            app.post("/webhooks", json!({"url": format!("{SAFE_URL}/{chunk}/{i}"), "events": ["*"]}))
         });
         for r in futures::future::join_all(creates).await {
             r.expect(201);
         }
     }
     let over = app
-        .post(
-            "/webhooks",
-            &app.key,
-            json!({"url": SAFE_URL, "events": ["*"]}),
-        )
+        .post("/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
         .await;
     over.expect_error(409, "endpoint_limit_reached");
-    let first = app.get("/webhooks?limit=100", &app.key).await.expect(200);
+    let first = app.get("/webhooks?limit=100").await.expect(200);
     assert_eq!(first.body["data"].as_array().unwrap().len(), 100);
     assert_eq!(first.body["has_more"], false);
     // Another workspace has its own 100.
     let (_, other_key) = app.new_workspace("Other").await;
-    app.post(
-        "/webhooks",
-        &other_key,
-        json!({"url": SAFE_URL, "events": ["*"]}),
-    )
+    app.post_as(&other_key, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
     .await
     .expect(201);
     // Deleting one makes room for one.
     let id = first.body["data"][0]["id"].as_str().unwrap();
-    app.delete(&format!("/webhooks/{id}"), &app.key)
+    app.delete(&format!("/webhooks/{id}"))
         .await
         .expect(200);
-    app.post(
-        "/webhooks",
-        &app.key,
-        json!({"url": SAFE_URL, "events": ["*"]}),
-    )
+    app.post("/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
     .await
     .expect(201);
-    app.post(
-        "/webhooks",
-        &app.key,
-        json!({"url": SAFE_URL, "events": ["*"]}),
-    )
+    app.post("/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
     .await
     .expect_error(409, "endpoint_limit_reached");
 }
