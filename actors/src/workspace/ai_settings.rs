@@ -9,6 +9,8 @@ use crate::store::{Batch, Store};
 
 const KIND: &str = "ais";
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "ai_settings.", serialize_all = "snake_case")]
 pub enum AiSettingsMsg {
     Get(Reply<AiSettings>),
     Patch {
@@ -19,11 +21,9 @@ pub enum AiSettingsMsg {
 }
 
 impl AiSettingsMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            AiSettingsMsg::Get(_) => "ai_settings.get",
-            AiSettingsMsg::Patch { .. } => "ai_settings.patch",
-        }
+        self.into()
     }
 }
 

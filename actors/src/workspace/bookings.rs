@@ -32,6 +32,8 @@ pub struct BookingFilter {
     pub starts_before: Option<DateTime<Utc>>,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "booking.", serialize_all = "snake_case")]
 pub enum BookingMsg {
     List {
         filter: BookingFilter,
@@ -74,16 +76,9 @@ pub enum BookingMsg {
 }
 
 impl BookingMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            BookingMsg::List { .. } => "booking.list",
-            BookingMsg::Get { .. } => "booking.get",
-            BookingMsg::Create { .. } => "booking.create",
-            BookingMsg::Update { .. } => "booking.update",
-            BookingMsg::SetStatus { .. } => "booking.set_status",
-            BookingMsg::Cancel { .. } => "booking.cancel",
-            BookingMsg::AddDocuments { .. } => "booking.add_documents",
-        }
+        self.into()
     }
 }
 

@@ -21,6 +21,8 @@ pub struct CallFilter {
     pub outcome: Option<CallOutcome>,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "call.", serialize_all = "snake_case")]
 pub enum CallMsg {
     List {
         filter: CallFilter,
@@ -39,12 +41,9 @@ pub enum CallMsg {
 }
 
 impl CallMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            CallMsg::List { .. } => "call.list",
-            CallMsg::Get { .. } => "call.get",
-            CallMsg::Record { .. } => "call.record",
-        }
+        self.into()
     }
 }
 

@@ -70,6 +70,8 @@ pub struct RecipientFilter {
     pub status: Option<RecipientStatus>,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "campaign.", serialize_all = "snake_case")]
 pub enum CampaignMsg {
     List {
         page: PageRequest,
@@ -116,17 +118,9 @@ pub enum CampaignMsg {
 }
 
 impl CampaignMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            CampaignMsg::List { .. } => "campaign.list",
-            CampaignMsg::Get { .. } => "campaign.get",
-            CampaignMsg::Create { .. } => "campaign.create",
-            CampaignMsg::Update { .. } => "campaign.update",
-            CampaignMsg::Delete { .. } => "campaign.delete",
-            CampaignMsg::Send { .. } => "campaign.send",
-            CampaignMsg::Cancel { .. } => "campaign.cancel",
-            CampaignMsg::Recipients { .. } => "campaign.recipients",
-        }
+        self.into()
     }
 }
 

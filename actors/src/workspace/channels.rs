@@ -15,6 +15,8 @@ use crate::events::Origin;
 use crate::ids::{ChannelId, WorkspaceId};
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "channel.", serialize_all = "snake_case")]
 pub enum ChannelMsg {
     List {
         page: PageRequest,
@@ -50,15 +52,9 @@ pub enum ChannelMsg {
 }
 
 impl ChannelMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ChannelMsg::List { .. } => "channel.list",
-            ChannelMsg::Get { .. } => "channel.get",
-            ChannelMsg::Create { .. } => "channel.create",
-            ChannelMsg::Update { .. } => "channel.update",
-            ChannelMsg::Delete { .. } => "channel.delete",
-            ChannelMsg::RotateSecret { .. } => "channel.rotate_secret",
-        }
+        self.into()
     }
 }
 

@@ -10,6 +10,8 @@ use crate::ids::ClosingNoteId;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "closing_note.", serialize_all = "snake_case")]
 pub enum ClosingNoteMsg {
     List(Reply<Vec<ClosingNote>>),
     Create {
@@ -20,11 +22,9 @@ pub enum ClosingNoteMsg {
 }
 
 impl ClosingNoteMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ClosingNoteMsg::List(_) => "closing_note.list",
-            ClosingNoteMsg::Create { .. } => "closing_note.create",
-        }
+        self.into()
     }
 }
 

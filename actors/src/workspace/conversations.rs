@@ -209,6 +209,8 @@ struct GuardRecord {
     created_at: Timestamp,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "conversation.", serialize_all = "snake_case")]
 pub enum ConversationMsg {
     /// A customer message: goes to the contact's latest conversation on the channel,
     /// reopened or created as needed.
@@ -318,27 +320,9 @@ pub enum ConversationMsg {
 }
 
 impl ConversationMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ConversationMsg::Inbound { .. } => "conversation.inbound",
-            ConversationMsg::PrepareTurn { .. } => "conversation.prepare_turn",
-            ConversationMsg::ApplyTurn { .. } => "conversation.apply_turn",
-            ConversationMsg::List { .. } => "conversation.list",
-            ConversationMsg::Get { .. } => "conversation.get",
-            ConversationMsg::Create { .. } => "conversation.create",
-            ConversationMsg::Close { .. } => "conversation.close",
-            ConversationMsg::Reopen { .. } => "conversation.reopen",
-            ConversationMsg::Assign { .. } => "conversation.assign",
-            ConversationMsg::PauseAi { .. } => "conversation.pause_ai",
-            ConversationMsg::ResumeAi { .. } => "conversation.resume_ai",
-            ConversationMsg::ListMessages { .. } => "conversation.list_messages",
-            ConversationMsg::TeamReply { .. } => "conversation.team_reply",
-            ConversationMsg::ListComments { .. } => "conversation.list_comments",
-            ConversationMsg::AddComment { .. } => "conversation.add_comment",
-            ConversationMsg::Feedback { .. } => "conversation.feedback",
-            ConversationMsg::ListHandovers { .. } => "handover.list",
-            ConversationMsg::ResolveHandover { .. } => "handover.resolve",
-        }
+        self.into()
     }
 }
 

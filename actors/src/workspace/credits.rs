@@ -12,6 +12,8 @@ use crate::store::{Batch, Store};
 
 const KIND: &str = "cr";
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "credits.", serialize_all = "snake_case")]
 pub enum CreditsMsg {
     Get(Reply<CreditsView>),
     /// The operator's new allowance.
@@ -22,11 +24,9 @@ pub enum CreditsMsg {
 }
 
 impl CreditsMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            CreditsMsg::Get(_) => "credits.get",
-            CreditsMsg::SetAllowance { .. } => "credits.set_allowance",
-        }
+        self.into()
     }
 }
 

@@ -10,6 +10,8 @@ use crate::ids::CustomFieldId;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "custom_field.", serialize_all = "snake_case")]
 pub enum CustomFieldMsg {
     List(Reply<Vec<CustomField>>),
     Get {
@@ -29,13 +31,9 @@ pub enum CustomFieldMsg {
 }
 
 impl CustomFieldMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            CustomFieldMsg::List(_) => "custom_field.list",
-            CustomFieldMsg::Get { .. } => "custom_field.get",
-            CustomFieldMsg::Create { .. } => "custom_field.create",
-            CustomFieldMsg::Archive { .. } => "custom_field.archive",
-        }
+        self.into()
     }
 }
 

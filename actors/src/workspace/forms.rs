@@ -21,6 +21,8 @@ pub struct NewSubmission {
     pub values: serde_json::Map<String, serde_json::Value>,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "form.", serialize_all = "snake_case")]
 pub enum FormMsg {
     List {
         page: PageRequest,
@@ -60,16 +62,9 @@ pub enum FormMsg {
 }
 
 impl FormMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            FormMsg::List { .. } => "form.list",
-            FormMsg::Get { .. } => "form.get",
-            FormMsg::Create { .. } => "form.create",
-            FormMsg::Update { .. } => "form.update",
-            FormMsg::Delete { .. } => "form.delete",
-            FormMsg::Submit { .. } => "form.submit",
-            FormMsg::Submissions { .. } => "form.submissions",
-        }
+        self.into()
     }
 }
 

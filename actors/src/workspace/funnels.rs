@@ -10,6 +10,8 @@ use crate::ids::WorkspaceId;
 use crate::ids::{FunnelId, StageId};
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "funnel.", serialize_all = "snake_case")]
 pub enum FunnelMsg {
     List(Reply<Vec<Funnel>>),
     Create {
@@ -20,11 +22,9 @@ pub enum FunnelMsg {
 }
 
 impl FunnelMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            FunnelMsg::List(_) => "funnel.list",
-            FunnelMsg::Create { .. } => "funnel.create",
-        }
+        self.into()
     }
 }
 

@@ -845,4 +845,22 @@ mod tests {
             "the actor read its state again: the refused contact is not in memory"
         );
     }
+
+    #[test]
+    fn a_message_is_named_for_metrics_by_its_resource_and_operation() {
+        let (tx, _rx) = tokio::sync::oneshot::channel();
+        let msg = WorkspaceMsg::Tag(TagMsg::List { reply: tx.into() });
+        assert_eq!(msg.kind(), "tag.list");
+        let (tx, _rx) = tokio::sync::oneshot::channel();
+        let msg = ConversationMsg::ListHandovers {
+            filter: Default::default(),
+            page: crate::domain::page::PageRequest {
+                limit: 10,
+                after: None,
+            },
+            reply: tx.into(),
+        };
+        assert_eq!(msg.kind(), "conversation.list_handovers");
+        assert_eq!(WorkspaceMsg::IdleCheck.kind(), "idle_check");
+    }
 }

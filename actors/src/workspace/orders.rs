@@ -18,6 +18,8 @@ use crate::ids::WorkspaceId;
 use crate::ids::{ContactId, OrderId, ProductId};
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "order.", serialize_all = "snake_case")]
 pub enum OrderMsg {
     List {
         filter: OrderFilter,
@@ -80,19 +82,9 @@ pub enum OrderMsg {
 }
 
 impl OrderMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            OrderMsg::List { .. } => "order.list",
-            OrderMsg::Get { .. } => "order.get",
-            OrderMsg::Create { .. } => "order.create",
-            OrderMsg::Update { .. } => "order.update",
-            OrderMsg::SetStatus { .. } => "order.set_status",
-            OrderMsg::AddItem { .. } => "order.add_item",
-            OrderMsg::SetItemQuantity { .. } => "order.set_item_quantity",
-            OrderMsg::RemoveItem { .. } => "order.remove_item",
-            OrderMsg::AddTimeline { .. } => "order.add_timeline",
-            OrderMsg::AddPaymentProof { .. } => "order.add_payment_proof",
-        }
+        self.into()
     }
 }
 

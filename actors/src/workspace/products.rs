@@ -13,6 +13,8 @@ use crate::ids::ProductId;
 use crate::ids::WorkspaceId;
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "product.", serialize_all = "snake_case")]
 pub enum ProductMsg {
     List {
         filter: ProductFilter,
@@ -42,14 +44,9 @@ pub enum ProductMsg {
 }
 
 impl ProductMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ProductMsg::List { .. } => "product.list",
-            ProductMsg::Get { .. } => "product.get",
-            ProductMsg::Create { .. } => "product.create",
-            ProductMsg::Update { .. } => "product.update",
-            ProductMsg::Delete { .. } => "product.delete",
-        }
+        self.into()
     }
 }
 

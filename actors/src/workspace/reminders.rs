@@ -27,6 +27,8 @@ pub struct ReminderFilter {
     pub contact_id: Option<ContactId>,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "reminder.", serialize_all = "snake_case")]
 pub enum ReminderMsg {
     List {
         filter: ReminderFilter,
@@ -67,16 +69,9 @@ pub enum ReminderMsg {
 }
 
 impl ReminderMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ReminderMsg::List { .. } => "reminder.list",
-            ReminderMsg::Get { .. } => "reminder.get",
-            ReminderMsg::Create { .. } => "reminder.create",
-            ReminderMsg::Update { .. } => "reminder.update",
-            ReminderMsg::Delete { .. } => "reminder.delete",
-            ReminderMsg::Close { .. } => "reminder.close",
-            ReminderMsg::Notifications { .. } => "reminder.notifications",
-        }
+        self.into()
     }
 }
 

@@ -11,6 +11,8 @@ use crate::events::{DomainEvent, Origin};
 use crate::ids::{TagId, WorkspaceId};
 use crate::store::{Batch, Store};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "tag.", serialize_all = "snake_case")]
 pub enum TagMsg {
     List {
         reply: Reply<Vec<Tag>>,
@@ -34,13 +36,9 @@ pub enum TagMsg {
 }
 
 impl TagMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            TagMsg::List { .. } => "tag.list",
-            TagMsg::Create { .. } => "tag.create",
-            TagMsg::Update { .. } => "tag.update",
-            TagMsg::Delete { .. } => "tag.delete",
-        }
+        self.into()
     }
 }
 

@@ -32,6 +32,8 @@ pub struct EndpointCaller {
     pub connection_id: Option<String>,
 }
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "webhook.", serialize_all = "snake_case")]
 pub enum WebhookMsg {
     List {
         page: PageRequest,
@@ -82,18 +84,9 @@ pub enum WebhookMsg {
 }
 
 impl WebhookMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            WebhookMsg::List { .. } => "webhook.list",
-            WebhookMsg::Get { .. } => "webhook.get",
-            WebhookMsg::Create { .. } => "webhook.create",
-            WebhookMsg::Update { .. } => "webhook.update",
-            WebhookMsg::Delete { .. } => "webhook.delete",
-            WebhookMsg::RotateSecret { .. } => "webhook.rotate_secret",
-            WebhookMsg::Outcome(..) => "webhook.outcome",
-            WebhookMsg::Notifications { .. } => "webhook.notifications",
-            WebhookMsg::Emit { .. } => "webhook.emit",
-        }
+        self.into()
     }
 }
 

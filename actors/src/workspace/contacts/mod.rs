@@ -40,6 +40,8 @@ use table::Table;
 use update::{add_note, add_tags, assign, remove_tags, set_dnc, set_stage, update};
 pub(super) use update::{capture_lead, drop_tag, reachable};
 
+#[derive(strum::IntoStaticStr)]
+#[strum(prefix = "contact.", serialize_all = "snake_case")]
 pub enum ContactMsg {
     Create {
         origin: Origin,
@@ -131,25 +133,9 @@ pub enum ContactMsg {
 }
 
 impl ContactMsg {
+    /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ContactMsg::Create { .. } => "contact.create",
-            ContactMsg::Get { .. } => "contact.get",
-            ContactMsg::List { .. } => "contact.list",
-            ContactMsg::Lookup { .. } => "contact.lookup",
-            ContactMsg::Upsert { .. } => "contact.upsert",
-            ContactMsg::Merge { .. } => "contact.merge",
-            ContactMsg::Update { .. } => "contact.update",
-            ContactMsg::Delete { .. } => "contact.delete",
-            ContactMsg::Channels { .. } => "contact.channels",
-            ContactMsg::AddTags { .. } => "contact.add_tags",
-            ContactMsg::RemoveTags { .. } => "contact.remove_tags",
-            ContactMsg::SetStage { .. } => "contact.set_stage",
-            ContactMsg::Assign { .. } => "contact.assign",
-            ContactMsg::ListNotes { .. } => "contact.list_notes",
-            ContactMsg::AddNote { .. } => "contact.add_note",
-            ContactMsg::SetDnc { .. } => "contact.set_dnc",
-        }
+        self.into()
     }
 }
 
