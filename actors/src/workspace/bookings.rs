@@ -2,14 +2,11 @@
 //! per lead time of the AI settings (`booking/<id>/<lead seconds>`); each sends its
 //! reminder once, and a change of time, status or lead times moves the timers with it.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::{
-    answer, finish, load_records, repoint_records, Change, Ctx, Handled, Reply, WorkspaceData,
-};
+use super::records::{Record, Records};
+use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::ai_settings::Span;
 use crate::domain::booking::{
@@ -19,9 +16,9 @@ use crate::domain::document::{Document, NewDocument};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::{field_changes, DomainEvent, Origin};
-use crate::ids::{BookingId, ContactId, ConversationId, WorkspaceId};
+use crate::ids::{BookingId, ContactId, ConversationId};
 use crate::schedule::Timer;
-use crate::store::{Batch, Store};
+use crate::store::Batch;
 
 /// The filters of GET /bookings; the time bounds are inclusive.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -85,28 +82,17 @@ impl BookingMsg {
 const KIND: &str = "bk";
 const TIMER: &str = "booking/";
 
-#[derive(Default)]
-pub struct Bookings {
-    by_id: BTreeMap<BookingId, Booking>,
-}
+impl Record for Booking {
+    type Id = BookingId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "booking";
 
-impl Bookings {
-    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        Ok(Self {
-            by_id: load_records(store, ws, KIND, |b: &Booking| b.id)?,
-        })
-    }
-
-    fn get(&self, id: BookingId) -> Result<&Booking, DomainError> {
-        self.by_id.get(&id).ok_or(DomainError::NotFound("booking"))
-    }
-
-    fn put(&mut self, ctx: &Ctx, b: Booking, writes: &mut Batch) -> Result<(), DomainError> {
-        writes.put(ctx.key(KIND, b.id), &b)?;
-        self.by_id.insert(b.id, b);
-        Ok(())
+    fn id(&self) -> BookingId {
+        self.id
     }
 }
+
+pub type Bookings = Records<Booking>;
 
 pub(super) fn handle(msg: BookingMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
@@ -118,7 +104,7 @@ pub(super) fn handle(msg: BookingMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             let contact = filter
                 .contact_id
                 .map(|c| data.contacts.resolve(c).unwrap_or(c));
-            let found = page.select(&data.bookings.by_id, |b| {
+            let found = page.select(&data.bookings, |b| {
                 contact.is_none_or(|c| b.contact_id == c)
                     && filter.status.is_none_or(|s| b.status == s)
                     && filter.starts_after.is_none_or(|t| *b.starts_at >= t)
@@ -134,7 +120,7 @@ pub(super) fn handle(msg: BookingMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             )
         }
         BookingMsg::Get { id, reply } => {
-            answer(reply, data.bookings.get(id).map(|b| view(data, b)))
+            answer(reply, data.bookings.find(id).map(|b| view(data, b)))
         }
         BookingMsg::Create { origin, new, reply } => finish(reply, origin, create(data, ctx, new)),
         BookingMsg::Update {
@@ -250,7 +236,7 @@ fn update(
     id: BookingId,
     change: BookingChange,
 ) -> Result<Change<BookingView>, DomainError> {
-    let before = data.bookings.get(id)?.clone();
+    let before = data.bookings.find(id)?.clone();
     refuse_cancelled(&before)?;
     let mut b = before.clone();
     b.conversation_id = change.conversation_id.apply_to(b.conversation_id);
@@ -305,7 +291,7 @@ fn set_status(
     if status == BookingStatus::Cancelled {
         return cancel(data, ctx, id, None);
     }
-    let before = data.bookings.get(id)?.clone();
+    let before = data.bookings.find(id)?.clone();
     refuse_cancelled(&before)?;
     if before.status == status {
         return Ok(Change {
@@ -330,7 +316,7 @@ fn cancel(
     id: BookingId,
     reason: Option<String>,
 ) -> Result<Change<BookingView>, DomainError> {
-    let before = data.bookings.get(id)?.clone();
+    let before = data.bookings.find(id)?.clone();
     refuse_cancelled(&before)?;
     let mut b = before.clone();
     b.status = BookingStatus::Cancelled;
@@ -347,7 +333,7 @@ fn add_documents(
     id: BookingId,
     documents: Vec<NewDocument>,
 ) -> Result<Change<BookingView>, DomainError> {
-    let before = data.bookings.get(id)?.clone();
+    let before = data.bookings.find(id)?.clone();
     let mut b = before.clone();
     let mut added = Vec::new();
     for d in documents {
@@ -449,7 +435,7 @@ pub(super) fn rearm_all(
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
     let leads = &data.ai_settings.appointment_reminders;
-    for b in data.bookings.by_id.values() {
+    for b in data.bookings.values() {
         if b.status.upcoming() && b.starts_at > *ctx.now {
             disarm(ctx, b, old, writes);
             arm(ctx, b, leads, writes)?;
@@ -473,7 +459,7 @@ pub(super) fn timer_due(
         .appointment_reminders
         .iter()
         .find(|l| l.duration().as_secs() == secs)?;
-    let b = data.bookings.by_id.get(&id)?.clone();
+    let b = data.bookings.get(&id)?.clone();
     let expected = b.status.upcoming()
         && !b.reminded.contains(&lead)
         && timer(ctx, &b, lead).due_at == t.due_at;
@@ -528,7 +514,7 @@ pub(super) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    repoint_records(&mut data.bookings.by_id, ctx, KIND, writes, |b| {
+    data.bookings.repoint(ctx, writes, |b| {
         let hit = b.contact_id == from;
         if hit {
             b.contact_id = to;

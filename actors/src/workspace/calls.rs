@@ -1,18 +1,15 @@
 //! Calls from the telephony integration: each is recorded once, with its contact matched
 //! by the customer's number (or created), and announced by one call.* event.
 
-use std::collections::BTreeMap;
-
-use super::{
-    answer, finish, load_records, repoint_records, Change, Ctx, Handled, Reply, WorkspaceData,
-};
+use super::records::{Record, Records};
+use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::call::{Call, CallOutcome, NewCall};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
-use crate::ids::{CallId, ContactId, WorkspaceId};
-use crate::store::{Batch, Store};
+use crate::ids::{CallId, ContactId};
+use crate::store::Batch;
 
 /// The filters of GET /calls.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,24 +46,17 @@ impl CallMsg {
 
 const KIND: &str = "cl";
 
-#[derive(Default)]
-pub struct Calls {
-    by_id: BTreeMap<CallId, Call>,
-}
+impl Record for Call {
+    type Id = CallId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "call";
 
-impl Calls {
-    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        Ok(Self {
-            by_id: load_records(store, ws, KIND, |c: &Call| c.id)?,
-        })
-    }
-
-    fn put(&mut self, ctx: &Ctx, c: Call, writes: &mut Batch) -> Result<(), DomainError> {
-        writes.put(ctx.key(KIND, c.id), &c)?;
-        self.by_id.insert(c.id, c);
-        Ok(())
+    fn id(&self) -> CallId {
+        self.id
     }
 }
+
+pub type Calls = Records<Call>;
 
 pub(super) fn handle(msg: CallMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
@@ -78,20 +68,13 @@ pub(super) fn handle(msg: CallMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
             let contact = filter
                 .contact_id
                 .map(|c| data.contacts.resolve(c).unwrap_or(c));
-            let found = page.select(&data.calls.by_id, |c| {
+            let found = page.select(&data.calls, |c| {
                 contact.is_none_or(|k| c.contact_id == k)
                     && filter.outcome.is_none_or(|o| c.outcome == o)
             });
             answer(reply, Ok(found))
         }
-        CallMsg::Get { id, reply } => answer(
-            reply,
-            data.calls
-                .by_id
-                .get(&id)
-                .cloned()
-                .ok_or(DomainError::NotFound("call")),
-        ),
+        CallMsg::Get { id, reply } => answer(reply, data.calls.find(id).cloned()),
         CallMsg::Record { origin, new, reply } => finish(reply, origin, record(data, ctx, *new)),
     }
 }
@@ -152,7 +135,7 @@ pub(super) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    repoint_records(&mut data.calls.by_id, ctx, KIND, writes, |c| {
+    data.calls.repoint(ctx, writes, |c| {
         let hit = c.contact_id == from;
         if hit {
             c.contact_id = to;

@@ -1,14 +1,12 @@
 //! Closing notes: at most 100, names unique case-insensitively.
 
-use std::collections::BTreeMap;
-
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::records::{Record, Records};
+use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::closing_note::{ClosingNote, NewClosingNote, MAX_CLOSING_NOTES};
 use crate::domain::{text, DomainError};
 use crate::events::Origin;
 use crate::ids::ClosingNoteId;
-use crate::ids::WorkspaceId;
-use crate::store::{Batch, Store};
+use crate::store::Batch;
 
 #[derive(strum::IntoStaticStr)]
 #[strum(prefix = "closing_note.", serialize_all = "snake_case")]
@@ -30,32 +28,29 @@ impl ClosingNoteMsg {
 
 const KIND: &str = "cn";
 
-#[derive(Default)]
-pub struct ClosingNotes {
-    by_id: BTreeMap<ClosingNoteId, ClosingNote>,
+impl Record for ClosingNote {
+    type Id = ClosingNoteId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "closing note";
+
+    fn id(&self) -> ClosingNoteId {
+        self.id
+    }
 }
+
+pub type ClosingNotes = Records<ClosingNote>;
 
 impl ClosingNotes {
     pub fn get(&self, id: ClosingNoteId) -> Option<&ClosingNote> {
-        self.by_id.get(&id)
-    }
-
-    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        let by_id = store
-            .scan::<ClosingNote>(&record_prefix(ws, KIND))?
-            .into_iter()
-            .map(|(_, n)| (n.id, n))
-            .collect();
-        Ok(Self { by_id })
+        self.map().get(&id)
     }
 }
 
 pub(super) fn handle(msg: ClosingNoteMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        ClosingNoteMsg::List(reply) => answer(
-            reply,
-            Ok(data.closing_notes.by_id.values().cloned().collect()),
-        ),
+        ClosingNoteMsg::List(reply) => {
+            answer(reply, Ok(data.closing_notes.values().cloned().collect()))
+        }
         ClosingNoteMsg::Create { origin, new, reply } => {
             finish(reply, origin, create(data, ctx, new))
         }
@@ -67,7 +62,7 @@ fn create(
     ctx: &Ctx,
     new: NewClosingNote,
 ) -> Result<Change<ClosingNote>, DomainError> {
-    let notes = &mut data.closing_notes.by_id;
+    let notes = &mut data.closing_notes;
     let folded = text::fold(&new.name);
     if let Some(existing) = notes.values().find(|n| text::fold(&n.name) == folded) {
         return Err(DomainError::conflict(format!(

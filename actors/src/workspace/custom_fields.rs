@@ -1,14 +1,12 @@
 //! Custom contact fields.
 
-use std::collections::BTreeMap;
-
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::records::{Record, Records};
+use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::custom_field::{CustomField, NewCustomField};
 use crate::domain::DomainError;
 use crate::events::Origin;
 use crate::ids::CustomFieldId;
-use crate::ids::WorkspaceId;
-use crate::store::{Batch, Store};
+use crate::store::Batch;
 
 #[derive(strum::IntoStaticStr)]
 #[strum(prefix = "custom_field.", serialize_all = "snake_case")]
@@ -39,42 +37,33 @@ impl CustomFieldMsg {
 
 const KIND: &str = "cf";
 
-#[derive(Default)]
-pub struct CustomFields {
-    by_id: BTreeMap<CustomFieldId, CustomField>,
+impl Record for CustomField {
+    type Id = CustomFieldId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "custom field";
+
+    fn id(&self) -> CustomFieldId {
+        self.id
+    }
 }
 
-impl CustomFields {
-    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        let by_id = store
-            .scan::<CustomField>(&record_prefix(ws, KIND))?
-            .into_iter()
-            .map(|(_, f)| (f.id, f))
-            .collect();
-        Ok(Self { by_id })
-    }
+pub type CustomFields = Records<CustomField>;
 
+impl CustomFields {
     pub fn by_key(&self, key: &str) -> Option<&CustomField> {
-        self.by_id.values().find(|f| f.key.as_str() == key)
+        self.map().values().find(|f| f.key.as_str() == key)
     }
 
     /// Oldest first: the order the fields were defined in, as a table shows them.
     pub fn list(&self) -> Vec<CustomField> {
-        self.by_id.values().cloned().collect()
+        self.map().values().cloned().collect()
     }
 }
 
 pub(super) fn handle(msg: CustomFieldMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         CustomFieldMsg::List(reply) => answer(reply, Ok(data.custom_fields.list())),
-        CustomFieldMsg::Get { id, reply } => answer(
-            reply,
-            data.custom_fields
-                .by_id
-                .get(&id)
-                .cloned()
-                .ok_or(DomainError::NotFound("custom field")),
-        ),
+        CustomFieldMsg::Get { id, reply } => answer(reply, data.custom_fields.find(id).cloned()),
         CustomFieldMsg::Create { origin, new, reply } => {
             finish(reply, origin, create(data, ctx, new))
         }
@@ -109,7 +98,7 @@ fn create(
     };
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, field.id), &field)?;
-    data.custom_fields.by_id.insert(field.id, field.clone());
+    data.custom_fields.insert(field.id, field.clone());
     Ok(Change {
         value: field,
         writes,
@@ -122,11 +111,7 @@ fn archive(
     ctx: &Ctx,
     id: CustomFieldId,
 ) -> Result<Change<CustomField>, DomainError> {
-    let field = data
-        .custom_fields
-        .by_id
-        .get_mut(&id)
-        .ok_or(DomainError::NotFound("custom field"))?;
+    let field = data.custom_fields.find_mut(id)?;
     field.archived = true;
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, id), &*field)?;

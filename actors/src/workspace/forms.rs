@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use super::records::{Record, Records};
 use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::form::{Form, FormChange, Submission, Submitter};
@@ -71,22 +72,28 @@ impl FormMsg {
 const KIND: &str = "fm";
 const SUBMISSION: &str = "fms";
 
+impl Record for Form {
+    type Id = FormId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "form";
+
+    fn id(&self) -> FormId {
+        self.id
+    }
+}
+
 #[derive(Default)]
 pub struct Forms {
-    by_id: BTreeMap<FormId, Form>,
+    by_id: Records<Form>,
     submissions: BTreeMap<SubmissionId, Submission>,
 }
 
 impl Forms {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         Ok(Self {
-            by_id: load_records(store, ws, KIND, |f: &Form| f.id)?,
+            by_id: Records::load(store, ws)?,
             submissions: load_records(store, ws, SUBMISSION, |s: &Submission| s.id)?,
         })
-    }
-
-    fn get(&self, id: FormId) -> Result<&Form, DomainError> {
-        self.by_id.get(&id).ok_or(DomainError::NotFound("form"))
     }
 }
 
@@ -95,7 +102,7 @@ pub(super) fn handle(msg: FormMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
         FormMsg::List { page, reply } => {
             answer(reply, Ok(page.select(&data.forms.by_id, |_| true)))
         }
-        FormMsg::Get { id, reply } => answer(reply, data.forms.get(id).cloned()),
+        FormMsg::Get { id, reply } => answer(reply, data.forms.by_id.find(id).cloned()),
         FormMsg::Create {
             origin,
             change,
@@ -117,7 +124,8 @@ pub(super) fn handle(msg: FormMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
         FormMsg::Submissions { id, page, reply } => {
             let found = data
                 .forms
-                .get(id)
+                .by_id
+                .find(id)
                 .map(|_| page.select(&data.forms.submissions, |s| s.form_id == id));
             answer(reply, found)
         }
@@ -153,7 +161,7 @@ fn update(
     id: FormId,
     change: FormChange,
 ) -> Result<Change<Form>, DomainError> {
-    let mut f = data.forms.get(id)?.clone();
+    let mut f = data.forms.by_id.find(id)?.clone();
     if let Some(n) = change.name {
         f.name = n;
     }
@@ -169,7 +177,7 @@ fn update(
 
 /// Deletes the form; its submissions stay (they record what was submitted).
 fn delete(data: &mut WorkspaceData, ctx: &Ctx, id: FormId) -> Result<Change<FormId>, DomainError> {
-    data.forms.get(id)?;
+    data.forms.by_id.find(id)?;
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, id));
     data.forms.by_id.remove(&id);
@@ -182,7 +190,7 @@ fn submit(
     id: FormId,
     new: NewSubmission,
 ) -> Result<Change<Submission>, DomainError> {
-    let form = data.forms.get(id)?.clone();
+    let form = data.forms.by_id.find(id)?.clone();
     let values = form.check_values(new.values)?;
     let who = new.submitter;
     let person = NewContact::parse(ContactInput {

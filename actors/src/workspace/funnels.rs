@@ -1,14 +1,12 @@
 //! Funnels and their stages.
 
-use std::collections::BTreeMap;
-
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::records::{Record, Records};
+use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::funnel::{Funnel, NewFunnel, Stage};
 use crate::domain::DomainError;
 use crate::events::Origin;
-use crate::ids::WorkspaceId;
 use crate::ids::{FunnelId, StageId};
-use crate::store::{Batch, Store};
+use crate::store::Batch;
 
 #[derive(strum::IntoStaticStr)]
 #[strum(prefix = "funnel.", serialize_all = "snake_case")]
@@ -30,28 +28,26 @@ impl FunnelMsg {
 
 const KIND: &str = "fun";
 
-#[derive(Default)]
-pub struct Funnels {
-    by_id: BTreeMap<FunnelId, Funnel>,
+impl Record for Funnel {
+    type Id = FunnelId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "funnel";
+
+    fn id(&self) -> FunnelId {
+        self.id
+    }
 }
 
-impl Funnels {
-    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        let by_id = store
-            .scan::<Funnel>(&record_prefix(ws, KIND))?
-            .into_iter()
-            .map(|(_, f)| (f.id, f))
-            .collect();
-        Ok(Self { by_id })
-    }
+pub type Funnels = Records<Funnel>;
 
+impl Funnels {
     pub fn contains(&self, funnel_id: FunnelId) -> bool {
-        self.by_id.contains_key(&funnel_id)
+        self.map().contains_key(&funnel_id)
     }
 
     /// The funnel a stage belongs to, with the stage.
     pub fn stage(&self, stage_id: StageId) -> Option<(&Funnel, &Stage)> {
-        self.by_id
+        self.map()
             .values()
             .find_map(|f| f.stages.iter().find(|s| s.id == stage_id).map(|s| (f, s)))
     }
@@ -59,7 +55,7 @@ impl Funnels {
 
 pub(super) fn handle(msg: FunnelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
-        FunnelMsg::List(reply) => answer(reply, Ok(data.funnels.by_id.values().cloned().collect())),
+        FunnelMsg::List(reply) => answer(reply, Ok(data.funnels.values().cloned().collect())),
         FunnelMsg::Create { origin, new, reply } => finish(reply, origin, create(data, ctx, new)),
     }
 }
@@ -89,7 +85,7 @@ fn create(
     };
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, funnel.id), &funnel)?;
-    data.funnels.by_id.insert(funnel.id, funnel.clone());
+    data.funnels.insert(funnel.id, funnel.clone());
     Ok(Change {
         value: funnel,
         writes,

@@ -21,6 +21,7 @@ mod forms;
 mod funnels;
 mod orders;
 mod products;
+mod records;
 mod reminders;
 pub mod search;
 mod sending;
@@ -278,23 +279,6 @@ pub(crate) fn record_key(ws: &WorkspaceId, kind: &str, id: u64) -> Vec<u8> {
 
 pub(crate) fn record_prefix(ws: &WorkspaceId, kind: &str) -> Vec<u8> {
     Key::new("w").str(ws.as_str()).str(kind).prefix()
-}
-
-/// Stores again every record of `records` that `repoint` changed (it answers whether it
-/// did): a merge pointing a contact's records at the primary.
-pub(crate) fn repoint_records<K: Ord + Copy + Into<u64>, T: serde::Serialize>(
-    records: &mut std::collections::BTreeMap<K, T>,
-    ctx: &Ctx,
-    kind: &str,
-    writes: &mut Batch,
-    mut repoint: impl FnMut(&mut T) -> bool,
-) -> Result<(), DomainError> {
-    for (id, r) in records.iter_mut() {
-        if repoint(r) {
-            writes.put(ctx.key(kind, *id), r)?;
-        }
-    }
-    Ok(())
 }
 
 /// Every stored record of `kind` in the workspace, keyed by the id `key` reads off it.

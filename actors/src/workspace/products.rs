@@ -1,17 +1,15 @@
 //! The product catalog.
 
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::records::{Record, Records};
+use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::product::{Product, ProductChange, ProductFilter, ProductSource, ProductView};
 use crate::domain::{text, DomainError};
 use crate::events::{field_changes, DomainEvent, Origin};
 use crate::ids::ProductId;
-use crate::ids::WorkspaceId;
-use crate::store::{Batch, Store};
+use crate::store::Batch;
 
 #[derive(strum::IntoStaticStr)]
 #[strum(prefix = "product.", serialize_all = "snake_case")]
@@ -52,31 +50,29 @@ impl ProductMsg {
 
 const KIND: &str = "pr";
 
-#[derive(Default)]
-pub struct Products {
-    by_id: BTreeMap<ProductId, Product>,
+impl Record for Product {
+    type Id = ProductId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "product";
+
+    fn id(&self) -> ProductId {
+        self.id
+    }
 }
 
-impl Products {
-    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        let by_id = store
-            .scan::<Product>(&record_prefix(ws, KIND))?
-            .into_iter()
-            .map(|(_, p)| (p.id, p))
-            .collect();
-        Ok(Self { by_id })
-    }
+pub type Products = Records<Product>;
 
+impl Products {
     pub fn contains(&self, id: ProductId) -> bool {
-        self.by_id.contains_key(&id)
+        self.map().contains_key(&id)
     }
 
     pub fn len(&self) -> usize {
-        self.by_id.len()
+        self.map().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.map().is_empty()
     }
 }
 
@@ -87,7 +83,7 @@ pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             page,
             reply,
         } => {
-            let found = page.select(&data.products.by_id, |p| passes(p, &filter));
+            let found = page.select(&data.products, |p| passes(p, &filter));
             answer(
                 reply,
                 Ok(Page {
@@ -96,14 +92,7 @@ pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
                 }),
             )
         }
-        ProductMsg::Get { id, reply } => answer(
-            reply,
-            data.products
-                .by_id
-                .get(&id)
-                .map(Product::view)
-                .ok_or(DomainError::NotFound("product")),
-        ),
+        ProductMsg::Get { id, reply } => answer(reply, data.products.find(id).map(Product::view)),
         ProductMsg::Create {
             origin: o,
             change,
@@ -160,7 +149,7 @@ fn create(
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, p.id), &p)?;
     let view = p.view();
-    data.products.by_id.insert(p.id, p);
+    data.products.insert(p.id, p);
     let event = DomainEvent::new("product.created", "product", view.id, &view);
     Ok(Change {
         value: view,
@@ -175,11 +164,7 @@ fn update(
     id: ProductId,
     change: ProductChange,
 ) -> Result<Change<ProductView>, DomainError> {
-    let p = data
-        .products
-        .by_id
-        .get_mut(&id)
-        .ok_or(DomainError::NotFound("product"))?;
+    let p = data.products.find_mut(id)?;
     let before = p.view();
     let mut next = p.clone();
     change.apply(&mut next);
@@ -209,7 +194,6 @@ fn delete(
 ) -> Result<Change<ProductId>, DomainError> {
     let p = data
         .products
-        .by_id
         .remove(&id)
         .ok_or(DomainError::NotFound("product"))?;
     let mut writes = Batch::default();

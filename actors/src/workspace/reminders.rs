@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{
-    answer, finish, load_records, repoint_records, Change, Ctx, Handled, Reply, WorkspaceData,
-};
+use super::records::{Record, Records};
+use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::reminder::{
@@ -79,28 +78,28 @@ const KIND: &str = "rm";
 const NOTIFICATION: &str = "rmn";
 const TIMER: &str = "reminder/";
 
+impl Record for Reminder {
+    type Id = ReminderId;
+    const KIND: &'static str = KIND;
+    const NAME: &'static str = "reminder";
+
+    fn id(&self) -> ReminderId {
+        self.id
+    }
+}
+
 #[derive(Default)]
 pub struct Reminders {
-    by_id: BTreeMap<ReminderId, Reminder>,
+    by_id: Records<Reminder>,
     notifications: BTreeMap<NotificationId, ReminderNotification>,
 }
 
 impl Reminders {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         Ok(Self {
-            by_id: load_records(store, ws, KIND, |r: &Reminder| r.id)?,
+            by_id: Records::load(store, ws)?,
             notifications: load_records(store, ws, NOTIFICATION, |n: &ReminderNotification| n.id)?,
         })
-    }
-
-    fn get(&self, id: ReminderId) -> Result<&Reminder, DomainError> {
-        self.by_id.get(&id).ok_or(DomainError::NotFound("reminder"))
-    }
-
-    fn put(&mut self, ctx: &Ctx, r: Reminder, writes: &mut Batch) -> Result<(), DomainError> {
-        writes.put(ctx.key(KIND, r.id), &r)?;
-        self.by_id.insert(r.id, r);
-        Ok(())
     }
 }
 
@@ -132,7 +131,7 @@ pub(super) fn handle(msg: ReminderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> H
             });
             answer(reply, Ok(found))
         }
-        ReminderMsg::Get { id, reply } => answer(reply, data.reminders.get(id).cloned()),
+        ReminderMsg::Get { id, reply } => answer(reply, data.reminders.by_id.find(id).cloned()),
         ReminderMsg::Create { origin, new, reply } => finish(reply, origin, create(data, ctx, new)),
         ReminderMsg::Update {
             origin,
@@ -204,7 +203,7 @@ fn create(
     };
     let mut writes = Batch::default();
     timer(ctx, &r).arm(&mut writes)?;
-    data.reminders.put(ctx, r.clone(), &mut writes)?;
+    data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
     let events = vec![event("reminder.created", &r)];
     Ok(Change {
         value: r,
@@ -219,7 +218,7 @@ fn update(
     id: ReminderId,
     change: ReminderChange,
 ) -> Result<Change<Reminder>, DomainError> {
-    let before = data.reminders.get(id)?.clone();
+    let before = data.reminders.by_id.find(id)?.clone();
     let mut r = before.clone();
     let contact = change.contact_id.clone().apply_to(r.contact_id);
     let conversation = match (&change.contact_id, &change.conversation_id) {
@@ -248,7 +247,7 @@ fn update(
             events: Vec::new(),
         });
     }
-    data.reminders.put(ctx, r.clone(), &mut writes)?;
+    data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
     Ok(Change {
         value: r,
         writes,
@@ -283,7 +282,7 @@ fn delete(
     ctx: &Ctx,
     id: ReminderId,
 ) -> Result<Change<ReminderId>, DomainError> {
-    let r = data.reminders.get(id)?.clone();
+    let r = data.reminders.by_id.find(id)?.clone();
     let mut writes = Batch::default();
     if r.status == ReminderStatus::Open {
         timer(ctx, &r).disarm(&mut writes);
@@ -302,7 +301,7 @@ fn close(
     ctx: &Ctx,
     id: ReminderId,
 ) -> Result<Change<Reminder>, DomainError> {
-    let mut r = data.reminders.get(id)?.clone();
+    let mut r = data.reminders.by_id.find(id)?.clone();
     let mut writes = Batch::default();
     match r.status {
         ReminderStatus::Done => {
@@ -313,7 +312,7 @@ fn close(
     }
     r.status = ReminderStatus::Done;
     r.closed_at = Some(ctx.now);
-    data.reminders.put(ctx, r.clone(), &mut writes)?;
+    data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
     let events = vec![event("reminder.closed", &r)];
     Ok(Change {
         value: r,
@@ -358,7 +357,7 @@ fn fire(
         writes.put(ctx.key(NOTIFICATION, n.id), &n)?;
         data.reminders.notifications.insert(n.id, n);
     }
-    data.reminders.put(ctx, r.clone(), &mut writes)?;
+    data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
     Ok(Change {
         value: (),
         writes,
@@ -374,7 +373,7 @@ pub(super) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    repoint_records(&mut data.reminders.by_id, ctx, KIND, writes, |r| {
+    data.reminders.by_id.repoint(ctx, writes, |r| {
         let hit = r.contact_id == Some(from);
         if hit {
             r.contact_id = Some(to);

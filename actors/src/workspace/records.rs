@@ -1,0 +1,103 @@
+//! `Records<T>`: one resource's records by id, as most resources keep them. Loaded from
+//! the store when the actor starts, written through the handler's batch, in id order (ids
+//! grow, so the newest is last). Reading goes through the map itself (`Deref`).
+
+use std::collections::BTreeMap;
+use std::ops::{Deref, DerefMut};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{record_prefix, Ctx};
+use crate::domain::DomainError;
+use crate::ids::WorkspaceId;
+use crate::store::{Batch, Store};
+
+/// A record a workspace stores under `w/<workspace>/<KIND>/<id>`.
+pub trait Record: Serialize + DeserializeOwned {
+    type Id: Ord + Copy + Into<u64>;
+    /// The record's kind in store keys.
+    const KIND: &'static str;
+    /// The resource as a 404 names it.
+    const NAME: &'static str;
+    fn id(&self) -> Self::Id;
+}
+
+pub struct Records<T: Record> {
+    by_id: BTreeMap<T::Id, T>,
+}
+
+impl<T: Record> Default for Records<T> {
+    fn default() -> Self {
+        Self {
+            by_id: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T: Record> Records<T> {
+    /// Every stored record of the kind in the workspace.
+    pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
+        let by_id = store
+            .scan::<T>(&record_prefix(ws, T::KIND))?
+            .into_iter()
+            .map(|(_, r)| (r.id(), r))
+            .collect();
+        Ok(Self { by_id })
+    }
+
+    /// The records by id (what `Deref` reaches, for methods that share a name with one
+    /// of the map's).
+    pub fn map(&self) -> &BTreeMap<T::Id, T> {
+        &self.by_id
+    }
+
+    /// The record, or the resource's 404.
+    pub fn find(&self, id: T::Id) -> Result<&T, DomainError> {
+        self.by_id.get(&id).ok_or(DomainError::NotFound(T::NAME))
+    }
+
+    /// The record to change in place (the caller stores it), or the resource's 404.
+    pub fn find_mut(&mut self, id: T::Id) -> Result<&mut T, DomainError> {
+        self.by_id
+            .get_mut(&id)
+            .ok_or(DomainError::NotFound(T::NAME))
+    }
+
+    /// Stores the record (in `writes`) and keeps it.
+    pub fn put(&mut self, ctx: &Ctx, record: T, writes: &mut Batch) -> Result<(), DomainError> {
+        writes.put(ctx.key(T::KIND, record.id()), &record)?;
+        self.by_id.insert(record.id(), record);
+        Ok(())
+    }
+
+    /// Stores again every record that `repoint` changed (it answers whether it did): a
+    /// merge pointing a contact's records at the primary.
+    pub fn repoint(
+        &mut self,
+        ctx: &Ctx,
+        writes: &mut Batch,
+        mut repoint: impl FnMut(&mut T) -> bool,
+    ) -> Result<(), DomainError> {
+        for (id, r) in self.by_id.iter_mut() {
+            if repoint(r) {
+                writes.put(ctx.key(T::KIND, *id), r)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: Record> Deref for Records<T> {
+    type Target = BTreeMap<T::Id, T>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.by_id
+    }
+}
+
+impl<T: Record> DerefMut for Records<T> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.by_id
+    }
+}
