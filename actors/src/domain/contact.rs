@@ -116,6 +116,33 @@ pub struct Contact {
 }
 
 impl Contact {
+    /// A contact with no details yet: what creating one starts from.
+    pub fn blank(id: ContactId, channel: Channel, source: String, now: Timestamp) -> Contact {
+        Contact {
+            id,
+            first_name: None,
+            last_name: None,
+            phone: None,
+            chan_d_phone: None,
+            email: None,
+            chan_a_username: None,
+            chan_c_username: None,
+            chan_e_username: None,
+            country_code: None,
+            channel,
+            source,
+            tag_ids: Vec::new(),
+            stage_id: None,
+            assigned_to_user_id: None,
+            language: None,
+            custom_fields: BTreeMap::new(),
+            do_not_contact: false,
+            do_not_contact_reason: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
     /// First and last name joined; null when both are empty.
     pub fn name(&self) -> Option<String> {
         let parts: Vec<&str> = [&self.first_name, &self.last_name]
@@ -900,28 +927,11 @@ mod tests {
     }
 
     pub(crate) fn sample() -> Contact {
-        Contact {
-            id: ContactId(1),
-            first_name: None,
-            last_name: None,
-            phone: None,
-            chan_d_phone: None,
-            email: None,
-            chan_a_username: None,
-            chan_c_username: None,
-            chan_e_username: None,
-            country_code: None,
-            channel: Channel::Api,
-            source: "api".into(),
-            tag_ids: vec![],
-            stage_id: None,
-            assigned_to_user_id: None,
-            language: None,
-            custom_fields: BTreeMap::new(),
-            do_not_contact: false,
-            do_not_contact_reason: None,
-            created_at: Timestamp(Utc::now()),
-            updated_at: Timestamp(Utc::now()),
-        }
+        Contact::blank(
+            ContactId(1),
+            Channel::Api,
+            "api".into(),
+            Timestamp(Utc::now()),
+        )
     }
 }

@@ -20,13 +20,6 @@ pub enum AiSettingsMsg {
     },
 }
 
-impl AiSettingsMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 pub fn load(store: &Store, ws: &WorkspaceId) -> Result<AiSettings, DomainError> {
     Ok(store.get(&record_key(ws, KIND, 0))?.unwrap_or_default())
 }

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::ai_settings::Span;
@@ -72,25 +72,10 @@ pub enum BookingMsg {
     },
 }
 
-impl BookingMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "bk";
 const TIMER: &str = "booking/";
 
-impl Record for Booking {
-    type Id = BookingId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "booking";
-
-    fn id(&self) -> BookingId {
-        self.id
-    }
-}
+record!(Booking, BookingId, KIND, "booking");
 
 pub type Bookings = Records<Booking>;
 

@@ -1,7 +1,7 @@
 //! Calls from the telephony integration: each is recorded once, with its contact matched
 //! by the customer's number (or created), and announced by one call.* event.
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::call::{Call, CallOutcome, NewCall};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
@@ -37,24 +37,9 @@ pub enum CallMsg {
     },
 }
 
-impl CallMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "cl";
 
-impl Record for Call {
-    type Id = CallId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "call";
-
-    fn id(&self) -> CallId {
-        self.id
-    }
-}
+record!(Call, CallId, KIND, "call");
 
 pub type Calls = Records<Call>;
 

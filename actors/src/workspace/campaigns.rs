@@ -117,13 +117,6 @@ pub enum CampaignMsg {
     },
 }
 
-impl CampaignMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 #[derive(Default)]
 pub struct Campaigns {
     by_id: BTreeMap<CampaignId, Campaign>,

@@ -51,13 +51,6 @@ pub enum ChannelMsg {
     },
 }
 
-impl ChannelMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "ch";
 
 #[derive(Default)]

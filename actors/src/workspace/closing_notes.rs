@@ -1,6 +1,6 @@
 //! Closing notes: at most 100, names unique case-insensitively.
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::closing_note::{ClosingNote, NewClosingNote, MAX_CLOSING_NOTES};
 use crate::domain::{text, DomainError};
@@ -19,24 +19,9 @@ pub enum ClosingNoteMsg {
     },
 }
 
-impl ClosingNoteMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "cn";
 
-impl Record for ClosingNote {
-    type Id = ClosingNoteId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "closing note";
-
-    fn id(&self) -> ClosingNoteId {
-        self.id
-    }
-}
+record!(ClosingNote, ClosingNoteId, KIND, "closing note");
 
 pub type ClosingNotes = Records<ClosingNote>;
 

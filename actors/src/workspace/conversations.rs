@@ -319,13 +319,6 @@ pub enum ConversationMsg {
     },
 }
 
-impl ConversationMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 #[derive(Default)]
 pub struct Conversations {
     by_id: BTreeMap<u64, Conversation>,

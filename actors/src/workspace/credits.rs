@@ -23,13 +23,6 @@ pub enum CreditsMsg {
     },
 }
 
-impl CreditsMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Option<Credits>, DomainError> {
     Ok(store.get(&record_key(ws, KIND, 0))?)
 }

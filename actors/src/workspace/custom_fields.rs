@@ -1,6 +1,6 @@
 //! Custom contact fields.
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::custom_field::{CustomField, NewCustomField};
 use crate::domain::DomainError;
@@ -28,24 +28,9 @@ pub enum CustomFieldMsg {
     },
 }
 
-impl CustomFieldMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "cf";
 
-impl Record for CustomField {
-    type Id = CustomFieldId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "custom field";
-
-    fn id(&self) -> CustomFieldId {
-        self.id
-    }
-}
+record!(CustomField, CustomFieldId, KIND, "custom field");
 
 pub type CustomFields = Records<CustomField>;
 

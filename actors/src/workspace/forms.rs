@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::form::{Form, FormChange, Submission, Submitter};
@@ -62,25 +62,10 @@ pub enum FormMsg {
     },
 }
 
-impl FormMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "fm";
 const SUBMISSION: &str = "fms";
 
-impl Record for Form {
-    type Id = FormId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "form";
-
-    fn id(&self) -> FormId {
-        self.id
-    }
-}
+record!(Form, FormId, KIND, "form");
 
 #[derive(Default)]
 pub struct Forms {

@@ -1,6 +1,6 @@
 //! Funnels and their stages.
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::funnel::{Funnel, NewFunnel, Stage};
 use crate::domain::DomainError;
@@ -19,24 +19,9 @@ pub enum FunnelMsg {
     },
 }
 
-impl FunnelMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "fun";
 
-impl Record for Funnel {
-    type Id = FunnelId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "funnel";
-
-    fn id(&self) -> FunnelId {
-        self.id
-    }
-}
+record!(Funnel, FunnelId, KIND, "funnel");
 
 pub type Funnels = Records<Funnel>;
 

@@ -105,83 +105,37 @@ pub enum WorkspaceMsg {
     Panic,
 }
 
-impl From<ContactMsg> for WorkspaceMsg {
-    fn from(m: ContactMsg) -> Self {
-        WorkspaceMsg::Contact(Box::new(m))
-    }
+/// `From` each resource's message into `WorkspaceMsg`, boxed where the variant is.
+macro_rules! into_workspace_msg {
+    ($($msg:ident => $variant:ident),* $(; boxed $($bmsg:ident => $bvariant:ident),*)?) => {
+        $(impl From<$msg> for WorkspaceMsg {
+            fn from(m: $msg) -> Self {
+                WorkspaceMsg::$variant(m)
+            }
+        })*
+        $($(impl From<$bmsg> for WorkspaceMsg {
+            fn from(m: $bmsg) -> Self {
+                WorkspaceMsg::$bvariant(Box::new(m))
+            }
+        })*)?
+    };
 }
 
-impl From<ConversationMsg> for WorkspaceMsg {
-    fn from(m: ConversationMsg) -> Self {
-        WorkspaceMsg::Conversation(Box::new(m))
-    }
-}
-
-impl From<AiSettingsMsg> for WorkspaceMsg {
-    fn from(m: AiSettingsMsg) -> Self {
-        WorkspaceMsg::AiSettings(Box::new(m))
-    }
-}
-
-impl From<OrderMsg> for WorkspaceMsg {
-    fn from(m: OrderMsg) -> Self {
-        WorkspaceMsg::Order(Box::new(m))
-    }
-}
-
-impl From<CampaignMsg> for WorkspaceMsg {
-    fn from(m: CampaignMsg) -> Self {
-        WorkspaceMsg::Campaign(Box::new(m))
-    }
-}
-
-impl From<FormMsg> for WorkspaceMsg {
-    fn from(m: FormMsg) -> Self {
-        WorkspaceMsg::Form(Box::new(m))
-    }
-}
-
-impl From<CallMsg> for WorkspaceMsg {
-    fn from(m: CallMsg) -> Self {
-        WorkspaceMsg::Call(Box::new(m))
-    }
-}
-
-impl From<BookingMsg> for WorkspaceMsg {
-    fn from(m: BookingMsg) -> Self {
-        WorkspaceMsg::Booking(Box::new(m))
-    }
-}
-
-impl From<ReminderMsg> for WorkspaceMsg {
-    fn from(m: ReminderMsg) -> Self {
-        WorkspaceMsg::Reminder(Box::new(m))
-    }
-}
-
-impl From<CreditsMsg> for WorkspaceMsg {
-    fn from(m: CreditsMsg) -> Self {
-        WorkspaceMsg::Credits(m)
-    }
-}
-
-impl From<ChannelMsg> for WorkspaceMsg {
-    fn from(m: ChannelMsg) -> Self {
-        WorkspaceMsg::Channel(Box::new(m))
-    }
-}
-
-impl From<WebhookMsg> for WorkspaceMsg {
-    fn from(m: WebhookMsg) -> Self {
-        WorkspaceMsg::Webhook(Box::new(m))
-    }
-}
-
-impl From<ProductMsg> for WorkspaceMsg {
-    fn from(m: ProductMsg) -> Self {
-        WorkspaceMsg::Product(Box::new(m))
-    }
-}
+into_workspace_msg!(
+    CreditsMsg => Credits;
+    boxed ContactMsg => Contact,
+    ConversationMsg => Conversation,
+    AiSettingsMsg => AiSettings,
+    OrderMsg => Order,
+    CampaignMsg => Campaign,
+    FormMsg => Form,
+    CallMsg => Call,
+    BookingMsg => Booking,
+    ReminderMsg => Reminder,
+    ChannelMsg => Channel,
+    WebhookMsg => Webhook,
+    ProductMsg => Product
+);
 
 /// Told by a workspace actor that is about to passivate, so no new caller reaches it.
 pub type PassivationHook = std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorId) + Send + Sync>;
@@ -190,23 +144,23 @@ impl WorkspaceMsg {
     /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
         match self {
-            WorkspaceMsg::Tag(m) => m.kind(),
-            WorkspaceMsg::CustomField(m) => m.kind(),
-            WorkspaceMsg::ClosingNote(m) => m.kind(),
-            WorkspaceMsg::Funnel(m) => m.kind(),
-            WorkspaceMsg::Contact(m) => m.kind(),
-            WorkspaceMsg::Conversation(m) => m.kind(),
-            WorkspaceMsg::AiSettings(m) => m.kind(),
-            WorkspaceMsg::Order(m) => m.kind(),
-            WorkspaceMsg::Product(m) => m.kind(),
-            WorkspaceMsg::Webhook(m) => m.kind(),
-            WorkspaceMsg::Channel(m) => m.kind(),
-            WorkspaceMsg::Credits(m) => m.kind(),
-            WorkspaceMsg::Campaign(m) => m.kind(),
-            WorkspaceMsg::Reminder(m) => m.kind(),
-            WorkspaceMsg::Booking(m) => m.kind(),
-            WorkspaceMsg::Call(m) => m.kind(),
-            WorkspaceMsg::Form(m) => m.kind(),
+            WorkspaceMsg::Tag(m) => m.into(),
+            WorkspaceMsg::CustomField(m) => m.into(),
+            WorkspaceMsg::ClosingNote(m) => m.into(),
+            WorkspaceMsg::Funnel(m) => m.into(),
+            WorkspaceMsg::Contact(m) => m.as_ref().into(),
+            WorkspaceMsg::Conversation(m) => m.as_ref().into(),
+            WorkspaceMsg::AiSettings(m) => m.as_ref().into(),
+            WorkspaceMsg::Order(m) => m.as_ref().into(),
+            WorkspaceMsg::Product(m) => m.as_ref().into(),
+            WorkspaceMsg::Webhook(m) => m.as_ref().into(),
+            WorkspaceMsg::Channel(m) => m.as_ref().into(),
+            WorkspaceMsg::Credits(m) => m.into(),
+            WorkspaceMsg::Campaign(m) => m.as_ref().into(),
+            WorkspaceMsg::Reminder(m) => m.as_ref().into(),
+            WorkspaceMsg::Booking(m) => m.as_ref().into(),
+            WorkspaceMsg::Call(m) => m.as_ref().into(),
+            WorkspaceMsg::Form(m) => m.as_ref().into(),
             WorkspaceMsg::Sent(_) => "send_outcome",
             WorkspaceMsg::Stats(_) => "stats",
             WorkspaceMsg::TimerDue(_) => "timer_due",
@@ -836,14 +790,14 @@ mod tests {
         let msg = WorkspaceMsg::Tag(TagMsg::List { reply: tx.into() });
         assert_eq!(msg.kind(), "tag.list");
         let (tx, _rx) = tokio::sync::oneshot::channel();
-        let msg = ConversationMsg::ListHandovers {
+        let msg = WorkspaceMsg::from(ConversationMsg::ListHandovers {
             filter: Default::default(),
             page: crate::domain::page::PageRequest {
                 limit: 10,
                 after: None,
             },
             reply: tx.into(),
-        };
+        });
         assert_eq!(msg.kind(), "conversation.list_handovers");
         assert_eq!(WorkspaceMsg::IdleCheck.kind(), "idle_check");
     }

@@ -81,13 +81,6 @@ pub enum OrderMsg {
     },
 }
 
-impl OrderMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "or";
 /// An order's payment proofs, one record per order (the order record keeps its shape).
 const PROOFS: &str = "opp";

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::product::{Product, ProductChange, ProductFilter, ProductSource, ProductView};
@@ -41,24 +41,9 @@ pub enum ProductMsg {
     },
 }
 
-impl ProductMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "pr";
 
-impl Record for Product {
-    type Id = ProductId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "product";
-
-    fn id(&self) -> ProductId {
-        self.id
-    }
-}
+record!(Product, ProductId, KIND, "product");
 
 pub type Products = Records<Product>;
 

@@ -23,6 +23,23 @@ pub trait Record: Serialize + DeserializeOwned {
     fn id(&self) -> Self::Id;
 }
 
+/// `impl Record` for a record type whose `id` field is its id:
+/// `record!(Booking, BookingId, KIND, "booking")`.
+macro_rules! record {
+    ($record:ty, $id:ty, $kind:expr, $name:expr) => {
+        impl $crate::workspace::records::Record for $record {
+            type Id = $id;
+            const KIND: &'static str = $kind;
+            const NAME: &'static str = $name;
+
+            fn id(&self) -> $id {
+                self.id
+            }
+        }
+    };
+}
+pub(super) use record;
+
 pub struct Records<T: Record> {
     by_id: BTreeMap<T::Id, T>,
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::records::{Record, Records};
+use super::records::{record, Records};
 use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
@@ -67,26 +67,11 @@ pub enum ReminderMsg {
     },
 }
 
-impl ReminderMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "rm";
 const NOTIFICATION: &str = "rmn";
 const TIMER: &str = "reminder/";
 
-impl Record for Reminder {
-    type Id = ReminderId;
-    const KIND: &'static str = KIND;
-    const NAME: &'static str = "reminder";
-
-    fn id(&self) -> ReminderId {
-        self.id
-    }
-}
+record!(Reminder, ReminderId, KIND, "reminder");
 
 #[derive(Default)]
 pub struct Reminders {

@@ -35,13 +35,6 @@ pub enum TagMsg {
     },
 }
 
-impl TagMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "tag";
 
 /// Tags by id, with a case-insensitive name index.

@@ -83,13 +83,6 @@ pub enum WebhookMsg {
     },
 }
 
-impl WebhookMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 const KIND: &str = "we";
 const NOTIFICATION: &str = "ntf";
 

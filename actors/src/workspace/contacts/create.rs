@@ -13,29 +13,9 @@ pub(super) fn create(
     if let Some(stage) = new.stage_id {
         check_stage(data, stage, "stage_id")?;
     }
-    let mut c = Contact {
-        id: ctx.next_id()?,
-        first_name: None,
-        last_name: None,
-        phone: None,
-        chan_d_phone: None,
-        email: None,
-        chan_a_username: None,
-        chan_c_username: None,
-        chan_e_username: None,
-        country_code: None,
-        channel,
-        source: new.source,
-        tag_ids: Vec::new(),
-        stage_id: new.stage_id,
-        assigned_to_user_id: new.assigned_to_user_id,
-        language: None,
-        custom_fields: BTreeMap::new(),
-        do_not_contact: false,
-        do_not_contact_reason: None,
-        created_at: ctx.now,
-        updated_at: ctx.now,
-    };
+    let mut c = Contact::blank(ctx.next_id()?, channel, new.source, ctx.now);
+    c.stage_id = new.stage_id;
+    c.assigned_to_user_id = new.assigned_to_user_id;
     apply_fields(data, &mut c, new.fields)?;
     let mut writes = Batch::default();
     let mut events = Vec::new();

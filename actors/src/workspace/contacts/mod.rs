@@ -132,13 +132,6 @@ pub enum ContactMsg {
     },
 }
 
-impl ContactMsg {
-    /// A short name for logs and metrics.
-    pub fn kind(&self) -> &'static str {
-        self.into()
-    }
-}
-
 pub(super) const CONTACT: &str = "ct";
 const NOTE: &str = "nt";
 const REDIRECT: &str = "rd";

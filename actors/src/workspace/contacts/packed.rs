@@ -214,29 +214,7 @@ mod tests {
 
     fn sample() -> Contact {
         let now = Timestamp(chrono::Utc::now());
-        Contact {
-            id: ContactId(1),
-            first_name: None,
-            last_name: None,
-            phone: None,
-            chan_d_phone: None,
-            email: None,
-            chan_a_username: None,
-            chan_c_username: None,
-            chan_e_username: None,
-            country_code: None,
-            channel: Channel::Api,
-            source: "api".into(),
-            tag_ids: vec![],
-            stage_id: None,
-            assigned_to_user_id: None,
-            language: None,
-            custom_fields: BTreeMap::new(),
-            do_not_contact: false,
-            do_not_contact_reason: None,
-            created_at: now,
-            updated_at: now,
-        }
+        Contact::blank(ContactId(1), Channel::Api, "api".into(), now)
     }
 
     fn full() -> Contact {

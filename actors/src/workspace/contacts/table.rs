@@ -164,29 +164,9 @@ mod tests {
 
     fn contact(id: u64) -> PackedContact {
         let now = Timestamp(chrono::Utc::now());
-        PackedContact::pack(Contact {
-            id: ContactId(id),
-            first_name: Some(format!("n{id}")),
-            last_name: None,
-            phone: None,
-            chan_d_phone: None,
-            email: None,
-            chan_a_username: None,
-            chan_c_username: None,
-            chan_e_username: None,
-            country_code: None,
-            channel: Channel::Api,
-            source: "api".into(),
-            tag_ids: vec![],
-            stage_id: None,
-            assigned_to_user_id: None,
-            language: None,
-            custom_fields: Default::default(),
-            do_not_contact: false,
-            do_not_contact_reason: None,
-            created_at: now,
-            updated_at: now,
-        })
+        let mut c = Contact::blank(ContactId(id), Channel::Api, "api".into(), now);
+        c.first_name = Some(format!("n{id}"));
+        PackedContact::pack(c)
     }
 
     #[test]
