@@ -32,7 +32,7 @@ async fn messages_when(app: &TestApp, conversation: u64, n: usize) -> Vec<Value>
 #[tokio::test]
 async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them() {
     let app = spawn_app().await;
-    let s = app.get("/ai-settings").await.expect(200).body;
+    let s = app.get("/ai-settings").await.ok();
     assert_eq!(s["object"], "ai_settings");
     assert_eq!(s["enabled"], true);
     assert_eq!(s["handover_keywords"], json!(["human", "agent", "person"]));
@@ -63,8 +63,7 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
     let changed = app
         .patch("/ai-settings", json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(changed["followup_after"], "30m");
     invalid(
         app.patch("/ai-settings", json!({"followup_after": "soon"}))
@@ -88,7 +87,7 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
     assert_eq!(cleared.body["followup_after"], Value::Null);
 
     let app = app.restart().await;
-    let kept = app.get("/ai-settings").await.expect(200).body;
+    let kept = app.get("/ai-settings").await.ok();
     assert_eq!(kept["faq"][0]["answer"], "9 to 5");
 }
 
@@ -152,8 +151,7 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
     let c = app
         .get(&format!("/conversations/{conversation}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(
         (&c["ai_paused"], &c["ai_paused_reason"]),
         (&json!(true), &json!("handover"))
@@ -181,8 +179,7 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
     let closed = app
         .post(&format!("/conversations/{conversation}/close"), json!({}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(closed["ai_paused"], false, "closing lifts a handover pause");
     let resolved = listed(app.get("/handovers?status=resolved").await);
     assert_eq!(resolved.len(), 1);
@@ -207,8 +204,7 @@ async fn an_email_or_phone_the_contact_lacks_is_saved_as_a_lead() {
     let c = app
         .get(&format!("/contacts/{contact}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(c["email"], "ann@example.com");
     assert_eq!(c["phone"], "+15550100", "a phone the contact has stays");
 }
@@ -229,8 +225,7 @@ async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
     let first = app
         .post(&path, json!({"rating": "up"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_fields(
         &first,
         "object id message_id conversation_id user_id rating comment created_at",
@@ -239,8 +234,7 @@ async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
     let second = app
         .post(&path, json!({"rating": "down", "comment": "too short"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(
         second["id"], first["id"],
         "one rating per message and credential"
@@ -537,7 +531,7 @@ mod timers {
             app.get(&path).await.body["status"] == "closed"
         })
         .await;
-        let c = app.get(&path).await.expect(200).body;
+        let c = app.get(&path).await.ok();
         assert_eq!(c["closed_by"], "auto");
         assert_eq!(c["ai_paused"], false, "the handover pause is lifted");
         let handovers = listed(app.get("/handovers?status=resolved").await);

@@ -52,11 +52,7 @@ fn id(v: &Value) -> Value {
 }
 
 async fn created(app: &TestApp, path: &str, body: Value) -> Value {
-    app.post(path, body).await.expect(201).body
-}
-
-async fn ok(r: Resp) -> Value {
-    r.expect(200).body
+    app.post(path, body).await.created()
 }
 
 fn soon(seconds: i64) -> String {
@@ -89,10 +85,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
 
     // Tags and contacts.
     let tag = created(&app, "/tags", json!({"name": "walk"})).await;
-    ok(app
+    app
         .patch(&format!("/tags/{}", id(&tag)), json!({"name": "walked"}))
-        .await)
-    .await;
+        .await.ok();
     let ann = created(
         &app,
         "/contacts",
@@ -100,50 +95,42 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     let at = |c: &Value, rest: &str| format!("/contacts/{}{rest}", id(c));
-    ok(app
+    app
         .patch(&at(&ann, ""), json!({"last_name": "Lee"}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .post(&at(&ann, "/tags"), json!({"tags": ["vip"]}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .call(reqwest::Method::DELETE, &at(&ann, "/tags"))
         .token(&app.key)
         .json(json!({"tags": ["vip"]}))
         .send()
-        .await)
-    .await;
+        .await.ok();
     let funnel = app.new_funnel("Sales", &["New", "Won"]).await;
     let stage = funnel["stages"][0]["id"].clone();
-    ok(app
+    app
         .put(&at(&ann, "/stage"), json!({"stage_id": stage}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .put(&at(&ann, "/assignee"), json!({"user_id": owner}))
-        .await)
-    .await;
+        .await.ok();
     created(&app, &at(&ann, "/notes"), json!({"body": "likes tea"})).await;
-    ok(app
+    app
         .put(&at(&ann, "/dnc"), json!({"do_not_contact": true}))
-        .await)
-    .await;
+        .await.ok();
     let twin = created(&app, "/contacts", json!({"first_name": "Annie"})).await;
-    ok(app
+    app
         .post("/contacts/merge", json!({"primary_contact_id": id(&ann), "secondary_contact_id": id(&twin)}))
-        .await)
-    .await;
+        .await.ok();
     let gone = created(&app, "/contacts", json!({"first_name": "Gone"})).await;
-    ok(app.delete(&at(&gone, "")).await).await;
-    ok(app.delete(&format!("/tags/{}", id(&tag))).await).await;
+    app.delete(&at(&gone, "")).await.ok();
+    app.delete(&format!("/tags/{}", id(&tag))).await.ok();
 
     // Conversations, the team and the AI.
-    ok(app
+    app
         .patch("/ai-settings", json!({"followup_after": "1s", "appointment_reminders": ["1h"]}))
-        .await)
-    .await;
+        .await.ok();
     let bea = created(
         &app,
         "/contacts",
@@ -158,28 +145,24 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
     let c = |rest: &str| format!("/conversations/{}{rest}", id(&conv));
     created(&app, &c("/comments"), json!({"body": "VIP"})).await;
-    ok(app
+    app
         .put(&c("/assignee"), json!({"user_id": owner}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .post(&c("/ai/pause"), json!({"reason": "api"}))
-        .await)
-    .await;
-    ok(app.post(&c("/ai/resume"), json!({})).await).await;
-    ok(app
+        .await.ok();
+    app.post(&c("/ai/resume"), json!({})).await.ok();
+    app
         .post(&c("/close"), json!({"closing_note_text": "done"}))
-        .await)
-    .await;
-    ok(app.post(&c("/reopen"), json!({})).await).await;
+        .await.ok();
+    app.post(&c("/reopen"), json!({})).await.ok();
     // A customer writes: received, answered by the model, a lead captured from the text,
     // and a follow-up a second later.
     let chat = |text: &str| json!({"message": text, "contact": {"phone": "+15550122"}});
     let answered = app
         .post("/chat", chat("Hi, my email is cy@example.com"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     let cy_conv = answered["conversationId"].clone();
     received(&rx, "conversation.followup_sent").await;
     let ai_message = listed(
@@ -206,10 +189,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         .expect(200);
     received(&rx, "handover.requested").await;
     let handover = listed(app.get("/handovers").await)[0].clone();
-    ok(app
+    app
         .post(&format!("/handovers/{}/resolve", id(&handover)), json!({}))
-        .await)
-    .await;
+        .await.ok();
 
     // Channels: a relay that refuses, then recovers.
     let relay = TestReceiver::start().await;
@@ -251,10 +233,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     received(&rx, "channel.reconnected").await;
 
     // Campaigns: one on the api channel that Bea answers, one whose relay fails.
-    ok(app
+    app
         .post(&at(&bea, "/tags"), json!({"tags": ["news"]}))
-        .await)
-    .await;
+        .await.ok();
     let news_tag = listed(app.get("/tags").await)
         .into_iter()
         .find(|t| t["name"] == "news")
@@ -265,20 +246,18 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         json!({"name": "News", "text": "Hello", "channel": "api", "audience": {"tags": [id(&news_tag)]}}),
     )
     .await;
-    ok(app
+    app
         .post(&format!("/campaigns/{}/send", id(&campaign)), json!({}))
-        .await)
-    .await;
+        .await.ok();
     received(&rx, "campaign.completed").await;
     app.post("/messages", json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}))
     .await
     .expect(202);
     received(&rx, "campaign_recipient.replied").await;
     relay.respond_with(500);
-    ok(app
+    app
         .post(&at(&dee, "/tags"), json!({"tags": ["relay"]}))
-        .await)
-    .await;
+        .await.ok();
     let relay_tag = listed(app.get("/tags").await)
         .into_iter()
         .find(|t| t["name"] == "relay")
@@ -289,15 +268,13 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         json!({"name": "Relay", "text": "Hi", "channel": "chan_c", "audience": {"tags": [id(&relay_tag)]}}),
     )
     .await;
-    ok(app
+    app
         .post(&format!("/campaigns/{}/send", id(&failing)), json!({}))
-        .await)
-    .await;
+        .await.ok();
     received(&rx, "campaign_recipient.failed").await;
-    ok(app
+    app
         .delete(&format!("/channels/{}", channel["id"].as_str().unwrap()))
-        .await)
-    .await;
+        .await.ok();
 
     // Bookings and their reminder (the lead time is 1 h; the booking starts in 1 h 1 s).
     let booking = created(
@@ -307,24 +284,20 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     let b = |rest: &str| format!("/bookings/{}{rest}", id(&booking));
-    ok(app
+    app
         .patch(&b(""), json!({"location": "Main St"}))
-        .await)
-    .await;
+        .await.ok();
     received(&rx, "appointment_reminder.sent").await;
-    ok(app
+    app
         .patch(&b(""), json!({"starts_at": soon(7200)}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .put(&b("/status"), json!({"status": "confirmed"}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .post(&b("/documents"), json!({"documents": [{"url": "https://files.example/id.pdf"}]}))
-        .await)
-    .await;
-    ok(app.post(&b("/cancel"), json!({})).await).await;
+        .await.ok();
+    app.post(&b("/cancel"), json!({})).await.ok();
 
     // Reminders.
     let reminder = created(
@@ -334,10 +307,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     received(&rx, "reminder.fired").await;
-    ok(app
+    app
         .post(&format!("/reminders/{}/close", id(&reminder)), json!({}))
-        .await)
-    .await;
+        .await.ok();
 
     // Orders and products.
     let order = created(
@@ -347,37 +319,31 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     let o = |rest: &str| format!("/orders/{}{rest}", id(&order));
-    ok(app
+    app
         .patch(&o(""), json!({"notes": "gift wrap"}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .put(&o("/status"), json!({"status": "shipped"}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .patch(&o(""), json!({"payment_status": "paid"}))
-        .await)
-    .await;
+        .await.ok();
     created(
         &app,
         &o("/payment-proofs"),
         json!({"url": "https://files.example/receipt.pdf"}),
     )
     .await;
-    ok(app
+    app
         .put(&o("/status"), json!({"status": "cancelled"}))
-        .await)
-    .await;
+        .await.ok();
     let product = created(&app, "/products", json!({"name": "Teapot"})).await;
-    ok(app
+    app
         .patch(&format!("/products/{}", id(&product)), json!({"name": "Big teapot"}))
-        .await)
-    .await;
-    ok(app
+        .await.ok();
+    app
         .delete(&format!("/products/{}", id(&product)))
-        .await)
-    .await;
+        .await.ok();
 
     // Calls from the telephony integration, one per outcome.
     for outcome in ["completed", "missed", "voicemail"] {
@@ -406,7 +372,7 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
 
     // Credits: an allowance just above what was used; the next message crosses 100%.
-    let used = ok(app.get("/credits").await).await["used"]
+    let used = app.get("/credits").await.ok()["used"]
         .as_u64()
         .unwrap();
     app.admin_post(

@@ -196,6 +196,18 @@ impl Resp {
             .unwrap_or_default()
     }
 
+    /// The body of a 200 answer.
+    #[track_caller]
+    pub fn ok(self) -> Value {
+        self.expect(200).body
+    }
+
+    /// The body of a 201 answer.
+    #[track_caller]
+    pub fn created(self) -> Value {
+        self.expect(201).body
+    }
+
     #[track_caller]
     pub fn expect(self, status: u16) -> Self {
         assert_eq!(
@@ -296,8 +308,7 @@ impl TestApp {
             json!({}),
         )
         .await
-        .expect(201)
-        .body["api_key"]
+        .created()["api_key"]
             .as_str()
             .expect("api_key")
             .to_string()
@@ -436,8 +447,7 @@ impl TestApp {
             json!({"name": name, "stages": stages}),
         )
         .await
-        .expect(201)
-        .body
+        .created()
     }
 
     /// Stops the app the way SIGTERM does.
@@ -627,10 +637,16 @@ fn direct() -> reqwest::Client {
         .expect("client")
 }
 
+/// A record's integer id.
+#[track_caller]
+pub fn id(v: &Value) -> u64 {
+    v["id"].as_u64().unwrap_or_else(|| panic!("no id in {v}"))
+}
+
 /// A 200 list envelope; its items.
 #[track_caller]
 pub fn listed(r: Resp) -> Vec<Value> {
-    let body = r.expect(200).body;
+    let body = r.ok();
     assert_eq!(body["object"], "list", "body: {body}");
     body["data"].as_array().expect("data array").clone()
 }
@@ -710,7 +726,7 @@ pub async fn walk_pages(app: &TestApp, path: &str, limit: usize) -> (Vec<usize>,
     let (mut sizes, mut ids) = (Vec::new(), Vec::new());
     let mut url = first.clone();
     for _ in 0..1_000 {
-        let page = app.get(&url).await.expect(200).body;
+        let page = app.get(&url).await.ok();
         let data = page["data"].as_array().expect("data");
         sizes.push(data.len());
         ids.extend(data.iter().map(|v| v["id"].as_u64().expect("integer id")));

@@ -17,7 +17,7 @@ async fn post_with_key(app: &TestApp, token: &str, key: &str, body: serde_json::
 }
 
 async fn tag_count(app: &TestApp, token: &str) -> usize {
-    app.get_as(token, "/tags").await.expect(200).body["data"]
+    app.get_as(token, "/tags").await.ok()["data"]
         .as_array()
         .unwrap()
         .len()

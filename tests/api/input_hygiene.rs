@@ -37,13 +37,11 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
     let product = app
         .post("/products", json!({"name": "Teapot"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let tag = app
         .post("/tags", json!({"name": "fine"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let contact_tags = format!("/contacts/{}/tags", contact["id"]);
     for name in UNFIT_NAMES {
         refusals(
@@ -102,8 +100,7 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
     let got = app
         .get(&format!("/contacts/{}", contact["id"]))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(got, contact, "the contact is unchanged");
 }
 
@@ -114,8 +111,7 @@ async fn invisible_characters_inside_a_visible_name_are_kept() {
     let t = app
         .post("/tags", json!({ "name": joined }))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(t["name"], joined);
 }
 
@@ -126,8 +122,7 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     let tag = app
         .post("/tags", json!({ "name": CAFE_NFD }))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(tag["name"], CAFE_NFC, "stored in NFC");
     app.post("/tags", json!({ "name": CAFE_NFC }))
         .await
@@ -147,8 +142,7 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     let tagged = app
         .get(&format!("/contacts?tag={}", enc(CAFE_NFD)))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(tagged["data"][0]["id"], c["id"], "found by either spelling");
 
     app.post("/closing-notes", json!({ "name": CAFE_NFD }))
@@ -161,8 +155,7 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     let field = app
         .post("/custom-fields", json!({"label": CAFE_NFD, "key": "drink", "type": "select", "options": [CAFE_NFD, "tea"]}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(field["label"], CAFE_NFC);
     assert_eq!(field["options"], json!([CAFE_NFC, "tea"]));
     let d = new_contact(
@@ -179,8 +172,7 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     let p = app
         .post("/products", json!({ "name": CAFE_NFD }))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(p["name"], CAFE_NFC);
     let found = listed(
         app.get(&format!("/products?search={}", enc(CAFE_NFD)))
@@ -195,8 +187,7 @@ async fn product_prices_stop_at_the_order_amount_ceiling() {
     let p = app
         .post("/products", json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(p["price"], json!(100_000_000.0));
     refusals(
         &app,
@@ -228,8 +219,7 @@ async fn negative_zero_is_answered_as_zero() {
     let p = app
         .post("/products", json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(text_of(&p["price"]), "0.0");
     assert_eq!(text_of(&p["original_price"]), "0.0");
 
@@ -249,8 +239,7 @@ async fn negative_zero_is_answered_as_zero() {
                 "items": [{"name": "Gift", "quantity": 1, "unit_price": minus_zero}]
             }))
         .await
-        .expect(201)
-        .body;
+        .created();
     for field in [
         &o["paid_amount"],
         &o["shipping_fee"],

@@ -51,8 +51,7 @@ async fn a_message_from_new_details_creates_the_contact_and_a_conversation() {
     let c = app
         .get(&format!("/contacts/{contact}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(
         (&c["first_name"], &c["last_name"]),
         (&json!("Ann"), &json!("Lee"))
@@ -61,8 +60,7 @@ async fn a_message_from_new_details_creates_the_contact_and_a_conversation() {
     let conversation = app
         .get(&format!("/conversations/{conv}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(conversation["channel"], "api");
     assert_eq!(conversation["message_count"], 1);
     let messages = listed(
@@ -109,8 +107,7 @@ async fn a_closed_conversation_reopens_and_another_channel_gets_its_own() {
     let c = app
         .get(&format!("/conversations/{conv}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(c["status"], "open");
 
     let sms = post_message(
@@ -197,8 +194,7 @@ async fn a_repeated_message_id_answers_the_same_ids_and_stores_nothing_new() {
     let c = app
         .get(&format!("/conversations/{conv}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(c["message_count"], 1);
     let messages = listed(
         app.get(&format!("/conversations/{conv}/messages"))

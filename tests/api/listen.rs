@@ -178,7 +178,7 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
         .map(|r| assert_eq!(r.status(), 401))
         .unwrap();
 
-    let created = app.admin_post(&path, loopback).await.expect(201).body;
+    let created = app.admin_post(&path, loopback).await.created();
     let id = created["id"].as_str().unwrap().to_string();
     assert!(created["secret"].as_str().unwrap().starts_with("whsec_"));
     assert_eq!(created["url"], "http://127.0.0.1:9/hook");
@@ -209,8 +209,7 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
         .admin_call(Method::DELETE, &format!("{path}/{id}"))
         .send()
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(gone["deleted"], true);
     app.admin_call(Method::DELETE, &format!("{path}/{id}"))
         .send()
@@ -234,8 +233,7 @@ async fn a_loopback_delivery_goes_out_for_the_operators_endpoint_only() {
     let api_endpoint = app
         .post("/webhooks", json!({"url": api_receiver.url, "events": ["tag.created"]}))
         .await
-        .expect(201)
-        .body["id"]
+        .created()["id"]
         .as_str()
         .unwrap()
         .to_string();

@@ -19,35 +19,13 @@ const FIELD_FIELDS: &str =
     "object id key label type options description ai_enabled show_in_table archived created_at";
 
 #[track_caller]
-fn created(r: Resp) -> Value {
-    r.expect(201).body
-}
-
-#[track_caller]
-fn ok(r: Resp) -> Value {
-    r.expect(200).body
-}
-
-#[track_caller]
 fn conflict(r: Resp) {
     r.expect_error(409, "conflict");
 }
 
 #[track_caller]
-fn not_found(r: Resp) {
-    r.expect_error(404, "not_found");
-}
-
-#[track_caller]
 fn bad_request(r: Resp) {
     r.expect_error(400, "invalid_request");
-}
-
-/// A 422 `validation_failed` naming exactly `path`.
-#[track_caller]
-fn invalid(r: Resp, path: &str) {
-    let r = r.expect_error(422, "validation_failed");
-    assert_eq!(r.paths(), vec![path.to_string()], "body: {}", r.body);
 }
 
 /// POST answering 422 `validation_failed` naming exactly `field`.
@@ -69,7 +47,7 @@ fn assert_has(v: &Value, want: Value) {
 /// A 200 list envelope holding everything (has_more false, no cursor); its items.
 #[track_caller]
 fn listed(r: Resp) -> Vec<Value> {
-    let body = ok(r);
+    let body = r.ok();
     assert_eq!(body["object"], "list", "body: {body}");
     assert_eq!(body["has_more"], false, "body: {body}");
     assert!(body["next_cursor"].is_null(), "body: {body}");
@@ -118,7 +96,7 @@ async fn list(app: &TestApp, path: &str) -> Vec<Value> {
 }
 
 async fn new_tag(app: &TestApp, name: &str) -> Value {
-    created(post(app, TAGS, json!({ "name": name })).await)
+    post(app, TAGS, json!({ "name": name })).await.created()
 }
 
 async fn tag_names(app: &TestApp) -> Vec<String> {
@@ -135,7 +113,7 @@ fn at(base: &str, record: &Value) -> String {
 async fn creating_a_tag_answers_201_with_the_tag_record() {
     let app = spawn_app().await;
     let body = json!({"name": "VIP", "color": "chart-3"});
-    let tag = created(post(&app, TAGS, body.clone()).await);
+    let tag = post(&app, TAGS, body.clone()).await.created();
     assert_fields(&tag, TAG_FIELDS);
     assert_has(&tag, body);
     assert_eq!(tag["object"], "tag");
@@ -151,7 +129,7 @@ async fn a_tag_created_without_a_color_has_a_null_color_and_every_chart_color_is
     assert!(tag["color"].is_null(), "{tag}");
     for n in 1..=8 {
         let body = json!({"name": format!("t{n}"), "color": format!("chart-{n}")});
-        let tag = created(post(&app, TAGS, body.clone()).await);
+        let tag = post(&app, TAGS, body.clone()).await.created();
         assert_eq!(tag["color"], body["color"]);
     }
 }
@@ -248,7 +226,7 @@ async fn patching_a_tag_renames_recolors_and_clears_its_color() {
     let mut last = Value::Null;
     for body in steps {
         merge(&mut want, &body);
-        last = ok(app.patch(&path, body).await);
+        last = app.patch(&path, body).await.ok();
         assert_fields(&last, TAG_FIELDS);
         assert_has(&last, want.clone());
     }
@@ -259,7 +237,7 @@ async fn patching_a_tag_renames_recolors_and_clears_its_color() {
 async fn a_renamed_tag_frees_its_old_name_and_takes_the_new_one() {
     let app = spawn_app().await;
     let path = at(TAGS, &new_tag(&app, "Beta").await);
-    ok(app.patch(&path, json!({"name": "Gamma"})).await);
+    app.patch(&path, json!({"name": "Gamma"})).await.ok();
     new_tag(&app, "beta").await;
     conflict(post(&app, TAGS, json!({"name": "GAMMA"})).await);
 }
@@ -268,7 +246,7 @@ async fn a_renamed_tag_frees_its_old_name_and_takes_the_new_one() {
 async fn a_tag_may_be_renamed_to_another_case_of_its_own_name() {
     let app = spawn_app().await;
     let path = at(TAGS, &new_tag(&app, "vip").await);
-    let renamed = ok(app.patch(&path, json!({"name": "VIP"})).await);
+    let renamed = app.patch(&path, json!({"name": "VIP"})).await.ok();
     assert_eq!(renamed["name"], "VIP");
     assert_eq!(tag_names(&app).await, ["VIP"]);
 }
@@ -322,7 +300,7 @@ async fn deleting_a_tag_answers_the_deletion_and_frees_the_name() {
     let tag = new_tag(&app, "Temp").await;
     new_tag(&app, "Stays").await;
     let path = at(TAGS, &tag);
-    let deleted = ok(app.delete(&path).await);
+    let deleted = app.delete(&path).await.ok();
     let want = json!({"object": "tag", "id": tag["id"], "deleted": true, "contacts_updated": 0});
     assert_eq!(deleted, want);
     assert_eq!(tag_names(&app).await, ["Stays"]);
@@ -335,7 +313,7 @@ async fn deleting_a_tag_answers_the_deletion_and_frees_the_name() {
 async fn a_tag_of_another_workspace_is_not_found() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = created(app.post_as(&other_key, TAGS, json!({"name": "Theirs"})).await);
+    let foreign = app.post_as(&other_key, TAGS, json!({"name": "Theirs"})).await.created();
     let path = at(TAGS, &foreign);
     not_found(app.patch(&path, json!({"name": "Mine"})).await);
     not_found(app.delete(&path).await);
@@ -350,7 +328,7 @@ async fn a_tag_of_another_workspace_is_not_found() {
 #[tokio::test]
 async fn a_custom_field_gets_defaults_and_a_key_derived_from_its_label() {
     let app = spawn_app().await;
-    let f = created(post(&app, FIELDS, json!({"label": "Shoe Size (EU)"})).await);
+    let f = post(&app, FIELDS, json!({"label": "Shoe Size (EU)"})).await.created();
     assert_fields(&f, FIELD_FIELDS);
     let want = json!({
         "object": "custom_field", "key": "shoe_size_eu", "label": "Shoe Size (EU)",
@@ -369,7 +347,7 @@ async fn a_custom_field_keeps_every_field_it_was_given() {
         "label": "Size", "key": "size_2", "type": "multi_select", "options": ["S", "M", "L"],
         "description": "Shirt size", "ai_enabled": false, "show_in_table": true,
     });
-    let f = created(post(&app, FIELDS, body.clone()).await);
+    let f = post(&app, FIELDS, body.clone()).await.created();
     assert_has(&f, body);
 }
 
@@ -381,7 +359,7 @@ async fn every_custom_field_type_is_accepted() {
         if t.ends_with("select") {
             body["options"] = json!(["a"]);
         }
-        let f = created(post(&app, FIELDS, body.clone()).await);
+        let f = post(&app, FIELDS, body.clone()).await.created();
         assert_eq!(f["type"], t);
         assert_eq!(f["options"], body["options"]);
     }
@@ -406,7 +384,7 @@ async fn an_explicit_key_must_be_lower_snake_case_starting_with_a_letter_up_to_6
         refused(&app, FIELDS, json!({"label": "L", "key": bad}), "key").await;
     }
     let max = "a".repeat(64);
-    let f = created(post(&app, FIELDS, json!({"label": "L", "key": max})).await);
+    let f = post(&app, FIELDS, json!({"label": "L", "key": max})).await.created();
     assert_eq!(f["key"], max.as_str());
 }
 
@@ -425,7 +403,7 @@ async fn a_key_equal_to_a_built_in_contact_field_is_refused_also_when_derived() 
 #[tokio::test]
 async fn an_existing_custom_field_key_is_a_conflict() {
     let app = spawn_app().await;
-    created(post(&app, FIELDS, json!({"label": "Shoe size"})).await);
+    post(&app, FIELDS, json!({"label": "Shoe size"})).await.created();
     let clashes = [
         json!({"label": "Shoe Size"}),
         json!({"label": "Other", "key": "shoe_size"}),
@@ -444,7 +422,7 @@ async fn a_custom_field_label_is_required_with_1_to_200_characters() {
     for bad in [String::new(), "   ".into(), "l".repeat(201)] {
         refused(&app, FIELDS, json!({"label": bad, "key": "k"}), "label").await;
     }
-    created(post(&app, FIELDS, json!({"label": "l".repeat(200), "key": "k"})).await);
+    post(&app, FIELDS, json!({"label": "l".repeat(200), "key": "k"})).await.created();
 }
 
 #[tokio::test]
@@ -482,10 +460,10 @@ async fn a_select_field_holds_up_to_200_options_and_a_description_up_to_500_char
     let options = |n: usize| (0..n).map(|i| format!("opt {i}")).collect::<Vec<_>>();
     let select = |n| json!({"label": "Big", "type": "select", "options": options(n)});
     refused(&app, FIELDS, select(201), "options").await;
-    let f = created(post(&app, FIELDS, select(200)).await);
+    let f = post(&app, FIELDS, select(200)).await.created();
     assert_eq!(f["options"], json!(options(200)));
     let body = json!({"label": "D", "description": "d".repeat(500)});
-    let d = created(post(&app, FIELDS, body.clone()).await);
+    let d = post(&app, FIELDS, body.clone()).await.created();
     assert_eq!(d["description"], body["description"]);
 }
 
@@ -494,11 +472,11 @@ async fn custom_fields_are_listed_in_creation_order_and_read_one_by_one() {
     let app = spawn_app().await;
     let mut fields = Vec::new();
     for label in ["Zeta", "Alpha", "Mid"] {
-        fields.push(created(post(&app, FIELDS, json!({ "label": label })).await));
+        fields.push(post(&app, FIELDS, json!({ "label": label })).await.created());
     }
     assert_eq!(list(&app, FIELDS).await, fields);
     for f in &fields {
-        assert_eq!(&ok(app.get(&at(FIELDS, f)).await), f);
+        assert_eq!(&app.get(&at(FIELDS, f)).await.ok(), f);
     }
 }
 
@@ -512,7 +490,7 @@ async fn reading_an_unknown_or_foreign_custom_field_is_404_and_a_bad_id_is_400()
     let theirs = app
         .post_as(&other_key, FIELDS, json!({"label": "Theirs"}))
         .await;
-    not_found(app.get(&at(FIELDS, &created(theirs))).await);
+    not_found(app.get(&at(FIELDS, &theirs.created())).await);
 }
 
 // ----- Closing notes -----
@@ -521,13 +499,13 @@ async fn reading_an_unknown_or_foreign_custom_field_is_404_and_a_bad_id_is_400()
 async fn a_closing_note_is_created_and_listed_in_creation_order() {
     let app = spawn_app().await;
     let body = json!({"name": "Resolved", "description": "Fixed"});
-    let note = created(post(&app, NOTES, body.clone()).await);
+    let note = post(&app, NOTES, body.clone()).await.created();
     assert_fields(&note, NOTE_FIELDS);
     assert_has(&note, body);
     assert_eq!(note["object"], "closing_note");
     assert!(note["id"].is_u64(), "{note}");
     assert_utc(&note["created_at"]);
-    let bare = created(post(&app, NOTES, json!({"name": "Spam"})).await);
+    let bare = post(&app, NOTES, json!({"name": "Spam"})).await.created();
     assert!(bare["description"].is_null());
     assert_eq!(list(&app, NOTES).await, vec![note, bare]);
 }
@@ -535,7 +513,7 @@ async fn a_closing_note_is_created_and_listed_in_creation_order() {
 #[tokio::test]
 async fn a_closing_note_name_taken_in_any_case_is_a_conflict() {
     let app = spawn_app().await;
-    created(post(&app, NOTES, json!({"name": "No Answer"})).await);
+    post(&app, NOTES, json!({"name": "No Answer"})).await.created();
     for dup in ["No Answer", "no answer", "NO ANSWER"] {
         conflict(post(&app, NOTES, json!({ "name": dup })).await);
     }
@@ -558,7 +536,7 @@ async fn closing_note_names_and_descriptions_have_length_limits() {
         refused(&app, NOTES, body, path).await;
     }
     let max = json!({"name": "n".repeat(80), "description": "d".repeat(300)});
-    assert_has(&created(post(&app, NOTES, max.clone()).await), max);
+    assert_has(&post(&app, NOTES, max.clone()).await.created(), max);
 }
 
 #[tokio::test]
@@ -571,7 +549,7 @@ async fn the_101st_closing_note_reaches_the_limit() {
             .iter()
             .map(|n| post(&app, NOTES, json!({ "name": n })));
         for r in join_all(calls).await {
-            created(r);
+            r.created();
         }
     }
     let over = post(&app, NOTES, json!({"name": "One too many"})).await;
@@ -672,17 +650,17 @@ async fn the_event_catalog_lists_58_distinct_types() {
 #[tokio::test]
 async fn tags_custom_fields_closing_notes_and_funnels_survive_a_restart() {
     let app = spawn_app().await;
-    let tag = created(post(&app, TAGS, json!({"name": "Kept", "color": "chart-2"})).await);
+    let tag = post(&app, TAGS, json!({"name": "Kept", "color": "chart-2"})).await.created();
     let body = json!({"label": "Plan", "type": "select", "options": ["a", "b"]});
-    let field = created(post(&app, FIELDS, body).await);
-    let note = created(post(&app, NOTES, json!({"name": "Done", "description": "ok"})).await);
+    let field = post(&app, FIELDS, body).await.created();
+    let note = post(&app, NOTES, json!({"name": "Done", "description": "ok"})).await.created();
     let funnel = app.new_funnel("Sales", &["Lead", "Won"]).await;
 
     let app = app.restart().await;
 
     assert_eq!(list(&app, TAGS).await, vec![tag.clone()]);
     assert_eq!(list(&app, FIELDS).await, vec![field.clone()]);
-    assert_eq!(ok(app.get(&at(FIELDS, &field)).await), field);
+    assert_eq!(app.get(&at(FIELDS, &field)).await.ok(), field);
     assert_eq!(list(&app, NOTES).await, vec![note]);
     assert_eq!(list(&app, "/funnels").await, vec![funnel]);
     // The rules and the id sequence carry on from the stored state.
@@ -701,7 +679,7 @@ async fn fifty_concurrent_tags_with_distinct_names_all_get_distinct_ids() {
     let calls = (0..50).map(|i| post(&app, TAGS, json!({"name": format!("tag {i}")})));
     let mut ids = BTreeSet::new();
     for r in join_all(calls).await {
-        ids.insert(created(r)["id"].as_u64().expect("integer id"));
+        ids.insert(r.created()["id"].as_u64().expect("integer id"));
     }
     assert_eq!(ids.len(), 50);
     assert_eq!(tag_names(&app).await.len(), 50);

@@ -30,8 +30,7 @@ async fn connect(app: &TestApp, kind: &str, relay: &str) -> (String, String) {
     let r = app
         .post("/channels", json!({"type": kind, "relay_url": relay}))
         .await
-        .expect(201)
-        .body;
+        .created();
     (
         r["id"].as_str().unwrap().to_string(),
         r["secret"].as_str().unwrap().to_string(),
@@ -50,14 +49,12 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
                 "chan_e_username": "ann_e",
             }))
         .await
-        .expect(201)
-        .body["id"]
+        .created()["id"]
         .as_u64()
         .unwrap();
     app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
     .await
-    .expect(201)
-    .body["id"]
+    .created()["id"]
         .as_u64()
         .unwrap()
 }
@@ -66,8 +63,7 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
 async fn reply(app: &TestApp, c: u64, text: &str) -> Value {
     app.post(&format!("/conversations/{c}/messages"), json!({"text": text}))
     .await
-    .expect(201)
-    .body
+    .created()
 }
 
 /// Message `m` of conversation `c` once its status is `status` (fails after 10 s).
@@ -77,8 +73,7 @@ async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
         let page = app
             .get(&format!("/conversations/{c}/messages"))
             .await
-            .expect(200)
-            .body;
+            .ok();
         let found = page["data"]
             .as_array()
             .and_then(|all| all.iter().find(|x| x["id"] == m["id"]).cloned())
@@ -97,8 +92,7 @@ async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
 async fn channel_of(app: &TestApp, id: &str) -> Value {
     app.get(&format!("/channels/{id}"))
         .await
-        .expect(200)
-        .body
+        .ok()
 }
 
 /// The events of `types` a receiver got, in order.
@@ -187,8 +181,7 @@ async fn operators_see_one_relay_actor_per_connection_that_sent() {
         .admin_call(reqwest::Method::GET, "/admin/actors")
         .send()
         .await
-        .expect(200)
-        .body;
+        .ok();
     let relays: Vec<&Value> = actors["data"]
         .as_array()
         .unwrap()

@@ -62,7 +62,7 @@ async fn users_page_with_cursors() {
         let u = app.new_user(&format!("Person {i}")).await;
         app.add_member(&app.workspace_id, &u, "member", &[]).await;
     }
-    let first = app.get("/users?limit=3").await.expect(200).body;
+    let first = app.get("/users?limit=3").await.ok();
     assert_eq!(first["has_more"], true);
     let cursor = first["next_cursor"].as_str().unwrap();
     let rest = listed(

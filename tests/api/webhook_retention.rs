@@ -49,8 +49,7 @@ async fn delivery_records_are_pruned_after_30_days() {
 async fn deliveries(app: &TestApp, endpoint: &str) -> usize {
     app.get(&format!("/webhooks/{endpoint}/deliveries"))
         .await
-        .expect(200)
-        .body["data"]
+        .ok()["data"]
         .as_array()
         .unwrap()
         .len()

@@ -35,7 +35,7 @@ async fn creating_a_contact_answers_201_with_exactly_the_contact_fields() {
         chrono::DateTime::parse_from_rfc3339(s).expect("RFC 3339");
     }
     assert_eq!(c["created_at"], c["updated_at"]);
-    let again = app.get(&at(&c)).await.expect(200).body;
+    let again = app.get(&at(&c)).await.ok();
     assert_eq!(again, c, "GET answers what POST answered");
 }
 
@@ -108,7 +108,7 @@ async fn each_field_rule_refuses_a_create_with_422_naming_the_field() {
         let want = (422, "validation_failed".to_string(), vec![path.to_string()]);
         assert_eq!(got, want, "POST /contacts {body} answered {}", r.body);
     }
-    let list = app.get("/contacts").await.expect(200).body;
+    let list = app.get("/contacts").await.ok();
     assert_eq!(list["data"], json!([]), "no refused create left a contact");
     assert_eq!(workspace_tags(&app).await, Vec::<String>::new());
 }
@@ -210,8 +210,7 @@ async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() 
             json!({"name": "Theirs", "stages": ["Open"]}),
         )
         .await
-        .expect(201)
-        .body;
+        .created();
     let mine = app.new_funnel("Sales", &["Lead"]).await;
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let stage_path = format!("{}/stage", at(&c));
@@ -241,13 +240,13 @@ async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() 
             "funnel_id: no such funnel",
         );
     }
-    let list = app.get("/contacts").await.expect(200).body;
+    let list = app.get("/contacts").await.ok();
     assert_eq!(
         list["data"].as_array().map(Vec::len),
         Some(1),
         "nothing created"
     );
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["stage"], Value::Null, "the stage is unchanged");
 }
 

@@ -13,7 +13,7 @@ async fn custom_fields_of_every_type_store_valid_values() {
     });
     let c = new_contact(&app, json!({"first_name": "Ann", "custom_fields": values})).await;
     assert_eq!(c["custom_fields"], values);
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["custom_fields"], values);
     let zero = new_contact(
         &app,
@@ -64,7 +64,7 @@ async fn wrong_unknown_or_archived_custom_field_values_answer_422_naming_the_key
         );
         assert_eq!(got, want, "POST /contacts {body} answered {}", r.body);
     }
-    let list = app.get("/contacts").await.expect(200).body;
+    let list = app.get("/contacts").await.ok();
     assert_eq!(list["data"], json!([]));
 }
 
@@ -88,7 +88,7 @@ async fn custom_fields_are_checked_on_patch_and_upsert_too() {
             .await;
         invalid(r, &format!("custom_fields.{key}"));
     }
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["custom_fields"], json!({}));
     assert_eq!(got["updated_at"], c["updated_at"]);
 }
@@ -105,8 +105,7 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
     let p = app
         .patch(&at(&c), json!({"custom_fields": {"plan": "pro"}}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(
         p["custom_fields"],
         json!({"nickname": "Annie", "score": 4.5, "plan": "pro"})
@@ -114,9 +113,8 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
     let p = app
         .patch(&at(&c), json!({"custom_fields": {"nickname": null, "score": 7.25}}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(p["custom_fields"], json!({"score": 7.25, "plan": "pro"}));
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["custom_fields"], json!({"score": 7.25, "plan": "pro"}));
 }

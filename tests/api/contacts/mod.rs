@@ -91,7 +91,7 @@ pub(crate) fn enc(s: &str) -> String {
 
 /// The tag names of the workspace.
 pub(crate) async fn workspace_tags(app: &TestApp) -> Vec<String> {
-    let body = app.get("/tags").await.expect(200).body;
+    let body = app.get("/tags").await.ok();
     body["data"]
         .as_array()
         .expect("data")
@@ -133,8 +133,7 @@ fn email_of_len(n: usize) -> String {
 async fn new_field(app: &TestApp, body: Value) -> Value {
     app.post("/custom-fields", body)
         .await
-        .expect(201)
-        .body
+        .created()
 }
 
 /// One custom field of every type, and an archived one (`legacy_code`).
@@ -161,7 +160,7 @@ async fn every_field_type(app: &TestApp) {
         "/admin/workspaces/{}/custom-fields/{}/archive",
         app.workspace_id, legacy["id"]
     );
-    let archived = app.admin_post(&path, json!({})).await.expect(200).body;
+    let archived = app.admin_post(&path, json!({})).await.ok();
     assert_eq!(archived["archived"], true, "body: {archived}");
 }
 

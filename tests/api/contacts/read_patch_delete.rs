@@ -9,10 +9,9 @@ async fn get_answers_404_for_unknown_or_foreign_ids_and_400_for_malformed_ones()
     let foreign = app
         .post_as(&other_key, "/contacts", json!({"first_name": "Fay"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let mine = new_contact(&app, json!({"first_name": "Ann"})).await;
-    let got = app.get(&at(&mine)).await.expect(200).body;
+    let got = app.get(&at(&mine)).await.ok();
     assert_eq!(got["first_name"], "Ann");
     not_found(app.get("/contacts/999999999").await);
     let f = at(&foreign);
@@ -29,7 +28,7 @@ async fn get_answers_404_for_unknown_or_foreign_ids_and_400_for_malformed_ones()
         app.post(&format!("{f}/tags"), json!({"tags": ["x"]}))
             .await,
     );
-    let still = app.get_as(&other_key, &f).await.expect(200).body;
+    let still = app.get_as(&other_key, &f).await.ok();
     assert_eq!(
         still["first_name"], "Fay",
         "the foreign contact is untouched"
@@ -64,8 +63,7 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
         .patch(&at(&c), json!({"first_name": null, "email": "NEW@Example.com", "country_code": "fr",
                    "chan_c_username": "@ann_c"}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(p["id"], c["id"]);
     assert_eq!(p["first_name"], Value::Null);
     assert_eq!(p["name"], "Lee");
@@ -82,14 +80,13 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
         p["updated_at"].as_str() > c["updated_at"].as_str(),
         "updated_at moves: {p}"
     );
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(got, p);
     let cleared = app
         .patch(&at(&c), json!({"last_name": null, "phone": null, "email": null, "chan_a_username": null,
                    "chan_c_username": null, "country_code": null}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     for field in [
         "name",
         "last_name",
@@ -104,8 +101,7 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
     let same = app
         .patch(&at(&c), json!({}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(same, cleared, "an empty patch changes nothing");
 }
 
@@ -144,7 +140,7 @@ async fn patch_refuses_the_create_only_fields_and_bad_values_with_422() {
         let want = (422, "validation_failed".to_string(), vec![path.to_string()]);
         assert_eq!(got, want, "PATCH {body} answered {}", r.body);
     }
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(got, c, "refused patches change nothing");
     not_found(
         app.patch("/contacts/999999999", json!({"first_name": "X"}))
@@ -175,7 +171,7 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
     not_found(app.get(&format!("{}/notes", at(&c))).await);
     not_found(app.get(&format!("{}/channels", at(&c))).await);
     let ids = |b: &Value| -> Vec<u64> { b["data"].as_array().unwrap().iter().map(id_of).collect() };
-    let all = app.get("/contacts").await.expect(200).body;
+    let all = app.get("/contacts").await.ok();
     assert_eq!(ids(&all), [id_of(&keep)]);
     for query in [
         "q=zelda",
@@ -188,8 +184,7 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
         let r = app
             .get(&format!("/contacts?{query}"))
             .await
-            .expect(200)
-            .body;
+            .ok();
         assert_eq!(r["data"], json!([]), "GET /contacts?{query}: {r}");
     }
     for query in [
@@ -203,12 +198,11 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
         );
     }
     assert_eq!(workspace_tags(&app).await, ["doomed"], "the tag stays");
-    let tags = app.get("/tags").await.expect(200).body;
+    let tags = app.get("/tags").await.ok();
     let r = app
         .delete(&format!("/tags/{}", tags["data"][0]["id"]))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(
         r["contacts_updated"], 0,
         "a deleted contact no longer carries the tag: {r}"

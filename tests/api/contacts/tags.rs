@@ -13,20 +13,18 @@ async fn adding_tags_joins_new_names_to_the_workspace_without_doubling() {
     let r = app
         .post(&path, json!({"tags": ["vip", "New", "lead", "NEW"]}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(r["object"], "contact");
     assert_eq!(tags_of(&r), ["Lead", "New", "VIP"]);
     let r = app
         .post(&path, json!({"tags": ["VIP"]}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(tags_of(&r), ["Lead", "New", "VIP"], "no doubling");
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Lead", "New", "VIP"]);
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(tags_of(&got), ["Lead", "New", "VIP"]);
 }
 
@@ -59,8 +57,7 @@ async fn contact_tag_requests_need_1_to_100_names_of_1_to_80_chars() {
     let r = app
         .post(&path, json!({"tags": hundred}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(tags_of(&r).len(), 100);
     not_found(
         app.post("/contacts/999999999/tags", json!({"tags": ["x"]}))
@@ -83,10 +80,9 @@ async fn removing_tags_is_case_insensitive_and_the_tags_stay_in_the_workspace() 
         .json(json!({"tags": ["vip", "COLD", "never-existed"]}))
         .send()
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(tags_of(&r), ["Lead"]);
-    let got = app.get(&at(&c)).await.expect(200).body;
+    let got = app.get(&at(&c)).await.ok();
     assert_eq!(tags_of(&got), ["Lead"]);
     let mut names = workspace_tags(&app).await;
     names.sort();
@@ -94,8 +90,7 @@ async fn removing_tags_is_case_insensitive_and_the_tags_stay_in_the_workspace() 
     let tagged = app
         .get("/contacts?tag=vip")
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(tagged["data"], json!([]));
 }
 
@@ -105,7 +100,7 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     let a = new_contact(&app, json!({"first_name": "A", "tags": ["VIP", "Lead"]})).await;
     let b = new_contact(&app, json!({"first_name": "B", "tags": ["vip"]})).await;
     let other = new_contact(&app, json!({"first_name": "O", "tags": ["Lead"]})).await;
-    let tags = app.get("/tags").await.expect(200).body;
+    let tags = app.get("/tags").await.ok();
     let vip = tags["data"]
         .as_array()
         .unwrap()
@@ -116,24 +111,22 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     app.patch(&format!("/tags/{}", vip["id"]), json!({"name": "Gold"}))
     .await
     .expect(200);
-    let a = app.get(&at(&a)).await.expect(200).body;
-    let b = app.get(&at(&b)).await.expect(200).body;
-    let other = app.get(&at(&other)).await.expect(200).body;
+    let a = app.get(&at(&a)).await.ok();
+    let b = app.get(&at(&b)).await.ok();
+    let other = app.get(&at(&other)).await.ok();
     assert_eq!(tags_of(&a), ["Gold", "Lead"]);
     assert_eq!(tags_of(&b), ["Gold"]);
     assert_eq!(tags_of(&other), ["Lead"]);
     let gold = app
         .get("/contacts?tag=GOLD&limit=100")
         .await
-        .expect(200)
-        .body;
+        .ok();
     let ids: BTreeSet<u64> = gold["data"].as_array().unwrap().iter().map(id_of).collect();
     assert_eq!(ids, BTreeSet::from([id_of(&a), id_of(&b)]));
     let vip_left = app
         .get("/contacts?tag=vip")
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(vip_left["data"], json!([]));
 }
 
@@ -146,7 +139,7 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
         new_contact(&app, json!({"first_name": "C", "tags": ["PROMO"]})).await,
     ];
     let bystander = new_contact(&app, json!({"first_name": "D", "tags": ["Keep"]})).await;
-    let tags = app.get("/tags").await.expect(200).body;
+    let tags = app.get("/tags").await.ok();
     let id_of_tag = |name: &str| {
         tags["data"]
             .as_array()
@@ -160,36 +153,32 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
     let r = app
         .delete(&format!("/tags/{promo}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(r["deleted"], true, "body: {r}");
     assert_eq!(r["contacts_updated"], 3, "body: {r}");
     assert_eq!(r["id"], promo);
     for c in &carriers {
-        let got = app.get(&at(c)).await.expect(200).body;
+        let got = app.get(&at(c)).await.ok();
         assert!(!tags_of(&got).contains(&"Promo".to_string()), "{got}");
     }
-    let first = app.get(&at(&carriers[0])).await.expect(200).body;
+    let first = app.get(&at(&carriers[0])).await.ok();
     assert_eq!(tags_of(&first), ["Keep"]);
-    let by = app.get(&at(&bystander)).await.expect(200).body;
+    let by = app.get(&at(&bystander)).await.ok();
     assert_eq!(tags_of(&by), ["Keep"]);
     assert_eq!(workspace_tags(&app).await, ["Keep"]);
     let keep = id_of_tag("Keep");
     let r = app
         .delete(&format!("/tags/{keep}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(r["contacts_updated"], 2, "body: {r}");
     let unused = app
         .post("/tags", json!({"name": "Unused"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let r = app
         .delete(&format!("/tags/{}", unused["id"]))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(r["contacts_updated"], 0, "body: {r}");
 }

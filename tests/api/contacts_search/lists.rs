@@ -12,7 +12,7 @@ async fn contacts_list_newest_first_and_pages_walk_without_gaps_or_repeats() {
         ));
     }
     made.reverse();
-    let first = app.get("/contacts").await.expect(200).body;
+    let first = app.get("/contacts").await.ok();
     assert_eq!(first["object"], "list");
     assert_eq!(first["has_more"], true);
     let page: Vec<u64> = first["data"]
@@ -134,8 +134,7 @@ async fn updated_since_is_inclusive_and_needs_an_offset() {
     let a2 = app
         .patch(&at(&a), json!({"last_name": "Again"}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(a2["updated_at"], "2026-03-01T10:02:00.000Z");
     let cases = [
         ("2026-03-01T10:00:00Z", set(&[&a, &b])),

@@ -21,7 +21,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     let n1 = add_note(&app, &primary, "primary note").await;
     let n2 = add_note(&app, &secondary, "secondary memo one").await;
     let n3 = add_note(&app, &secondary, "secondary memo two").await;
-    let m = merge(&app, &primary, &secondary).await.expect(200).body;
+    let m = merge(&app, &primary, &secondary).await.ok();
     assert_eq!(m["object"], "contact");
     assert_eq!(m["id"], primary["id"]);
     assert_eq!(m["first_name"], "Ann", "the primary's values are kept");
@@ -32,13 +32,12 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     assert_eq!(m["chan_c_username"], "annie_c");
     assert_eq!(m["country_code"], "DE");
     assert_eq!(tags_of(&m), ["Lead", "VIP"]);
-    let got = app.get(&at(&primary)).await.expect(200).body;
+    let got = app.get(&at(&primary)).await.ok();
     assert_eq!(got, m);
     let notes = app
         .get(&format!("{}/notes", at(&primary)))
         .await
-        .expect(200)
-        .body;
+        .ok();
     let notes = notes["data"].as_array().unwrap();
     let note_ids: Vec<u64> = notes.iter().map(id_of).collect();
     assert_eq!(note_ids, [id_of(&n3), id_of(&n2), id_of(&n1)]);
@@ -46,13 +45,12 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
         assert_eq!(n["contact_id"], primary["id"], "{n}");
     }
     // The secondary's id redirects to the primary.
-    let via = app.get(&at(&secondary)).await.expect(200).body;
+    let via = app.get(&at(&secondary)).await.ok();
     assert_eq!(via, m, "GET of the secondary answers the primary");
     let via_notes = app
         .get(&format!("{}/notes", at(&secondary)))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(via_notes["data"].as_array().unwrap().len(), 3);
     // Lists and lookups show only the primary.
     assert_eq!(ids(&app, "").await, [id_of(&bystander), id_of(&primary)]);
@@ -76,7 +74,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Lead", "VIP"]);
-    let tags = app.get("/tags").await.expect(200).body;
+    let tags = app.get("/tags").await.ok();
     let vip = tags["data"]
         .as_array()
         .unwrap()
@@ -87,8 +85,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     let r = app
         .delete(&format!("/tags/{vip}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(
         r["contacts_updated"], 1,
         "only the primary carries the tag after the merge: {r}"
@@ -123,7 +120,7 @@ async fn merge_fills_stage_assignee_custom_fields_and_opt_out_the_primary_lacks(
     app.put(&format!("{}/dnc", at(&secondary)), json!({"do_not_contact": true, "reason": "asked"}))
     .await
     .expect(200);
-    let m = merge(&app, &primary, &secondary).await.expect(200).body;
+    let m = merge(&app, &primary, &secondary).await.ok();
     assert_eq!(m["id"], primary["id"]);
     assert_eq!(m["first_name"], "P");
     assert_eq!(m["stage"]["stage_name"], "Won");
@@ -146,8 +143,7 @@ async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_conta
     let foreign = app
         .post_as(&other_key, "/contacts", json!({"first_name": "Fay"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let a = new_contact(&app, json!({"first_name": "A"})).await;
     let b = new_contact(&app, json!({"first_name": "B"})).await;
     let unknown = json!({"id": 999_999_999u64});
@@ -187,7 +183,7 @@ async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_conta
         [id_of(&b), id_of(&a)],
         "nothing merged"
     );
-    let still = app.get_as(&other_key, &at(&foreign)).await.expect(200).body;
+    let still = app.get_as(&other_key, &at(&foreign)).await.ok();
     assert_eq!(still["first_name"], "Fay");
     merge(&app, &a, &b).await.expect(200);
     // b now answers as a: merging the two again names one contact twice.
@@ -204,7 +200,7 @@ async fn redirects_follow_chains_of_merges_and_end_with_the_primary() {
     merge(&app, &a, &b).await.expect(200);
     merge(&app, &c, &a).await.expect(200);
     for old in [&a, &b] {
-        let got = app.get(&at(old)).await.expect(200).body;
+        let got = app.get(&at(old)).await.ok();
         assert_eq!(got["id"], c["id"], "{got}");
     }
     assert_eq!(ids(&app, "").await, [id_of(&c)]);
@@ -245,13 +241,11 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     let list_before = app
         .get("/contacts?limit=100")
         .await
-        .expect(200)
-        .body;
+        .ok();
     let notes_before = app
         .get(&format!("{}/notes", at(&a)))
         .await
-        .expect(200)
-        .body;
+        .ok();
     let mut tags_before = workspace_tags(&app).await;
     tags_before.sort();
 
@@ -260,20 +254,18 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     let list_after = app
         .get("/contacts?limit=100")
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(list_after, list_before);
     let notes_after = app
         .get(&format!("{}/notes", at(&a)))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(notes_after, notes_before);
     let mut tags_after = workspace_tags(&app).await;
     tags_after.sort();
     assert_eq!(tags_after, tags_before);
     assert_eq!(tags_after, ["Lead", "VIP"]);
-    let via = app.get(&at(&b)).await.expect(200).body;
+    let via = app.get(&at(&b)).await.ok();
     assert_eq!(via["id"], a["id"], "the merge redirect survives");
     assert_eq!(id_set(&app, "q=kiwis").await, set(&[&a]));
     assert_eq!(id_set(&app, "q=memo").await, set(&[&a]));

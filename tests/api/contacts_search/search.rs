@@ -142,8 +142,7 @@ async fn q_is_limited_to_200_characters() {
     let body = app
         .get(&format!("/contacts?q={}", enc(&"é".repeat(200))))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(body["data"], json!([]));
 }
 
@@ -199,8 +198,7 @@ async fn a_search_shared_by_300_contacts_paginates_without_gaps_or_repeats() {
     let first = app
         .get("/contacts?q=zebra&limit=100")
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(first["has_more"], true);
     assert_eq!(
         id_of(&first["data"][0]),

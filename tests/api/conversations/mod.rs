@@ -9,8 +9,7 @@ use crate::helpers::*;
 async fn contact(app: &TestApp, name: &str) -> u64 {
     app.post("/contacts", json!({"first_name": name}))
         .await
-        .expect(201)
-        .body["id"]
+        .created()["id"]
         .as_u64()
         .unwrap()
 }
@@ -18,12 +17,7 @@ async fn contact(app: &TestApp, name: &str) -> u64 {
 async fn conversation(app: &TestApp, contact: u64, channel: &str) -> Value {
     app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
     .await
-    .expect(201)
-    .body
-}
-
-fn id(v: &Value) -> u64 {
-    v["id"].as_u64().unwrap()
+    .created()
 }
 
 // ----- Events at a real receiver -----
@@ -51,8 +45,7 @@ mod events {
         let conv = app
             .post("/conversations", json!({"contact_id": c, "channel": "api", "text": "Hello"}))
             .await
-            .expect(201)
-            .body;
+            .created();
         let path = format!("/conversations/{}", id(&conv));
         app.post(&format!("{path}/comments"), json!({"body": "secret note"}))
         .await

@@ -50,8 +50,7 @@ async fn patching_each_field_changes_only_that_field() {
         let after = app
             .patch(&at(&o), step.clone())
             .await
-            .expect(200)
-            .body;
+            .ok();
         for (k, v) in step.as_object().unwrap() {
             match v {
                 Value::Number(n) => assert_eq!(after[k].as_f64(), n.as_f64(), "{k} after {step}"),
@@ -80,8 +79,7 @@ async fn patching_each_field_changes_only_that_field() {
     let r = app
         .patch(&at(&o), json!({"notes": null, "status": "delivered", "shipping_fee": 0}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(r["notes"], Value::Null);
     assert_eq!(r["status"], "delivered");
     assert_eq!(r["grand_total"], json!(13.5));
@@ -133,8 +131,7 @@ async fn put_status_sets_the_fulfillment_status() {
         let r = app
             .put(&path, json!({ "status": status }))
             .await
-            .expect(200)
-            .body;
+            .ok();
         assert_eq!(r["object"], "order");
         assert_eq!(r["status"], status);
         assert_eq!(r["payment_status"], "pending");

@@ -43,8 +43,7 @@ async fn creating_an_order_stores_every_optional_field_sent() {
     let product = app
         .post("/products", json!({"name": "Teapot"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let body = json!({
         "contact_id": ann,
         "currency": "eur",
@@ -248,8 +247,7 @@ async fn an_item_naming_a_product_of_another_workspace_answers_404() {
     let foreign = app
         .post_as(&other_key, "/products", json!({"name": "Elsewhere"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     let ann = new_contact(&app, "Ann").await;
     let body = with_items(
         ann,

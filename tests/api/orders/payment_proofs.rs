@@ -19,8 +19,7 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     let answered = app
         .post(&proofs_at(&order), json!({"url": "https://files.example/receipt.pdf", "name": "receipt.pdf", "content_type": "application/pdf"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_fields(&answered, ORDER_FIELDS);
     let proofs = answered["payment_proofs"].as_array().unwrap();
     assert_eq!(proofs.len(), 1);
@@ -29,8 +28,7 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     let bare = app
         .post(&proofs_at(&order), json!({"url": "https://files.example/2.jpg"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     assert_eq!(
         bare["payment_proofs"][1]["name"],
         Value::Null,

@@ -10,8 +10,7 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     let foreign = app
         .post_as(&other_key, ORDERS, order_body(zed))
         .await
-        .expect(201)
-        .body;
+        .created();
     let ann = new_contact(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
 
@@ -52,7 +51,7 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
         app.post(&format!("{}/timeline", at(&foreign)), json!({"note": "x"}))
         .await,
     );
-    let untouched = app.get_as(&other_key, &at(&foreign)).await.expect(200).body;
+    let untouched = app.get_as(&other_key, &at(&foreign)).await.ok();
     assert_eq!(untouched, foreign);
     // The list of one workspace never shows the other's orders.
     assert_eq!(list_ids(&app, "").await, vec![id(&o)]);
@@ -68,7 +67,7 @@ async fn orders_are_listed_newest_first_in_pages() {
     }
     let newest_first: Vec<u64> = made.iter().rev().copied().collect();
 
-    let all = app.get(ORDERS).await.expect(200).body;
+    let all = app.get(ORDERS).await.ok();
     assert_eq!(all["object"], "list");
     assert_eq!(all["has_more"], false);
     assert!(all["next_cursor"].is_null(), "{all}");
@@ -104,7 +103,7 @@ async fn the_default_page_holds_twenty_five_orders() {
     for _ in 0..26 {
         create(&app, order_body(ann)).await;
     }
-    let page = app.get(ORDERS).await.expect(200).body;
+    let page = app.get(ORDERS).await.ok();
     assert_eq!(page["data"].as_array().unwrap().len(), 25);
     assert_eq!(page["has_more"], true);
     let cursor = page["next_cursor"].as_str().unwrap();
@@ -158,8 +157,7 @@ async fn orders_filter_by_status_payment_status_and_contact() {
     let page = app
         .get(&format!("{ORDERS}?payment_status=paid&limit=1"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(page["data"][0]["id"], b2);
     let cursor = page["next_cursor"].as_str().unwrap();
     assert_eq!(

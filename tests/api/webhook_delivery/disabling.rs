@@ -25,8 +25,7 @@ async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owne
         )
         .send()
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(n["object"], "list");
     let data = n["data"].as_array().unwrap();
     assert_eq!(data.len(), 1, "{n}");
@@ -167,8 +166,7 @@ async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_noti
     let e = app
         .patch(&format!("/webhooks/{id}"), json!({"status": "active"}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(e["status"], "active");
     assert_eq!(e["failure_count"], 0);
     assert_eq!(e["failing_since"], Value::Null);

@@ -78,8 +78,7 @@ async fn wildcards_skip_message_received_and_sent_which_must_be_named() {
     let contact = app
         .post("/contacts", json!({"first_name": "Ann"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     app.post("/orders", json!({"contact_id": contact["id"],
                "items": [{"name": "Tea", "quantity": 1, "unit_price": 5.0}]}))
     .await

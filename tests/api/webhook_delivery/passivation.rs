@@ -10,8 +10,7 @@ async fn endpoint_actors(app: &TestApp) -> Vec<String> {
     app.admin_call(Method::GET, "/admin/actors")
         .send()
         .await
-        .expect(200)
-        .body["data"]
+        .ok()["data"]
         .as_array()
         .unwrap()
         .iter()

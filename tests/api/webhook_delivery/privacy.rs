@@ -66,8 +66,7 @@ async fn note_created_carries_its_body_only_with_include_content() {
     let contact = app
         .post("/contacts", json!({"first_name": "Ann"}))
         .await
-        .expect(201)
-        .body;
+        .created();
     app.post(&format!("/contacts/{}/notes", contact["id"]), json!({"body": "called back about the invoice"}))
     .await
     .expect(201);

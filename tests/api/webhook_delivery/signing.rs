@@ -156,8 +156,7 @@ async fn after_a_rotation_both_secrets_verify_until_the_overlap_ends() {
     let rotated = app
         .post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     let new = rotated["secret"].as_str().unwrap().to_string();
     assert_ne!(new, old);
     let until = chrono::DateTime::parse_from_rfc3339(

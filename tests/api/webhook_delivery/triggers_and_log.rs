@@ -275,8 +275,7 @@ async fn the_delivery_list_is_paginated_newest_first_with_integer_ids_and_every_
     let page = app
         .get(&format!("/webhooks/{id}/deliveries?limit=2"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(page["object"], "list");
     assert_eq!(page["has_more"], true);
     let data = page["data"].as_array().unwrap();
@@ -309,8 +308,7 @@ async fn the_delivery_list_is_paginated_newest_first_with_integer_ids_and_every_
     let rest = app
         .get(&format!("/webhooks/{id}/deliveries?limit=2&starting_after={cursor}"))
         .await
-        .expect(200)
-        .body;
+        .ok();
     assert_eq!(rest["has_more"], false);
     assert_eq!(rest["data"].as_array().unwrap().len(), 1);
     assert_eq!(rest["data"][0]["event_id"], event_of("t0"));

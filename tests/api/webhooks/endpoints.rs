@@ -34,23 +34,21 @@ async fn creating_an_endpoint_answers_201_with_a_we_id_and_its_secret_shown_only
     assert_eq!(got["id"], id);
     assert_eq!(got["status"], "active");
     assert_eq!(got["last_delivery"], Value::Null);
-    let list = app.get("/webhooks").await.expect(200).body;
+    let list = app.get("/webhooks").await.ok();
     for item in list["data"].as_array().unwrap() {
         no_secret(item);
     }
     let patched = app
         .patch(&format!("/webhooks/{id}"), json!({"description": null}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     no_secret(&patched);
     assert_eq!(patched["description"], Value::Null);
 
     let rotated = app
         .post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
         .await
-        .expect(200)
-        .body;
+        .ok();
     let new_secret = rotated["secret"].as_str().unwrap();
     assert_ne!(new_secret, secret);
     assert!(new_secret.len() >= 32);
@@ -72,7 +70,7 @@ async fn creating_an_endpoint_twice_with_one_idempotency_key_creates_it_once() {
     let again = create().await.expect(201);
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.body["id"], first.body["id"]);
-    let list = app.get("/webhooks").await.expect(200).body;
+    let list = app.get("/webhooks").await.ok();
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
 }
 
@@ -248,7 +246,7 @@ async fn a_deleted_endpoint_answers_404_everywhere() {
         json!({"object": "webhook_endpoint", "id": id, "deleted": true})
     );
     every_route_answers_404(&app, &app.key, &id).await;
-    let list = app.get("/webhooks").await.expect(200).body;
+    let list = app.get("/webhooks").await.ok();
     let ids: Vec<&str> = list["data"]
         .as_array()
         .unwrap()

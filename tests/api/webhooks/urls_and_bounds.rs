@@ -108,7 +108,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
             r.body
         );
     }
-    let list = app.get("/webhooks").await.expect(200).body;
+    let list = app.get("/webhooks").await.ok();
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "nothing created");
     assert_eq!(endpoint_of(&app, &id).await["url"], SAFE_URL);
     for url in [
