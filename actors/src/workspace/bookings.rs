@@ -490,20 +490,3 @@ fn remind(
         events,
     })
 }
-
-/// Points the bookings of contact `from` at `to` (a merge); no events of their own.
-pub(super) fn reassign(
-    data: &mut WorkspaceData,
-    ctx: &Ctx,
-    from: ContactId,
-    to: ContactId,
-    writes: &mut Batch,
-) -> Result<(), DomainError> {
-    data.bookings.repoint(ctx, writes, |b| {
-        let hit = b.contact_id == from;
-        if hit {
-            b.contact_id = to;
-        }
-        hit
-    })
-}

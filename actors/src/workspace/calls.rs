@@ -111,20 +111,3 @@ fn record(data: &mut WorkspaceData, ctx: &Ctx, new: NewCall) -> Result<Change<Ca
         events,
     })
 }
-
-/// Points the calls of contact `from` at `to` (a merge); no events of their own.
-pub(super) fn reassign(
-    data: &mut WorkspaceData,
-    ctx: &Ctx,
-    from: ContactId,
-    to: ContactId,
-    writes: &mut Batch,
-) -> Result<(), DomainError> {
-    data.calls.repoint(ctx, writes, |c| {
-        let hit = c.contact_id == from;
-        if hit {
-            c.contact_id = to;
-        }
-        hit
-    })
-}

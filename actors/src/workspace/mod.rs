@@ -309,9 +309,14 @@ impl WorkspaceData {
     ) -> Result<(), DomainError> {
         orders::reassign(self, ctx, from, to, writes)?;
         conversations::reassign(self, ctx, from, to, writes)?;
-        reminders::reassign(self, ctx, from, to, writes)?;
-        bookings::reassign(self, ctx, from, to, writes)?;
-        calls::reassign(self, ctx, from, to, writes)?;
+        let moved = (from, to);
+        self.reminders
+            .by_id
+            .reassign(ctx, writes, moved, |r| r.contact_id.as_mut())?;
+        self.bookings
+            .reassign(ctx, writes, moved, |b| Some(&mut b.contact_id))?;
+        self.calls
+            .reassign(ctx, writes, moved, |c| Some(&mut c.contact_id))?;
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{record_prefix, Ctx};
 use crate::domain::DomainError;
-use crate::ids::WorkspaceId;
+use crate::ids::{ContactId, WorkspaceId};
 use crate::store::{Batch, Store};
 
 /// A record a workspace stores under `w/<workspace>/<KIND>/<id>`.
@@ -88,18 +88,21 @@ impl<T: Record> Records<T> {
         Ok(())
     }
 
-    /// Stores again every record that `repoint` changed (it answers whether it did): a
-    /// merge pointing a contact's records at the primary.
-    pub fn repoint(
+    /// Moves the records of contact `from` to `to` (a merge), storing each one moved;
+    /// `contact` reaches a record's contact, if it has one.
+    pub fn reassign(
         &mut self,
         ctx: &Ctx,
         writes: &mut Batch,
-        mut repoint: impl FnMut(&mut T) -> bool,
+        (from, to): (ContactId, ContactId),
+        contact: impl Fn(&mut T) -> Option<&mut ContactId>,
     ) -> Result<(), DomainError> {
         for (id, r) in self.by_id.iter_mut() {
-            if repoint(r) {
-                writes.put(ctx.key(T::KIND, *id), r)?;
+            match contact(r) {
+                Some(c) if *c == from => *c = to,
+                _ => continue,
             }
+            writes.put(ctx.key(T::KIND, *id), r)?;
         }
         Ok(())
     }

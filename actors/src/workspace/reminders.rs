@@ -75,7 +75,7 @@ record!(Reminder, ReminderId, KIND, "reminder");
 
 #[derive(Default)]
 pub struct Reminders {
-    by_id: Records<Reminder>,
+    pub(super) by_id: Records<Reminder>,
     notifications: BTreeMap<NotificationId, ReminderNotification>,
 }
 
@@ -347,22 +347,5 @@ fn fire(
         value: (),
         writes,
         events: vec![event("reminder.fired", &r)],
-    })
-}
-
-/// Points the reminders of contact `from` at `to` (a merge); no events of their own.
-pub(super) fn reassign(
-    data: &mut WorkspaceData,
-    ctx: &Ctx,
-    from: ContactId,
-    to: ContactId,
-    writes: &mut Batch,
-) -> Result<(), DomainError> {
-    data.reminders.by_id.repoint(ctx, writes, |r| {
-        let hit = r.contact_id == Some(from);
-        if hit {
-            r.contact_id = Some(to);
-        }
-        hit
     })
 }
