@@ -413,20 +413,12 @@ fn prune(store: &Store, endpoint: &str, cutoff: DateTime<Utc>) -> StoreResult<us
 mod tests {
     use super::*;
     use crate::clock::Timestamp;
-    use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
 
     fn delivery(id: u64, status: DeliveryStatus, created: DateTime<Utc>) -> Delivery {
         Delivery {
-            id: DeliveryId(id),
-            endpoint_id: EndpointId::parse("we_one").unwrap(),
-            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
-            event_id: EventId::parse("evt_1").unwrap(),
-            event_type: "tag.created".into(),
-            body: "{}".into(),
-            status,
-            attempts: Vec::new(),
             next_attempt_at: None,
             created_at: Timestamp(created),
+            ..Delivery::sample("we_one", id, status)
         }
     }
 

@@ -63,22 +63,9 @@ pub fn build_once(store: &Store) -> StoreResult<Option<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Timestamp;
-    use crate::ids::{EndpointId, EventId, WorkspaceId};
 
     fn delivery(endpoint: &str, id: u64, status: DeliveryStatus) -> Delivery {
-        Delivery {
-            id: DeliveryId(id),
-            endpoint_id: EndpointId::parse(endpoint).unwrap(),
-            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
-            event_id: EventId::parse("evt_1").unwrap(),
-            event_type: "tag.created".into(),
-            body: "{}".into(),
-            status,
-            attempts: Vec::new(),
-            next_attempt_at: Some(Timestamp(chrono::Utc::now())),
-            created_at: Timestamp(chrono::Utc::now()),
-        }
+        Delivery::sample(endpoint, id, status)
     }
 
     #[tokio::test]

@@ -55,6 +55,26 @@ pub struct Delivery {
     pub created_at: Timestamp,
 }
 
+#[cfg(test)]
+impl Delivery {
+    /// A `tag.created` delivery to `endpoint` of workspace `ws_one`, due now.
+    pub(crate) fn sample(endpoint: &str, id: u64, status: DeliveryStatus) -> Delivery {
+        let now = Timestamp(chrono::Utc::now());
+        Delivery {
+            id: DeliveryId(id),
+            endpoint_id: EndpointId::parse(endpoint).unwrap(),
+            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
+            event_id: EventId::parse("evt_1").unwrap(),
+            event_type: "tag.created".into(),
+            body: "{}".into(),
+            status,
+            attempts: Vec::new(),
+            next_attempt_at: Some(now),
+            created_at: now,
+        }
+    }
+}
+
 /// A delivery as answered (without its body).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct DeliveryView {
@@ -144,18 +164,7 @@ mod tests {
     use crate::store::Store;
 
     fn sample(id: u64, status: DeliveryStatus) -> Delivery {
-        Delivery {
-            id: DeliveryId(id),
-            endpoint_id: EndpointId::parse("we_one").unwrap(),
-            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
-            event_id: EventId::parse("evt_1").unwrap(),
-            event_type: "tag.created".into(),
-            body: "{}".into(),
-            status,
-            attempts: Vec::new(),
-            next_attempt_at: Some(Timestamp(chrono::Utc::now())),
-            created_at: Timestamp(chrono::Utc::now()),
-        }
+        Delivery::sample("we_one", id, status)
     }
 
     #[tokio::test]
