@@ -53,16 +53,8 @@ pub enum Command {
 
 #[derive(Args)]
 pub struct AdminArgs {
-    /// The operator listener.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_ADMIN_URL",
-        default_value = "http://127.0.0.1:8081"
-    )]
-    pub admin_url: String,
-    /// The admin token (logged once, at the first start).
-    #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: String,
+    #[command(flatten)]
+    pub operator: crate::config::OperatorArgs,
     #[command(subcommand)]
     pub action: AdminAction,
 }
@@ -241,7 +233,9 @@ impl AdminAction {
 /// Runs an admin action; prints the answer as JSON; non-2xx is an error.
 pub async fn run_admin(args: AdminArgs) -> Result<(), String> {
     if let AdminAction::Backup { to } = &args.action {
-        let done = crate::maintenance::backup(&args.admin_url, &args.admin_token, to).await?;
+        let done =
+            crate::maintenance::backup(&args.operator.admin_url, &args.operator.admin_token, to)
+                .await?;
         println!("{done}");
         return Ok(());
     }
@@ -251,11 +245,8 @@ pub async fn run_admin(args: AdminArgs) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let mut req = client
-        .request(
-            method,
-            format!("{}{path}", args.admin_url.trim_end_matches('/')),
-        )
-        .bearer_auth(&args.admin_token);
+        .request(method, format!("{}{path}", args.operator.base()))
+        .bearer_auth(&args.operator.admin_token);
     if let Some(body) = body {
         req = req.json(&body);
     }

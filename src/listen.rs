@@ -18,16 +18,8 @@ use switchboard_actors::events::signature;
 
 #[derive(Args)]
 pub struct ListenArgs {
-    /// The operator listener of a service on this machine.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_ADMIN_URL",
-        default_value = "http://127.0.0.1:8081"
-    )]
-    pub admin_url: String,
-    /// The admin token (logged once, at the first start).
-    #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: String,
+    #[command(flatten)]
+    pub operator: crate::config::OperatorArgs,
     /// The workspace whose events are received.
     #[arg(long)]
     pub workspace: String,
@@ -89,10 +81,10 @@ pub async fn run(
         client: client.clone(),
         base: format!(
             "{}/admin/workspaces/{}/webhooks",
-            args.admin_url.trim_end_matches('/'),
+            args.operator.base(),
             args.workspace
         ),
-        token: args.admin_token.clone(),
+        token: args.operator.admin_token.clone(),
     };
     let (endpoint, secret) = operator
         .create(&format!("http://{local}/"), &args.events)

@@ -3,8 +3,10 @@
 //! with a message naming the variable.
 
 mod command_line;
+mod operator;
 
 pub use command_line::{ServeArgs, Setting, SETTINGS};
+pub use operator::OperatorArgs;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -17,16 +17,8 @@ pub struct LoadtestArgs {
         default_value = "http://127.0.0.1:8080"
     )]
     pub api_url: String,
-    /// The operator listener, used to create the workspaces.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_ADMIN_URL",
-        default_value = "http://127.0.0.1:8081"
-    )]
-    pub admin_url: String,
-    /// The operator token of the server under test.
-    #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: String,
+    #[command(flatten)]
+    pub operator: crate::config::OperatorArgs,
     /// How many workspaces to create and drive.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub workspaces: u32,

@@ -99,7 +99,7 @@ pub async fn execute(args: &LoadtestArgs) -> Result<Report, LoadtestError> {
     let say = |note: &str| eprintln!("switchboard loadtest: {note}");
     let plan = plan::bootstrap(args, &client, progress, &say).await?;
     let traffic = Arc::new(Traffic::new(&plan, client.clone(), &args.api_url));
-    let probe = UsageProbe::new(client, &args.admin_url, &args.admin_token);
+    let probe = UsageProbe::new(client, &args.operator.admin_url, &args.operator.admin_token);
     let deliveries = plan.receiver.as_ref().map(|r| r.deliveries.as_ref());
     let drain = args.drain();
     let (phases, open_loop, drain_secs) = match &mode {
@@ -208,7 +208,7 @@ fn check(args: &LoadtestArgs) -> Result<(), LoadtestError> {
     }
     for (flag, url) in [
         ("--api-url", &args.api_url),
-        ("--admin-url", &args.admin_url),
+        ("--admin-url", &args.operator.admin_url),
     ] {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(LoadtestError::new(format!(

@@ -159,7 +159,7 @@ pub async fn bootstrap(
 ) -> Result<Plan, LoadtestError> {
     let started = Instant::now();
     let api = args.api_url.trim_end_matches('/').to_string();
-    let admin = args.admin_url.trim_end_matches('/').to_string();
+    let admin = args.operator.base().to_string();
     let mut notes = Vec::new();
 
     // 1. Is anyone there? A clear message beats a thousand transport errors.
@@ -183,7 +183,7 @@ pub async fn bootstrap(
     let workspaces: Vec<Workspace> = futures::stream::iter(0..count)
         .map(|i| {
             let (client, admin, token, stamp, bar) =
-                (client, &admin, &args.admin_token, &stamp, &bar);
+                (client, &admin, &args.operator.admin_token, &stamp, &bar);
             async move {
                 let name = format!("loadtest {stamp} #{i}");
                 let a = send_patiently("creating a workspace", || {
