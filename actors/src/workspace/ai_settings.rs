@@ -47,9 +47,5 @@ fn change(
     if old.appointment_reminders != next.appointment_reminders {
         data.rearm_appointment_reminders(ctx, &old.appointment_reminders, &mut writes)?;
     }
-    Ok(Change {
-        value: next,
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(next, writes, Vec::new()))
 }

@@ -208,11 +208,8 @@ fn create(
     arm(ctx, &b, &leads, &mut writes)?;
     let v = view(data, &b);
     data.bookings.put(ctx, b, &mut writes)?;
-    Ok(Change {
-        events: vec![event("booking.created", &v)],
-        value: v,
-        writes,
-    })
+    let events = vec![event("booking.created", &v)];
+    Ok(Change::new(v, writes, events))
 }
 
 fn update(
@@ -246,11 +243,11 @@ fn update(
         b.reminded.clear();
     }
     if b == before {
-        return Ok(Change {
-            value: view(data, &before),
-            writes: Batch::default(),
-            events: Vec::new(),
-        });
+        return Ok(Change::new(
+            view(data, &before),
+            Batch::default(),
+            Vec::new(),
+        ));
     }
     b.updated_at = ctx.now;
     commit(data, ctx, &before, b, |old, new, events| {
@@ -279,11 +276,11 @@ fn set_status(
     let before = data.bookings.find(id)?.clone();
     refuse_cancelled(&before)?;
     if before.status == status {
-        return Ok(Change {
-            value: view(data, &before),
-            writes: Batch::default(),
-            events: Vec::new(),
-        });
+        return Ok(Change::new(
+            view(data, &before),
+            Batch::default(),
+            Vec::new(),
+        ));
     }
     let mut b = before.clone();
     b.status = status;
@@ -339,11 +336,11 @@ fn add_documents(
         });
     }
     if added.is_empty() {
-        return Ok(Change {
-            value: view(data, &before),
-            writes: Batch::default(),
-            events: Vec::new(),
-        });
+        return Ok(Change::new(
+            view(data, &before),
+            Batch::default(),
+            Vec::new(),
+        ));
     }
     if b.documents.len() + added.len() > MAX_DOCUMENTS {
         return Err(DomainError::LimitReached(format!(
@@ -376,11 +373,7 @@ fn commit(
     data.bookings.put(ctx, b, &mut writes)?;
     let mut events = Vec::new();
     announce(&old, &new, &mut events);
-    Ok(Change {
-        value: new,
-        writes,
-        events,
-    })
+    Ok(Change::new(new, writes, events))
 }
 
 fn timer(ctx: &Ctx, b: &Booking, lead: Span) -> Timer {
@@ -484,9 +477,5 @@ fn remind(
         data_json,
     ));
     data.bookings.put(ctx, b, &mut writes)?;
-    Ok(Change {
-        value: (),
-        writes,
-        events,
-    })
+    Ok(Change::new((), writes, events))
 }

@@ -105,9 +105,5 @@ fn record(data: &mut WorkspaceData, ctx: &Ctx, new: NewCall) -> Result<Change<Ca
         call.id,
         &call,
     ));
-    Ok(Change {
-        value: call,
-        writes,
-        events,
-    })
+    Ok(Change::new(call, writes, events))
 }

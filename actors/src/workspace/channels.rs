@@ -172,11 +172,7 @@ fn create(
     };
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
-    Ok(Change {
-        value: (c.view(), secret),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new((c.view(), secret), writes, Vec::new()))
 }
 
 fn update(
@@ -196,11 +192,7 @@ fn update(
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
     ctx.relays.configure(c.relay(ctx.workspace));
-    Ok(Change {
-        value: c.view(),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(c.view(), writes, Vec::new()))
 }
 
 fn delete(
@@ -239,9 +231,5 @@ fn rotate(
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
     ctx.relays.configure(c.relay(ctx.workspace));
-    Ok(Change {
-        value: (c.view(), secret),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new((c.view(), secret), writes, Vec::new()))
 }

@@ -69,9 +69,5 @@ fn create(
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, note.id), &note)?;
     notes.insert(note.id, note.clone());
-    Ok(Change {
-        value: note,
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(note, writes, Vec::new()))
 }

@@ -84,11 +84,7 @@ fn create(
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, field.id), &field)?;
     data.custom_fields.insert(field.id, field.clone());
-    Ok(Change {
-        value: field,
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(field, writes, Vec::new()))
 }
 
 fn archive(
@@ -100,9 +96,5 @@ fn archive(
     field.archived = true;
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, id), &*field)?;
-    Ok(Change {
-        value: field.clone(),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(field.clone(), writes, Vec::new()))
 }

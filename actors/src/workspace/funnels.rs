@@ -71,9 +71,5 @@ fn create(
     let mut writes = Batch::default();
     writes.put(ctx.key(KIND, funnel.id), &funnel)?;
     data.funnels.insert(funnel.id, funnel.clone());
-    Ok(Change {
-        value: funnel,
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(funnel, writes, Vec::new()))
 }

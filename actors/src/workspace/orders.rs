@@ -299,11 +299,7 @@ fn add_payment_proof(
     let view = data.orders.view(&order);
     let mut e = event(data, "order.payment_proof_uploaded", &view);
     e.data["payment_proof"] = json!(added);
-    Ok(Change {
-        value: view,
-        writes,
-        events: vec![e],
-    })
+    Ok(Change::new(view, writes, vec![e]))
 }
 
 fn get(data: &WorkspaceData, id: OrderId) -> Result<&Order, DomainError> {
@@ -395,11 +391,7 @@ fn create(
     if view.payment_status == PaymentStatus::Paid {
         events.push(event(data, "order.paid", &view));
     }
-    Ok(Change {
-        value: view,
-        writes,
-        events,
-    })
+    Ok(Change::new(view, writes, events))
 }
 
 fn update(
@@ -469,11 +461,7 @@ fn change_order(
     edit(ctx, &mut order)?;
     let mut writes = Batch::default();
     if order == before {
-        return Ok(Change {
-            value: data.orders.view(&before),
-            writes,
-            events: Vec::new(),
-        });
+        return Ok(Change::new(data.orders.view(&before), writes, Vec::new()));
     }
     order.updated_at = ctx.now;
     let (old, new) = (data.orders.view(&before), data.orders.view(&order));
@@ -491,11 +479,7 @@ fn change_order(
     if order.payment_status == PaymentStatus::Paid && before.payment_status != PaymentStatus::Paid {
         events.push(event(data, "order.paid", &new));
     }
-    Ok(Change {
-        value: new,
-        writes,
-        events,
-    })
+    Ok(Change::new(new, writes, events))
 }
 
 /// Moves every order of contact `from` to contact `to` (a merge); no events of their own.

@@ -136,11 +136,7 @@ fn create(
     let view = p.view();
     data.products.insert(p.id, p);
     let event = DomainEvent::new("product.created", "product", view.id, &view);
-    Ok(Change {
-        value: view,
-        writes,
-        events: vec![event],
-    })
+    Ok(Change::new(view, writes, vec![event]))
 }
 
 fn update(
@@ -165,11 +161,7 @@ fn update(
                 .with_changes(field_changes(&before, &after)),
         );
     }
-    Ok(Change {
-        value: p.view(),
-        writes,
-        events,
-    })
+    Ok(Change::new(p.view(), writes, events))
 }
 
 fn delete(

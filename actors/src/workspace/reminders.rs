@@ -190,11 +190,7 @@ fn create(
     timer(ctx, &r).arm(&mut writes)?;
     data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
     let events = vec![event("reminder.created", &r)];
-    Ok(Change {
-        value: r,
-        writes,
-        events,
-    })
+    Ok(Change::new(r, writes, events))
 }
 
 fn update(
@@ -226,18 +222,10 @@ fn update(
         rearm(ctx, &mut r, due, &mut writes)?;
     }
     if r == before {
-        return Ok(Change {
-            value: r,
-            writes,
-            events: Vec::new(),
-        });
+        return Ok(Change::new(r, writes, Vec::new()));
     }
     data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
-    Ok(Change {
-        value: r,
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(r, writes, Vec::new()))
 }
 
 /// A new due time: an open reminder's timer moves; a fired one is open again; a done one
@@ -274,11 +262,7 @@ fn delete(
     }
     writes.delete(ctx.key(KIND, id));
     data.reminders.by_id.remove(&id);
-    Ok(Change {
-        value: id,
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(id, writes, Vec::new()))
 }
 
 fn close(
@@ -299,11 +283,7 @@ fn close(
     r.closed_at = Some(ctx.now);
     data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
     let events = vec![event("reminder.closed", &r)];
-    Ok(Change {
-        value: r,
-        writes,
-        events,
-    })
+    Ok(Change::new(r, writes, events))
 }
 
 /// A reminder's timer is due: it fires (once) and notifies its assignees. None when the
@@ -343,9 +323,5 @@ fn fire(
         data.reminders.notifications.insert(n.id, n);
     }
     data.reminders.by_id.put(ctx, r.clone(), &mut writes)?;
-    Ok(Change {
-        value: (),
-        writes,
-        events: vec![event("reminder.fired", &r)],
-    })
+    Ok(Change::new((), writes, vec![event("reminder.fired", &r)]))
 }

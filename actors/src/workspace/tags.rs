@@ -99,11 +99,7 @@ fn create(data: &mut WorkspaceData, ctx: &Ctx, new: NewTag) -> Result<Change<Tag
     let mut writes = Batch::default();
     let mut events = Vec::new();
     let tag = add(data, ctx, new, &mut writes, &mut events)?;
-    Ok(Change {
-        value: tag,
-        writes,
-        events,
-    })
+    Ok(Change::new(tag, writes, events))
 }
 
 fn add(
@@ -185,11 +181,7 @@ fn update(
         data.tags.insert(tag.clone());
         events.push(DomainEvent::new("tag.updated", "tag", id, &tag).with_changes(changes));
     }
-    Ok(Change {
-        value: tag,
-        writes,
-        events,
-    })
+    Ok(Change::new(tag, writes, events))
 }
 
 fn delete(
@@ -217,9 +209,5 @@ fn delete(
         id,
         json!({"id": id, "name": tag.name, "color": tag.color, "contacts_updated": contacts_updated}),
     );
-    Ok(Change {
-        value: deleted,
-        writes,
-        events: vec![event],
-    })
+    Ok(Change::new(deleted, writes, vec![event]))
 }

@@ -378,11 +378,7 @@ fn create(
     let mut writes = Batch::default();
     let view = e.view();
     data.webhooks.put(ctx, e, &mut writes)?;
-    Ok(Change {
-        value: (view, secret),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new((view, secret), writes, Vec::new()))
 }
 
 fn update(
@@ -429,11 +425,7 @@ fn update(
         ctx.dispatcher
             .configure(Webhooks::config(ctx.workspace, &e));
     }
-    Ok(Change {
-        value: e.view(),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(e.view(), writes, Vec::new()))
 }
 
 fn delete(
@@ -447,11 +439,7 @@ fn delete(
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, seq));
     ctx.dispatcher.remove(id);
-    Ok(Change {
-        value: id.clone(),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new(id.clone(), writes, Vec::new()))
 }
 
 fn rotate(
@@ -471,11 +459,7 @@ fn rotate(
     data.webhooks.put(ctx, e.clone(), &mut writes)?;
     ctx.dispatcher
         .configure(Webhooks::config(ctx.workspace, &e));
-    Ok(Change {
-        value: (secret, *until),
-        writes,
-        events: Vec::new(),
-    })
+    Ok(Change::new((secret, *until), writes, Vec::new()))
 }
 
 /// Keeps the endpoint's health: a success clears the failure window; a 410 disables at
@@ -566,11 +550,7 @@ fn emit(event_type: &str, data_in: Value) -> Result<Change<EventId>, DomainError
     let mut event = DomainEvent::new(kind.name, resource_type(resource), id, json!(null));
     event.data = data;
     event.event_id = Some(event_id.clone());
-    Ok(Change {
-        value: event_id,
-        writes: Batch::default(),
-        events: vec![event],
-    })
+    Ok(Change::new(event_id, Batch::default(), vec![event]))
 }
 
 fn resource_type(prefix: &str) -> &'static str {

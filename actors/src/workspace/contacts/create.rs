@@ -23,11 +23,7 @@ pub(super) fn create(
     data.contacts.put(ctx, c.clone(), &mut writes)?;
     let v = view(data, &c);
     events.push(contact_event("contact.created", &v));
-    Ok(Change {
-        value: v,
-        writes,
-        events,
-    })
+    Ok(Change::new(v, writes, events))
 }
 
 /// The contact a customer message comes from: the one upsert would match (left as it
@@ -39,18 +35,14 @@ pub(in crate::workspace) fn for_inbound(
     channel: Channel,
 ) -> Result<Change<ContactId>, DomainError> {
     if let Some(id) = match_for_upsert(data, &new.fields) {
-        return Ok(Change {
-            value: id,
-            writes: Batch::default(),
-            events: Vec::new(),
-        });
+        return Ok(Change::new(id, Batch::default(), Vec::new()));
     }
     let created = create(data, ctx, new, channel)?;
-    Ok(Change {
-        value: created.value.id,
-        writes: created.writes,
-        events: created.events,
-    })
+    Ok(Change::new(
+        created.value.id,
+        created.writes,
+        created.events,
+    ))
 }
 
 pub(super) fn upsert(
@@ -66,11 +58,11 @@ pub(super) fn upsert(
     }
     let Some(existing) = match_for_upsert(data, &new.fields) else {
         let created = create(data, ctx, new, Channel::Api)?;
-        return Ok(Change {
-            value: (true, created.value),
-            writes: created.writes,
-            events: created.events,
-        });
+        return Ok(Change::new(
+            (true, created.value),
+            created.writes,
+            created.events,
+        ));
     };
     if let Some(stage) = new.stage_id {
         check_stage(data, stage, "stage_id")?;
@@ -97,11 +89,11 @@ pub(super) fn upsert(
         }
         Ok(())
     })?;
-    Ok(Change {
-        value: (false, updated.value),
-        writes: updated.writes,
-        events: updated.events,
-    })
+    Ok(Change::new(
+        (false, updated.value),
+        updated.writes,
+        updated.events,
+    ))
 }
 
 /// Phone (or channel phone) first, then email, then usernames; the oldest match wins.

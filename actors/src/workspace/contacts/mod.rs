@@ -624,11 +624,7 @@ fn change_contact(
     let mut events = Vec::new();
     edit(data, &mut c, &mut writes, &mut events)?;
     if c == before_record {
-        return Ok(Change {
-            value: before,
-            writes,
-            events,
-        });
+        return Ok(Change::new(before, writes, events));
     }
     c.updated_at = ctx.now;
     data.contacts.put(ctx, c.clone(), &mut writes)?;
@@ -639,11 +635,7 @@ fn change_contact(
             events.push(contact_event("contact.updated", &after).with_changes(diff));
         }
     }
-    Ok(Change {
-        value: after,
-        writes,
-        events,
-    })
+    Ok(Change::new(after, writes, events))
 }
 
 #[cfg(test)]

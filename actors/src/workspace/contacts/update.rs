@@ -200,11 +200,11 @@ pub(super) fn add_note(
         .or_default()
         .insert(note.id, note.clone());
     cs.reindex(cid);
-    Ok(Change {
-        value: note.clone(),
+    Ok(Change::new(
+        note.clone(),
         writes,
-        events: vec![DomainEvent::new("note.created", "note", note.id, &note)],
-    })
+        vec![DomainEvent::new("note.created", "note", note.id, &note)],
+    ))
 }
 
 /// Removes a deleted tag from every contact carrying it; answers how many changed.
