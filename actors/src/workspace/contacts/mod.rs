@@ -136,6 +136,13 @@ pub(super) const CONTACT: &str = "ct";
 const NOTE: &str = "nt";
 const REDIRECT: &str = "rd";
 
+/// Whether a contact goes into the indexes or comes out of them.
+#[derive(Clone, Copy)]
+enum Filing {
+    In,
+    Out,
+}
+
 /// A merged-away contact id and the contact it now answers as.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Redirect {
@@ -280,34 +287,37 @@ impl Contacts {
 
     /// Files the contact in `slot` in every index, from its fields and notes as they are.
     fn index(&mut self, slot: u32) {
-        let Some(c) = self.table.get(slot) else {
-            return;
-        };
-        for key in keys_of(c) {
-            self.lookups.add(&key, slot);
-        }
-        self.tag_links.link(slot, &c.tag_ids);
-        let tokens: Vec<String> = searchable(c, self.notes.get(&c.id))
-            .flat_map(Searchable::tokens)
-            .collect();
-        self.search.add(slot, &tokens);
+        self.file(slot, Filing::In);
     }
 
     /// Takes the contact in `slot` out of every index. The keys and tokens are derived
     /// again, so this must run before its fields change or its notes go (a note added
     /// since only makes the removal look for a token that is not there).
     fn unindex(&mut self, slot: u32) {
+        self.file(slot, Filing::Out);
+    }
+
+    /// Files the contact in `slot` into every index or takes it out of them.
+    fn file(&mut self, slot: u32, filing: Filing) {
         let Some(c) = self.table.get(slot) else {
             return;
         };
-        for key in keys_of(c) {
-            self.lookups.remove(&key, slot);
-        }
-        self.tag_links.unlink(slot, &c.tag_ids);
         let tokens: Vec<String> = searchable(c, self.notes.get(&c.id))
             .flat_map(Searchable::tokens)
             .collect();
-        self.search.remove(slot, &tokens);
+        let keys = keys_of(c);
+        match filing {
+            Filing::In => {
+                keys.iter().for_each(|key| self.lookups.add(key, slot));
+                self.tag_links.link(slot, &c.tag_ids);
+                self.search.add(slot, &tokens);
+            }
+            Filing::Out => {
+                keys.iter().for_each(|key| self.lookups.remove(key, slot));
+                self.tag_links.unlink(slot, &c.tag_ids);
+                self.search.remove(slot, &tokens);
+            }
+        }
     }
 
     /// Indexes a contact again after its notes changed.

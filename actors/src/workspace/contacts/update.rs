@@ -30,14 +30,7 @@ pub(super) fn add_tags(
                 }
             }
         }
-        if !added.is_empty() {
-            events.push(DomainEvent::new(
-                "contact.tag_added",
-                "contact",
-                c.id,
-                json!({"contact_id": c.id, "tags": added}),
-            ));
-        }
+        announce_tags(events, "contact.tag_added", c.id, added);
         Ok(())
     })
 }
@@ -58,16 +51,22 @@ pub(super) fn remove_tags(
                 }
             }
         }
-        if !removed.is_empty() {
-            events.push(DomainEvent::new(
-                "contact.tag_removed",
-                "contact",
-                c.id,
-                json!({"contact_id": c.id, "tags": removed}),
-            ));
-        }
+        announce_tags(events, "contact.tag_removed", c.id, removed);
         Ok(())
     })
+}
+
+/// `contact.tag_added` or `contact.tag_removed` naming the tags, when any changed.
+fn announce_tags(
+    events: &mut Vec<DomainEvent>,
+    event_type: &'static str,
+    contact: ContactId,
+    tags: Vec<String>,
+) {
+    if !tags.is_empty() {
+        let data = json!({"contact_id": contact, "tags": tags});
+        events.push(DomainEvent::new(event_type, "contact", contact, data));
+    }
 }
 
 fn stage_ref(data: &WorkspaceData, stage: Option<StageId>) -> Value {
