@@ -82,6 +82,23 @@ impl AppState {
             .call(&ws.id, |reply| build(origin.clone(), reply).into())
             .await?)
     }
+
+    /// Asks the workspace's actor: `build` gets the reply port (the message carries
+    /// whatever origin or caller it needs itself).
+    pub async fn ask<T, M>(
+        &self,
+        ws: &auth::Ws,
+        build: impl Fn(switchboard_actors::workspace::Reply<T>) -> M,
+    ) -> error::ApiResult<T>
+    where
+        T: Send + 'static,
+        M: Into<switchboard_actors::workspace::WorkspaceMsg>,
+    {
+        Ok(self
+            .registry
+            .call(&ws.id, |reply| build(reply).into())
+            .await?)
+    }
 }
 
 #[derive(OpenApi)]

@@ -122,6 +122,10 @@ macro_rules! into_workspace_msg {
 }
 
 into_workspace_msg!(
+    TagMsg => Tag,
+    CustomFieldMsg => CustomField,
+    ClosingNoteMsg => ClosingNote,
+    FunnelMsg => Funnel,
     CreditsMsg => Credits;
     boxed ContactMsg => Contact,
     ConversationMsg => Conversation,

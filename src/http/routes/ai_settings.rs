@@ -19,10 +19,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(get, path = "/ai-settings", tag = "ai",
     responses((status = 200, body = AiSettings)))]
 async fn get_ai_settings(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<Obj<AiSettings>>> {
-    let s = app
-        .registry
-        .call(&ws.id, |r| AiSettingsMsg::Get(r).into())
-        .await?;
+    let s = app.ask(&ws, AiSettingsMsg::Get).await?;
     Ok(Json(Obj(s)))
 }
 

@@ -63,14 +63,10 @@ async fn list_bookings(
         starts_before: q.starts_before,
     };
     let found = app
-        .registry
-        .call(&ws.id, |reply| {
-            BookingMsg::List {
-                filter: filter.clone(),
-                page,
-                reply,
-            }
-            .into()
+        .ask(&ws, |reply| BookingMsg::List {
+            filter: filter.clone(),
+            page,
+            reply,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |b| b.id)))
@@ -103,10 +99,7 @@ async fn get_booking(
     ws: Allowed<need::Calendar>,
     PathId(id): PathId<BookingId>,
 ) -> ApiResult<BookingJson> {
-    let b = app
-        .registry
-        .call(&ws.id, |reply| BookingMsg::Get { id, reply }.into())
-        .await?;
+    let b = app.ask(&ws, |reply| BookingMsg::Get { id, reply }).await?;
     Ok(Json(Obj(b)))
 }
 

@@ -47,14 +47,10 @@ async fn list_calls(
         outcome: q.outcome,
     };
     let found = app
-        .registry
-        .call(&ws.id, |reply| {
-            CallMsg::List {
-                filter: filter.clone(),
-                page,
-                reply,
-            }
-            .into()
+        .ask(&ws, |reply| CallMsg::List {
+            filter: filter.clone(),
+            page,
+            reply,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id)))
@@ -88,9 +84,6 @@ async fn get_call(
     ws: Allowed<need::CallAgent>,
     PathId(id): PathId<CallId>,
 ) -> ApiResult<Json<Obj<Call>>> {
-    let c = app
-        .registry
-        .call(&ws.id, |reply| CallMsg::Get { id, reply }.into())
-        .await?;
+    let c = app.ask(&ws, |reply| CallMsg::Get { id, reply }).await?;
     Ok(Json(Obj(c)))
 }

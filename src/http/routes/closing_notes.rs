@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use switchboard_actors::domain::closing_note::{ClosingNote, NewClosingNote, NewClosingNoteInput};
-use switchboard_actors::workspace::{ClosingNoteMsg, WorkspaceMsg};
+use switchboard_actors::workspace::ClosingNoteMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
@@ -25,12 +25,7 @@ async fn list_closing_notes(
     State(app): State<AppState>,
     ws: Ws,
 ) -> ApiResult<Json<ListEnvelope<Obj<ClosingNote>>>> {
-    let notes = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::ClosingNote(ClosingNoteMsg::List(r))
-        })
-        .await?;
+    let notes = app.ask(&ws, ClosingNoteMsg::List).await?;
     Ok(Json(ListEnvelope::all(notes)))
 }
 
@@ -43,15 +38,11 @@ async fn create_closing_note(
     ApiJson(input): ApiJson<NewClosingNoteInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<ClosingNote>>)> {
     let new = NewClosingNote::parse(input)?;
-    let origin = ws.origin();
     let note = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::ClosingNote(ClosingNoteMsg::Create {
-                origin: origin.clone(),
-                new: new.clone(),
-                reply: r,
-            })
+        .ask_as(&ws, |origin, r| ClosingNoteMsg::Create {
+            origin,
+            new: new.clone(),
+            reply: r,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(note))))

@@ -124,14 +124,10 @@ async fn list_contacts(
         updated_since: q.updated_since,
     };
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::List {
-                filter: filter.clone(),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ContactMsg::List {
+            filter: filter.clone(),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id)))
@@ -196,13 +192,9 @@ async fn lookup_contact(
         }
     }
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Lookup {
-                query: query.clone(),
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ContactMsg::Lookup {
+            query: query.clone(),
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -228,16 +220,11 @@ async fn upsert_contact(
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, Json<ContactUpsert>)> {
     let new = with_member(&app, &ws, NewContact::parse(input)?)?;
-    let origin = ws.origin();
     let (created, c) = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Upsert {
-                origin: origin.clone(),
-                new: new.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, r| ContactMsg::Upsert {
+            origin,
+            new: new.clone(),
+            reply: r,
         })
         .await?;
     let status = if created {
@@ -264,7 +251,6 @@ async fn merge_contacts(
     ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<MergeInput>,
 ) -> ApiResult<ContactJson> {
-    let origin = ws.origin();
     let (p, s) = (
         ContactId(input.primary_contact_id),
         ContactId(input.secondary_contact_id),
@@ -276,15 +262,11 @@ async fn merge_contacts(
         ));
     }
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::Merge {
-                origin: origin.clone(),
-                primary: p,
-                secondary: s,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, r| ContactMsg::Merge {
+            origin,
+            primary: p,
+            secondary: s,
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -297,10 +279,7 @@ async fn get_contact(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<ContactId>,
 ) -> ApiResult<ContactJson> {
-    let c = app
-        .registry
-        .call(&ws.id, |r| ContactMsg::Get { id, reply: r }.into())
-        .await?;
+    let c = app.ask(&ws, |r| ContactMsg::Get { id, reply: r }).await?;
     Ok(Json(Obj(c)))
 }
 
@@ -367,8 +346,7 @@ async fn contact_channels(
     PathId(id): PathId<ContactId>,
 ) -> ApiResult<Json<ListEnvelope<Obj<ChannelIdentity>>>> {
     let channels = app
-        .registry
-        .call(&ws.id, |r| ContactMsg::Channels { id, reply: r }.into())
+        .ask(&ws, |r| ContactMsg::Channels { id, reply: r })
         .await?;
     Ok(Json(ListEnvelope::all(channels)))
 }
@@ -426,18 +404,13 @@ async fn set_contact_stage(
     PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<StageInput>,
 ) -> ApiResult<ContactJson> {
-    let origin = ws.origin();
     let stage = Some((input.stage_id, input.funnel_id));
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::SetStage {
-                origin: origin.clone(),
-                id,
-                stage,
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, r| ContactMsg::SetStage {
+            origin,
+            id,
+            stage,
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -497,10 +470,7 @@ async fn list_contact_notes(
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Note>>>> {
     let notes = app
-        .registry
-        .call(&ws.id, |r| {
-            ContactMsg::ListNotes { id, page, reply: r }.into()
-        })
+        .ask(&ws, |r| ContactMsg::ListNotes { id, page, reply: r })
         .await?;
     Ok(Json(ListEnvelope::page(notes, |n| n.id)))
 }

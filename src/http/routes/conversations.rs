@@ -52,10 +52,7 @@ async fn ask<T: Send + 'static>(
     build: impl Fn(Caller, Reply<T>) -> ConversationMsg,
 ) -> ApiResult<T> {
     let caller = inbox(ws)?;
-    Ok(app
-        .registry
-        .call(&ws.id, |r| build(caller.clone(), r).into())
-        .await?)
+    app.ask(ws, |r| build(caller.clone(), r)).await
 }
 
 /// Asks for an action on a conversation and answers the conversation.
@@ -132,14 +129,10 @@ async fn list_conversations(
         updated_since: q.updated_since,
     };
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::List {
-                filter: filter.clone(),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::List {
+            filter: filter.clone(),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
@@ -159,16 +152,12 @@ async fn create_conversation(
     let caller = inbox(&ws)?;
     let new = NewConversation::parse(input)?;
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Create {
-                caller: caller.clone(),
-                contact_id: new.contact_id,
-                channel: new.channel,
-                text: new.text.clone(),
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::Create {
+            caller: caller.clone(),
+            contact_id: new.contact_id,
+            channel: new.channel,
+            text: new.text.clone(),
+            reply: r,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(c))))
@@ -183,13 +172,9 @@ async fn get_conversation(
     PathId(id): PathId,
 ) -> ApiResult<ConversationJson> {
     let c = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Get {
-                id: ConversationId(id),
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::Get {
+            id: ConversationId(id),
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(c)))
@@ -312,14 +297,10 @@ async fn list_messages(
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Message>>>> {
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::ListMessages {
-                id: ConversationId(id),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::ListMessages {
+            id: ConversationId(id),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |m| m.id.get())))
@@ -359,14 +340,10 @@ async fn list_comments(
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Comment>>>> {
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::ListComments {
-                id: ConversationId(id),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::ListComments {
+            id: ConversationId(id),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
@@ -410,17 +387,13 @@ async fn rate_message(
     let (id, message) = (parse_id(&id)?, parse_id(&message)?);
     let (rating, comment) = input.parse()?;
     let f = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Feedback {
-                caller: caller.clone(),
-                id: ConversationId(id),
-                message: MessageId(message),
-                rating,
-                comment: comment.clone(),
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::Feedback {
+            caller: caller.clone(),
+            id: ConversationId(id),
+            message: MessageId(message),
+            rating,
+            comment: comment.clone(),
+            reply: r,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(f))))
@@ -441,14 +414,10 @@ async fn list_handovers(
         conversation_id: q.conversation_id.map(ConversationId),
     };
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::ListHandovers {
-                filter: filter.clone(),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::ListHandovers {
+            filter: filter.clone(),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |h| h.id.get())))

@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
 use switchboard_actors::ids::CustomFieldId;
-use switchboard_actors::workspace::{CustomFieldMsg, WorkspaceMsg};
+use switchboard_actors::workspace::CustomFieldMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
@@ -28,12 +28,7 @@ async fn list_custom_fields(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
 ) -> ApiResult<Json<ListEnvelope<Obj<CustomField>>>> {
-    let fields = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::CustomField(CustomFieldMsg::List(r))
-        })
-        .await?;
+    let fields = app.ask(&ws, CustomFieldMsg::List).await?;
     Ok(Json(ListEnvelope::all(fields)))
 }
 
@@ -45,10 +40,7 @@ async fn get_custom_field(
     PathId(id): PathId<CustomFieldId>,
 ) -> ApiResult<Json<Obj<CustomField>>> {
     let field = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::CustomField(CustomFieldMsg::Get { id, reply: r })
-        })
+        .ask(&ws, |r| CustomFieldMsg::Get { id, reply: r })
         .await?;
     Ok(Json(Obj(field)))
 }
@@ -63,15 +55,11 @@ async fn create_custom_field(
     ApiJson(input): ApiJson<NewCustomFieldInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<CustomField>>)> {
     let new = NewCustomField::parse(input)?;
-    let origin = ws.origin();
     let field = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::CustomField(CustomFieldMsg::Create {
-                origin: origin.clone(),
-                new: new.clone(),
-                reply: r,
-            })
+        .ask_as(&ws, |origin, r| CustomFieldMsg::Create {
+            origin,
+            new: new.clone(),
+            reply: r,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(field))))

@@ -37,10 +37,7 @@ async fn list_forms(
     ws: Allowed<need::Contacts>,
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Form>>>> {
-    let found = app
-        .registry
-        .call(&ws.id, |reply| FormMsg::List { page, reply }.into())
-        .await?;
+    let found = app.ask(&ws, |reply| FormMsg::List { page, reply }).await?;
     Ok(Json(ListEnvelope::page(found, |f| f.id)))
 }
 
@@ -71,10 +68,7 @@ async fn get_form(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<FormId>,
 ) -> ApiResult<FormJson> {
-    let f = app
-        .registry
-        .call(&ws.id, |reply| FormMsg::Get { id, reply }.into())
-        .await?;
+    let f = app.ask(&ws, |reply| FormMsg::Get { id, reply }).await?;
     Ok(Json(Obj(f)))
 }
 
@@ -136,10 +130,7 @@ async fn list_submissions(
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Submission>>>> {
     let found = app
-        .registry
-        .call(&ws.id, |reply| {
-            FormMsg::Submissions { id, page, reply }.into()
-        })
+        .ask(&ws, |reply| FormMsg::Submissions { id, page, reply })
         .await?;
     Ok(Json(ListEnvelope::page(found, |s| s.id)))
 }

@@ -6,7 +6,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::ids::{FunnelId, StageId};
-use switchboard_actors::workspace::{FunnelMsg, WorkspaceMsg};
+use switchboard_actors::workspace::FunnelMsg;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -53,10 +53,7 @@ async fn list_funnels(
     ApiQuery(q): ApiQuery<FunnelListQuery>,
 ) -> ApiResult<Response> {
     let flat = q.flat.unwrap_or(false);
-    let funnels = app
-        .registry
-        .call(&ws.id, |r| WorkspaceMsg::Funnel(FunnelMsg::List(r)))
-        .await?;
+    let funnels = app.ask(&ws, FunnelMsg::List).await?;
     if !flat {
         return Ok(Json(ListEnvelope::all(funnels)).into_response());
     }

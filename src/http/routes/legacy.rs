@@ -80,13 +80,9 @@ type LegacyResult<T> = Result<T, LegacyError>;
 /// (when asked) answered by the AI once durable.
 async fn receive(app: &AppState, ws: &Ws, inbound: Inbound) -> LegacyResult<Accepted> {
     Ok(app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::Inbound {
-                inbound: Box::new(inbound.clone()),
-                reply: r,
-            }
-            .into()
+        .ask(ws, |r| ConversationMsg::Inbound {
+            inbound: Box::new(inbound.clone()),
+            reply: r,
         })
         .await?)
 }
@@ -439,14 +435,10 @@ async fn post_chat(
         handover: false,
     };
     let job = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::PrepareTurn {
-                id: conversation,
-                message,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::PrepareTurn {
+            id: conversation,
+            message,
+            reply: r,
         })
         .await?;
     let Some(mut job) = job else {
@@ -456,15 +448,11 @@ async fn post_chat(
     // The turn runs here, in the request's own task, never in the workspace actor.
     let outcome = app.ai.turn(&job.request, &job.contact).await;
     let applied = app
-        .registry
-        .call(&ws.id, |r| {
-            ConversationMsg::ApplyTurn {
-                id: conversation,
-                message,
-                outcome: outcome.clone(),
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ConversationMsg::ApplyTurn {
+            id: conversation,
+            message,
+            outcome: outcome.clone(),
+            reply: r,
         })
         .await?;
     if let Some(why) = applied.failure {

@@ -65,14 +65,10 @@ async fn list_orders(
         created_since: q.created_since,
     };
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            OrderMsg::List {
-                filter: filter.clone(),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| OrderMsg::List {
+            filter: filter.clone(),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |o| o.id)))
@@ -85,10 +81,7 @@ async fn get_order(
     ws: Allowed<need::Orders>,
     PathId(id): PathId<OrderId>,
 ) -> ApiResult<OrderJson> {
-    let o = app
-        .registry
-        .call(&ws.id, |r| OrderMsg::Get { id, reply: r }.into())
-        .await?;
+    let o = app.ask(&ws, |r| OrderMsg::Get { id, reply: r }).await?;
     Ok(Json(Obj(o)))
 }
 

@@ -64,14 +64,10 @@ async fn list_products(
         source: q.source,
     };
     let found = app
-        .registry
-        .call(&ws.id, |r| {
-            ProductMsg::List {
-                filter: filter.clone(),
-                page,
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| ProductMsg::List {
+            filter: filter.clone(),
+            page,
+            reply: r,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |p| p.id)))
@@ -84,10 +80,7 @@ async fn get_product(
     ws: Ws,
     PathId(id): PathId<ProductId>,
 ) -> ApiResult<Json<Obj<ProductView>>> {
-    let p = app
-        .registry
-        .call(&ws.id, |r| ProductMsg::Get { id, reply: r }.into())
-        .await?;
+    let p = app.ask(&ws, |r| ProductMsg::Get { id, reply: r }).await?;
     Ok(Json(Obj(p)))
 }
 

@@ -67,14 +67,10 @@ async fn list_reminders(
         contact_id: q.contact_id.map(ContactId),
     };
     let found = app
-        .registry
-        .call(&ws.id, |reply| {
-            ReminderMsg::List {
-                filter: filter.clone(),
-                page,
-                reply,
-            }
-            .into()
+        .ask(&ws, |reply| ReminderMsg::List {
+            filter: filter.clone(),
+            page,
+            reply,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |r| r.id)))
@@ -139,10 +135,7 @@ async fn get_reminder(
     ws: Ws,
     PathId(id): PathId<ReminderId>,
 ) -> ApiResult<ReminderJson> {
-    let r = app
-        .registry
-        .call(&ws.id, |reply| ReminderMsg::Get { id, reply }.into())
-        .await?;
+    let r = app.ask(&ws, |reply| ReminderMsg::Get { id, reply }).await?;
     Ok(Json(Obj(r)))
 }
 
@@ -237,14 +230,10 @@ async fn list_notifications(
             .ok_or_else(|| ApiError::not_found("workspace"))?,
     };
     let found = app
-        .registry
-        .call(&ws.id, |reply| {
-            ReminderMsg::Notifications {
-                user: user.clone(),
-                page,
-                reply,
-            }
-            .into()
+        .ask(&ws, |reply| ReminderMsg::Notifications {
+            user: user.clone(),
+            page,
+            reply,
         })
         .await?;
     Ok(Json(ListEnvelope::page(found, |n| n.id)))

@@ -7,7 +7,7 @@ use switchboard_actors::domain::tag::{
     NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,
 };
 use switchboard_actors::ids::TagId;
-use switchboard_actors::workspace::{TagMsg, WorkspaceMsg};
+use switchboard_actors::workspace::TagMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
@@ -30,10 +30,7 @@ async fn list_tags(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
 ) -> ApiResult<Json<ListEnvelope<Obj<Tag>>>> {
-    let tags = app
-        .registry
-        .call(&ws.id, |r| WorkspaceMsg::Tag(TagMsg::List { reply: r }))
-        .await?;
+    let tags = app.ask(&ws, |r| TagMsg::List { reply: r }).await?;
     Ok(Json(ListEnvelope::all(tags)))
 }
 
@@ -46,15 +43,11 @@ async fn create_tag(
     ApiJson(input): ApiJson<NewTagInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Tag>>)> {
     let new = NewTag::parse(input)?;
-    let origin = ws.origin();
     let tag = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::Tag(TagMsg::Create {
-                origin: origin.clone(),
-                new: new.clone(),
-                reply: r,
-            })
+        .ask_as(&ws, |origin, r| TagMsg::Create {
+            origin,
+            new: new.clone(),
+            reply: r,
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Obj(tag))))
@@ -71,16 +64,12 @@ async fn update_tag(
     ApiJson(input): ApiJson<TagPatchInput>,
 ) -> ApiResult<Json<Obj<Tag>>> {
     let change = TagChange::parse(input)?;
-    let origin = ws.origin();
     let tag = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::Tag(TagMsg::Update {
-                origin: origin.clone(),
-                id,
-                change: change.clone(),
-                reply: r,
-            })
+        .ask_as(&ws, |origin, r| TagMsg::Update {
+            origin,
+            id,
+            change: change.clone(),
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(tag)))
@@ -94,15 +83,11 @@ async fn delete_tag(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<TagId>,
 ) -> ApiResult<Json<Obj<TagDeleted>>> {
-    let origin = ws.origin();
     let deleted = app
-        .registry
-        .call(&ws.id, |r| {
-            WorkspaceMsg::Tag(TagMsg::Delete {
-                origin: origin.clone(),
-                id,
-                reply: r,
-            })
+        .ask_as(&ws, |origin, r| TagMsg::Delete {
+            origin,
+            id,
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(deleted)))

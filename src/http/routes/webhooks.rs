@@ -49,16 +49,11 @@ async fn endpoint(
     EndpointView,
     switchboard_actors::domain::webhook::EndpointConfig,
 )> {
-    Ok(app
-        .registry
-        .call(&ws.id, |r| {
-            WebhookMsg::Get {
-                id: id.clone(),
-                reply: r,
-            }
-            .into()
-        })
-        .await?)
+    app.ask(ws, |r| WebhookMsg::Get {
+        id: id.clone(),
+        reply: r,
+    })
+    .await
 }
 
 /// The endpoint id of a path; one that is not `we_...` names no endpoint (404).
@@ -91,8 +86,7 @@ async fn list_webhooks(
     Paging(page): Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<EndpointView>>>> {
     let found = app
-        .registry
-        .call(&ws.id, |r| WebhookMsg::List { page, reply: r }.into())
+        .ask(&ws, |r| WebhookMsg::List { page, reply: r })
         .await?;
     Ok(Json(ListEnvelope::page(found, |e| e.seq)))
 }
@@ -126,17 +120,13 @@ async fn create_webhook(
 ) -> ApiResult<(StatusCode, Json<CreatedEndpoint>)> {
     let change = EndpointChange::parse(input, true, app.settings.webhooks.allow_private)?;
     resolves_publicly(&app, &change).await?;
-    let (origin, who) = (ws.origin(), caller(&ws));
+    let (_origin, who) = (ws.origin(), caller(&ws));
     let (view, secret) = app
-        .registry
-        .call(&ws.id, |r| {
-            WebhookMsg::Create {
-                origin: origin.clone(),
-                change: change.clone(),
-                caller: who.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, r| WebhookMsg::Create {
+            origin,
+            change: change.clone(),
+            caller: who.clone(),
+            reply: r,
         })
         .await?;
     Ok((
@@ -171,18 +161,14 @@ async fn update_webhook(
 ) -> ApiResult<Json<Obj<EndpointView>>> {
     let change = EndpointChange::parse(input, false, app.settings.webhooks.allow_private)?;
     resolves_publicly(&app, &change).await?;
-    let (origin, who) = (ws.origin(), caller(&ws));
+    let (_origin, who) = (ws.origin(), caller(&ws));
     let view = app
-        .registry
-        .call(&ws.id, |r| {
-            WebhookMsg::Update {
-                origin: origin.clone(),
-                id: id.clone(),
-                change: change.clone(),
-                caller: who.clone(),
-                reply: r,
-            }
-            .into()
+        .ask_as(&ws, |origin, r| WebhookMsg::Update {
+            origin,
+            id: id.clone(),
+            change: change.clone(),
+            caller: who.clone(),
+            reply: r,
         })
         .await?;
     Ok(Json(Obj(view)))
@@ -236,13 +222,9 @@ async fn rotate_webhook_secret(
     EndpointPath(id): EndpointPath,
 ) -> ApiResult<Json<RotatedSecret>> {
     let (secret, until) = app
-        .registry
-        .call(&ws.id, |r| {
-            WebhookMsg::RotateSecret {
-                id: id.clone(),
-                reply: r,
-            }
-            .into()
+        .ask(&ws, |r| WebhookMsg::RotateSecret {
+            id: id.clone(),
+            reply: r,
         })
         .await?;
     Ok(Json(RotatedSecret {
