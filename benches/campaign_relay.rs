@@ -19,6 +19,9 @@
 //! default `20,100,250,1000,50000`; `WINDOW`, default 30 s; `OTHERS`, default 8
 //! workspaces; `PROBE_RATE`, default 200 reads/s over all of them).
 
+mod common;
+use common::env;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,13 +30,6 @@ use futures::StreamExt;
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use switchboard::config::Settings;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 struct Bench {
     client: reqwest::Client,

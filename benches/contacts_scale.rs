@@ -10,20 +10,16 @@
 //!
 //! `cargo bench --bench contacts_scale` (CONTACTS=10000 for a quick run).
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use switchboard_actors::clock::SystemClock;
-use switchboard_actors::delivery::DeliverySettings;
 use switchboard_actors::domain::contact::{ContactFilter, ContactInput, LookupQuery, NewContact};
 use switchboard_actors::domain::page::PageRequest;
-use switchboard_actors::events::Origin;
 use switchboard_actors::ids::WorkspaceId;
-use switchboard_actors::outbound::OutboundSettings;
-use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::store::Store;
 use switchboard_actors::workspace::search::tokenize;
 use switchboard_actors::workspace::ContactMsg;
@@ -156,28 +152,6 @@ fn percentiles(mut samples: Vec<Duration>) -> String {
     )
 }
 
-async fn registry(store: &Store) -> Registry {
-    let outlets = Outlets::new(
-        store.clone(),
-        Arc::new(SystemClock),
-        DeliverySettings::default(),
-        OutboundSettings::default(),
-    )
-    .expect("outlets");
-    Registry::start(
-        store.clone(),
-        Arc::new(SystemClock),
-        outlets,
-        RegistrySettings {
-            idle_after: Duration::from_secs(3600),
-            call_timeout: Duration::from_secs(60),
-            ai: switchboard_actors::ai::Ai::rules(Duration::from_secs(20)),
-        },
-    )
-    .await
-    .expect("registry")
-}
-
 #[tokio::main]
 async fn main() {
     // `cargo test --all-targets` runs bench targets too; measure only under `cargo bench`.
@@ -192,7 +166,7 @@ async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
     let ws = WorkspaceId::generate();
-    let reg = registry(&store).await;
+    let reg = common::registry(&store, Duration::from_secs(3600)).await;
 
     let started = Instant::now();
     let mut pending = Vec::new();
@@ -201,16 +175,7 @@ async fn main() {
         let reg = reg.clone();
         let ws = ws.clone();
         pending.push(tokio::spawn(async move {
-            reg.call(&ws, |r| {
-                ContactMsg::Create {
-                    origin: Origin::system(),
-                    new: new.clone(),
-                    reply: r,
-                }
-                .into()
-            })
-            .await
-            .expect("create")
+            common::create_contact(&reg, &ws, &new).await
         }));
         if pending.len() >= 256 {
             for p in pending.drain(..) {
@@ -234,7 +199,7 @@ async fn main() {
     settle().await;
     let before = rss_bytes();
     let (bytes_before, blocks_before, in_blocks_before) = held();
-    let reg = registry(&store).await;
+    let reg = common::registry(&store, Duration::from_secs(3600)).await;
     let started = Instant::now();
     reg.actor(&ws).await.expect("actor loads");
     let reload = started.elapsed();

@@ -8,6 +8,9 @@
 //! `cargo bench --bench delivery` (EVENTS_PER_SEC, SECONDS, ENDPOINT_EVENTS, BACKLOG to
 //! change; SKIP_FANOUT=1 skips part 2).
 
+mod common;
+use common::env;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,13 +22,6 @@ use serde_json::{json, Value};
 use switchboard::config::Settings;
 
 type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 async fn receiver(slow: bool) -> (String, Arrivals, Arc<std::sync::atomic::AtomicU64>) {
     let arrivals: Arrivals = Arc::default();

@@ -3,28 +3,19 @@
 //!
 //! `cargo bench --bench orders_throughput` (ORDERS, WORKSPACES, CONCURRENCY to change).
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use switchboard_actors::clock::SystemClock;
-use switchboard_actors::delivery::DeliverySettings;
 use switchboard_actors::domain::contact::{ContactInput, NewContact};
 use switchboard_actors::domain::order::{NewOrder, NewOrderInput};
 use switchboard_actors::events::Origin;
 use switchboard_actors::ids::WorkspaceId;
-use switchboard_actors::outbound::OutboundSettings;
-use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::store::Store;
-use switchboard_actors::workspace::{ContactMsg, OrderMsg};
+use switchboard_actors::workspace::OrderMsg;
 use tokio::sync::Semaphore;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 #[tokio::main]
 async fn main() {
@@ -33,30 +24,12 @@ async fn main() {
         println!("run with cargo bench to measure");
         return;
     }
-    let orders = env("ORDERS", 10_000);
-    let workspaces = env("WORKSPACES", 100);
-    let concurrency = env("CONCURRENCY", 256);
+    let orders = common::env("ORDERS", 10_000) as usize;
+    let workspaces = common::env("WORKSPACES", 100) as usize;
+    let concurrency = common::env("CONCURRENCY", 256) as usize;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
-    let outlets = Outlets::new(
-        store.clone(),
-        Arc::new(SystemClock),
-        DeliverySettings::default(),
-        OutboundSettings::default(),
-    )
-    .expect("outlets");
-    let reg = Registry::start(
-        store.clone(),
-        Arc::new(SystemClock),
-        outlets,
-        RegistrySettings {
-            idle_after: Duration::from_secs(3600),
-            call_timeout: Duration::from_secs(60),
-            ai: switchboard_actors::ai::Ai::rules(Duration::from_secs(20)),
-        },
-    )
-    .await
-    .expect("registry");
+    let reg = common::registry(&store, Duration::from_secs(3600)).await;
 
     let mut targets = Vec::new();
     for _ in 0..workspaces {
@@ -65,17 +38,7 @@ async fn main() {
             serde_json::from_value(json!({"first_name": "Ann", "phone": "+15550100"}))
                 .expect("input");
         let new = NewContact::parse(input).expect("valid");
-        let c = reg
-            .call(&ws, |r| {
-                ContactMsg::Create {
-                    origin: Origin::system(),
-                    new: new.clone(),
-                    reply: r,
-                }
-                .into()
-            })
-            .await
-            .expect("contact");
+        let c = common::create_contact(&reg, &ws, &new).await;
         targets.push((ws, c.id));
     }
     let order = |contact: switchboard_actors::ids::ContactId| {

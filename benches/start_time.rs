@@ -8,6 +8,9 @@
 //!
 //! `cargo bench --bench start_time` (RECORDS, ENDPOINTS to change).
 
+mod common;
+use common::env;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,13 +22,6 @@ use switchboard_actors::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
 use switchboard_actors::store::{Batch, Store};
 
 const ADMIN_TOKEN: &str = "bench-admin-token-0123456789";
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The service as its own process on free ports, as an operator runs it.
 struct Service {

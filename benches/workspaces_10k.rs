@@ -2,19 +2,16 @@
 //! passivate, and after a second round (which shows freed memory is reused, not leaked).
 //! `cargo bench --bench workspaces_10k` (WORKSPACES, IDLE_MS to change).
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use switchboard_actors::clock::SystemClock;
-use switchboard_actors::delivery::DeliverySettings;
 use switchboard_actors::domain::contact::{ContactInput, NewContact};
-use switchboard_actors::events::Origin;
 use switchboard_actors::ids::WorkspaceId;
-use switchboard_actors::outbound::OutboundSettings;
-use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
+use switchboard_actors::registry::Registry;
 use switchboard_actors::store::Store;
-use switchboard_actors::workspace::ContactMsg;
 use tokio::sync::Semaphore;
 
 /// The same allocator as the service binary, which gives freed pages back to the system.
@@ -31,13 +28,6 @@ fn rss_mib() -> f64 {
     pages * 4096.0 / 1048576.0
 }
 
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// Touches `n` new workspaces (one durable contact each); answers how long it took.
 async fn touch(reg: &Registry, n: usize, new: &NewContact) -> Duration {
     let gate = Arc::new(Semaphore::new(256));
@@ -48,16 +38,7 @@ async fn touch(reg: &Registry, n: usize, new: &NewContact) -> Duration {
         tasks.push(tokio::spawn(async move {
             let _permit = gate.acquire_owned().await.expect("gate");
             let ws = WorkspaceId::generate();
-            reg.call(&ws, |r| {
-                ContactMsg::Create {
-                    origin: Origin::system(),
-                    new: new.clone(),
-                    reply: r,
-                }
-                .into()
-            })
-            .await
-            .expect("create");
+            common::create_contact(&reg, &ws, &new).await;
         }));
     }
     for t in tasks {
@@ -81,29 +62,11 @@ async fn main() {
         println!("run with cargo bench to measure");
         return;
     }
-    let n = env("WORKSPACES", 10_000) as usize;
-    let idle = Duration::from_millis(env("IDLE_MS", 3_000));
+    let n = common::env("WORKSPACES", 10_000) as usize;
+    let idle = Duration::from_millis(common::env("IDLE_MS", 3_000));
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
-    let outlets = Outlets::new(
-        store.clone(),
-        Arc::new(SystemClock),
-        DeliverySettings::default(),
-        OutboundSettings::default(),
-    )
-    .expect("outlets");
-    let reg = Registry::start(
-        store.clone(),
-        Arc::new(SystemClock),
-        outlets,
-        RegistrySettings {
-            idle_after: idle,
-            call_timeout: Duration::from_secs(60),
-            ai: switchboard_actors::ai::Ai::rules(Duration::from_secs(20)),
-        },
-    )
-    .await
-    .expect("registry");
+    let reg = common::registry(&store, idle).await;
     let base = rss_mib();
     let input: ContactInput =
         serde_json::from_value(json!({"first_name": "Ann", "email": "ann@example.com"}))
