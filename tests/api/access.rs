@@ -9,17 +9,6 @@ use switchboard_actors::clock::ManualClock;
 
 const WORKSPACE_HEADER: &str = "X-Service-Workspace";
 
-const ALL_PERMISSIONS: [&str; 8] = [
-    "contacts",
-    "inbox",
-    "calendar",
-    "orders",
-    "business_pages",
-    "call_agent",
-    "campaigns",
-    "integrations",
-];
-
 /// A number no other call in this binary has used, for names that must be unique.
 fn unique() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(1);
@@ -201,7 +190,7 @@ async fn an_idempotent_replay_never_bypasses_authentication_or_permissions() {
     let again = post(&admin, "/custom-fields", field.clone()).await;
     assert_eq!(first.created(), again.created());
     let r = post(&member, "/custom-fields", field).await;
-    r.expect_error(403, "insufficient_permissions");
+    forbidden(r);
 
     let key = &new_key(&app).await;
     let once = json!({"name": "once"});
@@ -289,7 +278,7 @@ async fn a_user_in_two_workspaces_acts_on_the_one_the_header_names_with_the_role
     let field = json!({"label": "Shoe size"});
     post(&b, "/custom-fields", field.clone()).await.expect(201);
     let r = post(&a, "/custom-fields", field).await;
-    r.expect_error(403, "insufficient_permissions");
+    forbidden(r);
 }
 
 #[tokio::test]
@@ -340,7 +329,7 @@ async fn an_id_from_another_workspace_answers_404_not_found_never_403() {
         in_ws(&app, &token, &a, Method::GET, &field_b, Value::Null).await,
     ];
     for r in attempts {
-        r.expect_error(404, "not_found");
+        not_found(r);
     }
     // Nothing in B changed, and B itself still sees both records.
     let after = tag_names(&app.get_as(&key_b, "/tags").await.expect(200));
@@ -573,7 +562,7 @@ async fn membership_and_token_calls_refuse_users_and_workspaces_that_do_not_exis
     let body = json!({"user_id": user, "role": "member", "permissions": ["contacts"]});
     let elsewhere = "/admin/workspaces/ws_doesnotexist/members";
     let r = app.admin_post(elsewhere, body.clone()).await;
-    r.expect_error(404, "not_found");
+    not_found(r);
     let r = app.admin_post(&members, body).await.expect(201);
     assert_eq!(r.body["role"], "member");
 
@@ -583,7 +572,7 @@ async fn membership_and_token_calls_refuse_users_and_workspaces_that_do_not_exis
         async move { app.admin_post(&path, json!({"expires_in": 60})).await }
     };
     let r = token("usr_doesnotexist").await;
-    r.expect_error(404, "not_found");
+    not_found(r);
     let r = token(&user).await.expect(201);
     assert_eq!(r.body["object"], "access_token");
     let token = r.body["access_token"].as_str().unwrap();
@@ -646,7 +635,7 @@ async fn the_cli_sets_up_a_member_whose_token_has_exactly_the_given_permissions(
     app.get_as(token, "/tags").await.expect(200);
     let body = json!({"label": "No"});
     let r = app.post_as(token, "/custom-fields", body).await;
-    r.expect_error(403, "insufficient_permissions");
+    forbidden(r);
 }
 
 #[tokio::test]

@@ -56,9 +56,10 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
 
     let member = app.member_token("member", &["inbox"]).await;
     app.get_as(&member, "/ai-settings").await.expect(200);
-    app.patch_as(&member, "/ai-settings", json!({"enabled": false}))
-        .await
-        .expect_error(403, "insufficient_permissions");
+    forbidden(
+        app.patch_as(&member, "/ai-settings", json!({"enabled": false}))
+            .await,
+    );
 
     let changed = app
         .patch("/ai-settings", json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}))
@@ -541,7 +542,6 @@ mod timers {
     #[tokio::test]
     async fn a_pending_follow_up_fires_once_after_kill_9() {
         let dir = tempfile::tempdir().unwrap();
-        let client = reqwest::Client::new();
         let mut server = launch(dir.path(), &[], &[]).await;
         let key = server.key.clone().unwrap();
         server
@@ -552,45 +552,24 @@ mod timers {
                 json!({"followup_after": "2s"}),
             )
             .await;
-        let r: Value = server
-            .send(
-                reqwest::Method::POST,
+        let r = server
+            .post_json(
                 &key,
                 "/chat",
                 json!({"message": "hello", "contact": {"phone": "+15550100"}}),
             )
-            .await
-            .json()
-            .await
-            .unwrap();
+            .await;
         let conversation = r["conversationId"].as_u64().unwrap();
-        server.child.start_kill().unwrap();
-        server.child.wait().await.unwrap();
+        server.kill_9().await;
         crate::store_safety::assert_store_checks(dir.path());
 
         let server = launch(dir.path(), &[], &[]).await;
-        let url = server.url(&format!("/conversations/{conversation}/messages"));
+        let path = format!("/conversations/{conversation}/messages");
         let count = async || -> usize {
-            let v: Value = client
-                .get(&url)
-                .bearer_auth(&key)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let v = server.get_json(&key, &path).await;
             v["data"].as_array().unwrap().len()
         };
-        for _ in 0..250 {
-            if count().await == 3 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert_eq!(count().await, 3, "the follow-up went out after the restart");
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        assert_eq!(count().await, 3, "once");
+        happens_once("the follow-up went out after the restart", 3, count).await;
     }
 
     #[tokio::test]

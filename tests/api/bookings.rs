@@ -116,12 +116,7 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     assert_eq!(again["customer_name"], "Anne Lee");
     assert_eq!(again["status"], "confirmed");
 
-    let outsider = app.member_token("member", &["contacts"]).await;
-    app.get_as(&outsider, "/bookings")
-        .await
-        .expect_error(403, "insufficient_permissions");
-    let booker = app.member_token("member", &["calendar"]).await;
-    app.get_as(&booker, "/bookings").await.expect(200);
+    assert_read_needs(&app, "/bookings", &["contacts"], &["calendar"]).await;
 }
 
 #[tokio::test]
@@ -136,38 +131,31 @@ async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
             json!({"contact_id": who, "service": "Visit", "starts_at": format!("2030-01-0{day}T09:00:00Z"), "duration_minutes": 30}),
         )
         .await;
-        ids.push(b["id"].clone());
+        ids.push(id(&b));
     }
     app.put(&format!("/bookings/{}/status", ids[2]), json!({"status": "confirmed"}))
     .await
     .expect(200);
-    let ids_of = |r: Resp| {
-        listed(r)
-            .iter()
-            .map(|v| v["id"].clone())
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
-        ids_of(app.get("/bookings").await),
-        [ids[2].clone(), ids[1].clone(), ids[0].clone()]
+        listed_ids(app.get("/bookings").await),
+        [ids[2], ids[1], ids[0]]
     );
     assert_eq!(
-        ids_of(
-            app.get(&format!("/bookings?contact_id={ann}"))
-                .await
-        ),
-        [ids[2].clone(), ids[0].clone()]
+        listed_ids(app.get(&format!("/bookings?contact_id={ann}")).await),
+        [ids[2], ids[0]]
     );
     assert_eq!(
-        ids_of(app.get("/bookings?status=confirmed").await),
-        [ids[2].clone()]
+        listed_ids(app.get("/bookings?status=confirmed").await),
+        [ids[2]]
     );
     assert_eq!(
-        ids_of(
-            app.get("/bookings?starts_after=2030-01-02T09:00:00Z&starts_before=2030-01-03T09:00:00Z")
+        listed_ids(
+            app.get(
+                "/bookings?starts_after=2030-01-02T09:00:00Z&starts_before=2030-01-03T09:00:00Z"
+            )
             .await
         ),
-        [ids[2].clone(), ids[1].clone()]
+        [ids[2], ids[1]]
     );
     app.get("/bookings?starts_after=soon")
         .await
@@ -248,15 +236,12 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
         .await
         .ok();
     assert_eq!(cancelled["status"], "cancelled");
-    app.post(&format!("{path}/cancel"), json!({}))
-        .await
-        .expect_error(409, "conflict");
-    app.put(&format!("{path}/status"), json!({"status": "confirmed"}))
-    .await
-    .expect_error(409, "conflict");
-    app.patch(&path, json!({"notes": "late"}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&format!("{path}/cancel"), json!({})).await);
+    conflict(
+        app.put(&format!("{path}/status"), json!({"status": "confirmed"}))
+            .await,
+    );
+    conflict(app.patch(&path, json!({"notes": "late"})).await);
 
     let events = rx.wait_for(9).await;
     assert_eq!(
@@ -498,17 +483,9 @@ async fn an_appointment_reminder_armed_before_kill_9_goes_out_once_after_the_res
             json!({"appointment_reminders": ["1h"]}),
         )
         .await;
-    let ann: Value = server
-        .send(
-            Method::POST,
-            &key,
-            "/contacts",
-            json!({"first_name": "Ann"}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+    let ann = server
+        .post_json(&key, "/contacts", json!({"first_name": "Ann"}))
+        .await;
     let starts = chrono::Utc::now() + chrono::Duration::seconds(3600 + 2);
     server
         .send(
@@ -518,8 +495,7 @@ async fn an_appointment_reminder_armed_before_kill_9_goes_out_once_after_the_res
             json!({"contact_id": ann["id"], "service": "Visit", "starts_at": starts.to_rfc3339(), "duration_minutes": 30}),
         )
         .await;
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
 
     let server = launch(dir.path(), &[], &[]).await;
     let count = async || {
@@ -535,15 +511,7 @@ async fn an_appointment_reminder_armed_before_kill_9_goes_out_once_after_the_res
             .as_array()
             .map_or(0, |a| a.len())
     };
-    for _ in 0..300 {
-        if count().await == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(count().await, 1, "the reminder went out after the restart");
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(count().await, 1, "once");
+    happens_once("the reminder went out after the restart", 1, count).await;
 }
 
 #[tokio::test]
@@ -583,36 +551,20 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
     assert_eq!(moved["contact_id"], primary);
     assert_eq!(moved["customer_name"], "Primary");
     assert_eq!(
-        listed(
-            app.get(&format!("/bookings?contact_id={primary}"))
-                .await
-        )
-        .len(),
+        list_len(&app, &format!("/bookings?contact_id={primary}")).await,
         1
     );
     assert_eq!(
-        listed(
-            app.get(&format!("/bookings?contact_id={secondary}"))
-                .await
-        )
-        .len(),
+        list_len(&app, &format!("/bookings?contact_id={secondary}")).await,
         1,
         "the old id follows the merge"
     );
     assert_eq!(
-        listed(
-            app.get(&format!("/orders?contact_id={primary}"))
-                .await
-        )
-        .len(),
+        list_len(&app, &format!("/orders?contact_id={primary}")).await,
         1
     );
     assert_eq!(
-        listed(
-            app.get(&format!("/reminders?contact_id={primary}"))
-                .await
-        )
-        .len(),
+        list_len(&app, &format!("/reminders?contact_id={primary}")).await,
         1
     );
     rx.wait_for(1).await;

@@ -86,12 +86,7 @@ async fn a_call_is_checked_field_by_field_and_answers_the_record() {
     );
     not_found(app.get("/calls/999").await);
 
-    let outsider = app.member_token("member", &["contacts"]).await;
-    app.get_as(&outsider, "/calls")
-        .await
-        .expect_error(403, "insufficient_permissions");
-    let agent = app.member_token("member", &["call_agent"]).await;
-    app.get_as(&agent, "/calls").await.expect(200);
+    assert_read_needs(&app, "/calls", &["contacts"], &["call_agent"]).await;
 }
 
 #[tokio::test]
@@ -212,11 +207,7 @@ async fn lists_filter_by_contact_and_outcome_and_merges_move_calls() {
         .ok();
     assert_eq!(moved["contact_id"], first);
     assert_eq!(
-        listed(
-            app.get(&format!("/calls?contact_id={first}"))
-                .await
-        )
-        .len(),
+        list_len(&app, &format!("/calls?contact_id={first}")).await,
         3
     );
 }

@@ -91,14 +91,6 @@ fn rand_suffix() -> u32 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-async fn tag_id(app: &TestApp, name: &str) -> Value {
-    listed(app.get("/tags?limit=100").await)
-        .into_iter()
-        .find(|t| t["name"] == name)
-        .expect("the tag exists")["id"]
-        .clone()
-}
-
 async fn opt_out(app: &TestApp, contact: u64) {
     app.put(&format!("/contacts/{contact}/dnc"), json!({"do_not_contact": true}))
     .await
@@ -117,6 +109,38 @@ async fn set_allowance(app: &TestApp, allowance: u64) {
 async fn send(app: &TestApp, id: &Value, body: Value) -> Resp {
     app.post(&format!("/campaigns/{id}/send"), body)
         .await
+}
+
+/// Waits (up to `limit`) until the campaign at `path` on `server` is completed; the
+/// campaign then.
+async fn completed_on(server: &Server, key: &str, path: &str, limit: Duration) -> Value {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let now = server.get_json(key, path).await;
+        if now["status"] == "completed" {
+            return now;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Checks that `server` holds `recipients` conversations and that each holds exactly
+/// one message: the campaign reached every recipient once.
+async fn each_got_the_campaign_once(server: &Server, key: &str, recipients: usize) {
+    let conversations = server.get_json(key, "/conversations?limit=100").await;
+    let all = conversations["data"].as_array().unwrap();
+    assert_eq!(all.len(), recipients);
+    for conv in all {
+        let messages = server
+            .get_json(key, &format!("/conversations/{}/messages", conv["id"]))
+            .await;
+        assert_eq!(
+            messages["data"].as_array().unwrap().len(),
+            1,
+            "each recipient got the campaign exactly once"
+        );
+    }
 }
 
 #[tokio::test]
@@ -144,7 +168,7 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
         .await
         .ok();
     assert_eq!(changed["name"], "Spring sale");
-    assert_eq!(listed(app.get("/campaigns").await).len(), 1);
+    assert_eq!(list_len(&app, "/campaigns").await, 1);
 
     let other = new_campaign(&app, json!({"name": "Gone", "text": "x", "channel": "sms"})).await;
     let gone = app
@@ -155,17 +179,11 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
         gone,
         json!({"object": "campaign", "id": other["id"], "deleted": true})
     );
-    app.get(&format!("/campaigns/{}", other["id"]))
-        .await
-        .expect_error(404, "not_found");
+    not_found(app.get(&format!("/campaigns/{}", other["id"])).await);
 
     send(&app, &c["id"], json!({})).await.expect(200);
-    app.patch(&path, json!({"name": "late"}))
-        .await
-        .expect_error(409, "conflict");
-    app.delete(&path)
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.patch(&path, json!({"name": "late"})).await);
+    conflict(app.delete(&path).await);
 }
 
 #[tokio::test]
@@ -201,9 +219,13 @@ async fn a_campaign_checks_its_fields_audience_and_permission() {
         .as_str()
         .unwrap()
         .contains("audience.tags[0]"));
-    app.post("/campaigns", json!({"name": "a", "text": "b", "channel": "sms", "audience": {"stage_id": 999999}}))
-    .await
-    .expect_error(404, "not_found");
+    not_found(
+        app.post(
+            "/campaigns",
+            json!({"name": "a", "text": "b", "channel": "sms", "audience": {"stage_id": 999999}}),
+        )
+        .await,
+    );
     let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
     send(
         &app,
@@ -212,12 +234,7 @@ async fn a_campaign_checks_its_fields_audience_and_permission() {
     )
     .await
     .expect(422);
-    let member = app.member_token("member", &["contacts", "inbox"]).await;
-    app.get_as(&member, "/campaigns")
-        .await
-        .expect_error(403, "insufficient_permissions");
-    let allowed = app.member_token("member", &["campaigns"]).await;
-    app.get_as(&allowed, "/campaigns").await.expect(200);
+    assert_read_needs(&app, "/campaigns", &["contacts", "inbox"], &["campaigns"]).await;
 }
 
 #[tokio::test]
@@ -235,7 +252,7 @@ async fn five_thousand_recipients_through_the_relay_with_exact_stats_and_credit_
     for contact in &members[..150] {
         opt_out(&app, *contact).await;
     }
-    let vip = tag_id(&app, "vip").await;
+    let vip = tag_named(&app, "vip").await["id"].clone();
     let c = new_campaign(
         &app,
         json!({"name": "VIP", "text": "Early access", "channel": "chan_a", "audience": {"tags": [vip]}}),
@@ -323,9 +340,7 @@ async fn cancelling_follows_the_states_and_stops_what_is_queued() {
     contacts(&app, 5, json!({})).await;
     let c = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
     let cancel = format!("/campaigns/{}/cancel", c["id"]);
-    app.post(&cancel, json!({}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&cancel, json!({})).await);
 
     send(&app, &c["id"], json!({})).await.expect(200);
     let cancelled = app
@@ -348,9 +363,7 @@ async fn cancelling_follows_the_states_and_stops_what_is_queued() {
         "nothing cancelled is sent later"
     );
     hooks.stays_at(0, Duration::from_millis(100)).await;
-    app.post(&cancel, json!({}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&cancel, json!({})).await);
     send(&app, &c["id"], json!({}))
         .await
         .expect_error(409, "conflict");
@@ -439,58 +452,37 @@ async fn a_scheduled_campaign_fires_once_after_kill_9_and_a_restart() {
     let env = [("SWITCHBOARD_CAMPAIGN_RATE", "1000")];
     let mut server = launch(dir.path(), &env, &[]).await;
     let key = server.key.clone().unwrap();
-    let post = async |server: &Server, path: &str, body: Value| -> Value {
-        let r = server.send(Method::POST, &key, path, body).await;
-        r.json().await.unwrap()
-    };
     for i in 0..3 {
-        post(&server, "/contacts", json!({"first_name": format!("P{i}")})).await;
+        server
+            .post_json(&key, "/contacts", json!({"first_name": format!("P{i}")}))
+            .await;
     }
-    let c = post(
-        &server,
-        "/campaigns",
-        json!({"name": "Later", "text": "Now", "channel": "api"}),
-    )
-    .await;
+    let c = server
+        .post_json(
+            &key,
+            "/campaigns",
+            json!({"name": "Later", "text": "Now", "channel": "api"}),
+        )
+        .await;
     let at = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
-    let scheduled = post(
-        &server,
-        &format!("/campaigns/{}/send", c["id"]),
-        json!({"scheduled_at": at}),
-    )
-    .await;
+    let scheduled = server
+        .post_json(
+            &key,
+            &format!("/campaigns/{}/send", c["id"]),
+            json!({"scheduled_at": at}),
+        )
+        .await;
     assert_eq!(scheduled["status"], "scheduled", "{scheduled}");
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
 
     tokio::time::sleep(Duration::from_secs(2)).await;
     let server = launch(dir.path(), &env, &[]).await;
     let path = format!("/campaigns/{}", c["id"]);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    let done = loop {
-        let now = server.get_json(&key, &path).await;
-        if now["status"] == "completed" {
-            break now;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{now}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let done = completed_on(&server, &key, &path, Duration::from_secs(15)).await;
     assert_eq!(done["stats"]["sent"], 3);
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let conversations = server.get_json(&key, "/conversations?limit=100").await;
-    let all = conversations["data"].as_array().unwrap();
-    assert_eq!(all.len(), 3);
-    for conv in all {
-        let messages = server
-            .get_json(&key, &format!("/conversations/{}/messages", conv["id"]))
-            .await;
-        assert_eq!(
-            messages["data"].as_array().unwrap().len(),
-            1,
-            "each recipient got the campaign exactly once"
-        );
-    }
+    each_got_the_campaign_once(&server, &key, 3).await;
 }
 
 #[tokio::test]
@@ -499,15 +491,15 @@ async fn a_campaign_cut_off_by_kill_9_resumes_and_reaches_everyone_once() {
     let env = [("SWITCHBOARD_CAMPAIGN_RATE", "40")];
     let mut server = launch(dir.path(), &env, &[]).await;
     let key = server.key.clone().unwrap();
-    let post = async |server: &Server, path: &str, body: Value| -> Value {
-        let r = server.send(Method::POST, &key, path, body).await;
-        r.json().await.unwrap()
-    };
     let total = 60;
     for i in 0..total {
-        post(&server, "/contacts", json!({"first_name": format!("K{i}")})).await;
+        server
+            .post_json(&key, "/contacts", json!({"first_name": format!("K{i}")}))
+            .await;
     }
-    let dnc = post(&server, "/contacts", json!({"first_name": "No"})).await;
+    let dnc = server
+        .post_json(&key, "/contacts", json!({"first_name": "No"}))
+        .await;
     let opted = server
         .send(
             Method::PUT,
@@ -517,14 +509,17 @@ async fn a_campaign_cut_off_by_kill_9_resumes_and_reaches_everyone_once() {
         )
         .await;
     assert_eq!(opted.status(), 200);
-    let c = post(
-        &server,
-        "/campaigns",
-        json!({"name": "Cut", "text": "Once", "channel": "api"}),
-    )
-    .await;
+    let c = server
+        .post_json(
+            &key,
+            "/campaigns",
+            json!({"name": "Cut", "text": "Once", "channel": "api"}),
+        )
+        .await;
     let path = format!("/campaigns/{}", c["id"]);
-    post(&server, &format!("{path}/send"), json!({})).await;
+    server
+        .post_json(&key, &format!("{path}/send"), json!({}))
+        .await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let now = server.get_json(&key, &path).await;
@@ -536,8 +531,7 @@ async fn a_campaign_cut_off_by_kill_9_resumes_and_reaches_everyone_once() {
         assert!(tokio::time::Instant::now() < deadline, "{now}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
 
     let server = launch(dir.path(), &env, &[]).await;
@@ -559,34 +553,14 @@ async fn a_campaign_cut_off_by_kill_9_resumes_and_reaches_everyone_once() {
         .await;
     assert_eq!(skipped["data"][0]["contact_id"], dnc["id"]);
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let done = loop {
-        let now = server.get_json(&key, &path).await;
-        if now["status"] == "completed" {
-            break now;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{now}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let done = completed_on(&server, &key, &path, Duration::from_secs(20)).await;
     assert_eq!(done["stats"]["sent"], total);
     assert_eq!(done["stats"]["skipped_do_not_contact"], 1);
     let sent = server
         .get_json(&key, &format!("{recipients_path}&status=sent"))
         .await;
     assert_eq!(sent["data"].as_array().unwrap().len(), total as usize);
-    let conversations = server.get_json(&key, "/conversations?limit=100").await;
-    let all = conversations["data"].as_array().unwrap();
-    assert_eq!(all.len(), total as usize);
-    for conv in all {
-        let messages = server
-            .get_json(&key, &format!("/conversations/{}/messages", conv["id"]))
-            .await;
-        assert_eq!(
-            messages["data"].as_array().unwrap().len(),
-            1,
-            "each recipient got the campaign exactly once"
-        );
-    }
+    each_got_the_campaign_once(&server, &key, total as usize).await;
 }
 
 #[tokio::test]

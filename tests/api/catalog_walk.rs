@@ -55,6 +55,22 @@ async fn created(app: &TestApp, path: &str, body: Value) -> Value {
     app.post(path, body).await.created()
 }
 
+/// Tags `contact` with `tag`, then makes `campaign` (a name, text and channel) with that
+/// tag as its audience and sends it.
+async fn send_to_tag(app: &TestApp, contact: &Value, tag: &str, mut campaign: Value) {
+    app.post(
+        &format!("/contacts/{}/tags", id(contact)),
+        json!({"tags": [tag]}),
+    )
+    .await
+    .ok();
+    campaign["audience"] = json!({"tags": [id(&tag_named(app, tag).await)]});
+    let campaign = created(app, "/campaigns", campaign).await;
+    app.post(&format!("/campaigns/{}/send", id(&campaign)), json!({}))
+        .await
+        .ok();
+}
+
 fn soon(seconds: i64) -> String {
     (chrono::Utc::now() + chrono::Duration::seconds(seconds)).to_rfc3339()
 }
@@ -233,44 +249,16 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     received(&rx, "channel.reconnected").await;
 
     // Campaigns: one on the api channel that Bea answers, one whose relay fails.
-    app
-        .post(&at(&bea, "/tags"), json!({"tags": ["news"]}))
-        .await.ok();
-    let news_tag = listed(app.get("/tags").await)
-        .into_iter()
-        .find(|t| t["name"] == "news")
-        .unwrap();
-    let campaign = created(
-        &app,
-        "/campaigns",
-        json!({"name": "News", "text": "Hello", "channel": "api", "audience": {"tags": [id(&news_tag)]}}),
-    )
-    .await;
-    app
-        .post(&format!("/campaigns/{}/send", id(&campaign)), json!({}))
-        .await.ok();
+    let news = json!({"name": "News", "text": "Hello", "channel": "api"});
+    send_to_tag(&app, &bea, "news", news).await;
     received(&rx, "campaign.completed").await;
     app.post("/messages", json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}))
     .await
     .expect(202);
     received(&rx, "campaign_recipient.replied").await;
     relay.respond_with(500);
-    app
-        .post(&at(&dee, "/tags"), json!({"tags": ["relay"]}))
-        .await.ok();
-    let relay_tag = listed(app.get("/tags").await)
-        .into_iter()
-        .find(|t| t["name"] == "relay")
-        .unwrap();
-    let failing = created(
-        &app,
-        "/campaigns",
-        json!({"name": "Relay", "text": "Hi", "channel": "chan_c", "audience": {"tags": [id(&relay_tag)]}}),
-    )
-    .await;
-    app
-        .post(&format!("/campaigns/{}/send", id(&failing)), json!({}))
-        .await.ok();
+    let failing = json!({"name": "Relay", "text": "Hi", "channel": "chan_c"});
+    send_to_tag(&app, &dee, "relay", failing).await;
     received(&rx, "campaign_recipient.failed").await;
     app
         .delete(&format!("/channels/{}", channel["id"].as_str().unwrap()))

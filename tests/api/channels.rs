@@ -158,12 +158,8 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
         deleted,
         json!({"object": "channel", "id": id, "deleted": true})
     );
-    app.get(&format!("/channels/{id}"))
-        .await
-        .expect_error(404, "not_found");
-    app.delete(&format!("/channels/{id}"))
-        .await
-        .expect_error(404, "not_found");
+    not_found(app.get(&format!("/channels/{id}")).await);
+    not_found(app.delete(&format!("/channels/{id}")).await);
     let event = rx.wait_for(1).await[0].json();
     assert_eq!(event["type"], "channel.disconnected");
     assert_eq!(event["data"]["id"], id.as_str());
@@ -176,18 +172,11 @@ async fn unknown_or_foreign_ids_are_not_found_and_members_need_integrations() {
     let app = spawn_app().await;
     let id = connected(&app, "chan_a").await;
     for path in ["/channels/ch_unknown", "/channels/42"] {
-        app.get(path).await.expect_error(404, "not_found");
+        not_found(app.get(path).await);
     }
     let (_, other_key) = app.new_workspace("Other").await;
-    app.get_as(&other_key, &format!("/channels/{id}"))
-        .await
-        .expect_error(404, "not_found");
-    let member = app.member_token("member", &["contacts"]).await;
-    app.get_as(&member, "/channels")
-        .await
-        .expect_error(403, "insufficient_permissions");
-    let allowed = app.member_token("member", &["integrations"]).await;
-    app.get_as(&allowed, "/channels").await.expect(200);
+    not_found(app.get_as(&other_key, &format!("/channels/{id}")).await);
+    assert_read_needs(&app, "/channels", &["contacts"], &["integrations"]).await;
 }
 
 #[tokio::test]

@@ -57,8 +57,7 @@ impl Nodes {
 
     async fn kill(&mut self, i: usize) {
         let mut server = self.nodes[i].take().expect("node running");
-        server.child.start_kill().unwrap();
-        server.child.wait().await.unwrap();
+        server.kill_9().await;
     }
 
     /// An operator request to node `i`, with the admin token.
@@ -78,13 +77,7 @@ impl Nodes {
 
     /// `GET /admin/cluster` of node `i`.
     async fn cluster(&self, i: usize) -> Value {
-        self.admin(i, Method::GET, "/admin/cluster")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        body_json(self.admin(i, Method::GET, "/admin/cluster")).await
     }
 
     /// The node holding `ws`, as node `i` sees the cluster.
@@ -165,14 +158,7 @@ async fn every_node_serves_every_workspace_and_each_name_is_created_once() {
     assert_eq!(view["engine"], "postgres");
     assert_eq!(view["node"], "node-0");
     assert_eq!(view["nodes"].as_array().unwrap().len(), 3);
-    let metrics = cluster
-        .admin(2, Method::GET, "/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = body_text(cluster.admin(2, Method::GET, "/metrics")).await;
     assert!(metrics.contains("switchboard_cluster_fenced_commits_total"));
     assert!(
         metrics
@@ -466,14 +452,8 @@ async fn a_legacy_message_for_an_unreachable_owner_answers_503_with_a_message() 
 async fn a_key_made_on_one_node_works_on_another_and_its_revocation_reaches_every_node() {
     let cluster = Nodes::start(2, &[]).await;
     let ws = workspace_of(cluster.node(0), &cluster.key).await;
-    let made: Value = cluster
-        .admin(0, Method::POST, &format!("/admin/workspaces/{ws}/api-keys"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let keys = format!("/admin/workspaces/{ws}/api-keys");
+    let made = body_json(cluster.admin(0, Method::POST, &keys)).await;
     let fresh = made["api_key"].as_str().unwrap().to_string();
     let status_on = |node: usize| {
         let (url, key) = (cluster.node(node).url("/tags"), fresh.clone());

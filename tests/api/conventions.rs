@@ -55,12 +55,13 @@ async fn a_body_that_is_not_an_object_is_422() {
 #[tokio::test]
 async fn a_non_json_content_type_is_400() {
     let app = spawn_app().await;
-    app.call(Method::POST, "/tags")
-        .token(&app.key)
-        .header("content-type", "text/plain")
-        .send()
-        .await
-        .expect_error(400, "invalid_request");
+    bad_request(
+        app.call(Method::POST, "/tags")
+            .token(&app.key)
+            .header("content-type", "text/plain")
+            .send()
+            .await,
+    );
 }
 
 #[tokio::test]
@@ -87,18 +88,14 @@ async fn unknown_fields_and_wrong_types_are_422_with_the_field_path() {
 async fn an_invalid_path_id_is_400() {
     let app = spawn_app().await;
     for id in ["abc", "-1", "0", "1.5"] {
-        app.delete(&format!("/tags/{id}"))
-            .await
-            .expect_error(400, "invalid_request");
+        bad_request(app.delete(&format!("/tags/{id}")).await);
     }
 }
 
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405_in_the_error_envelope() {
     let app = spawn_app().await;
-    app.get("/no-such-thing")
-        .await
-        .expect_error(404, "not_found");
+    not_found(app.get("/no-such-thing").await);
     let r = app
         .client
         .get(format!("{}/nowhere", app.api))

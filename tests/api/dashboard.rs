@@ -19,6 +19,16 @@ fn browser() -> reqwest::Client {
         .unwrap()
 }
 
+/// GET `path` (from the operator address on) with the [`browser`], carrying the session
+/// `cookie` when there is one.
+async fn visit(server: &Server, path: &str, cookie: Option<&str>) -> reqwest::Response {
+    let mut req = browser().get(format!("{}{path}", server.admin));
+    if let Some(cookie) = cookie {
+        req = req.header(COOKIE, cookie);
+    }
+    req.send().await.unwrap()
+}
+
 /// Logs in with `token`; the session cookie (`name=value`) when it worked.
 async fn log_in(server: &Server, token: &str) -> (StatusCode, Option<String>, String) {
     let r = browser()
@@ -54,12 +64,7 @@ struct EventStream {
 
 impl EventStream {
     async fn open(server: &Server, cookie: &str) -> Self {
-        let response = browser()
-            .get(format!("{}/dashboard/events", server.admin))
-            .header(COOKIE, cookie)
-            .send()
-            .await
-            .unwrap();
+        let response = visit(server, "/dashboard/events", Some(cookie)).await;
         assert_eq!(response.status(), 200);
         assert_eq!(response.headers()[CONTENT_TYPE], "text/event-stream");
         Self {
@@ -120,7 +125,7 @@ fn total(scrape: &str, metric: &str) -> f64 {
 async fn the_admin_token_posted_from_the_form_buys_an_http_only_same_site_cookie() {
     let dir = tempfile::tempdir().unwrap();
     let server = launch(dir.path(), &[], &[]).await;
-    let page = browser().get(&server.admin).send().await.unwrap();
+    let page = visit(&server, "", None).await;
     assert_eq!(page.status(), 200);
     let policy = page.headers()["content-security-policy"]
         .to_str()
@@ -144,33 +149,21 @@ async fn the_admin_token_posted_from_the_form_buys_an_http_only_same_site_cookie
         "an API key is not the admin token"
     );
     // The token is never taken from a URL.
-    let in_url = browser()
-        .get(format!("{}/login?token={ADMIN_TOKEN}", server.admin))
-        .send()
-        .await
-        .unwrap();
+    let in_url = visit(&server, &format!("/login?token={ADMIN_TOKEN}"), None).await;
     assert_eq!(in_url.status(), 405);
 
     let (status, cookie, _) = log_in(&server, ADMIN_TOKEN).await;
     assert_eq!(status, 303);
     let cookie = cookie.expect("a session cookie");
     assert!(!cookie.contains(ADMIN_TOKEN));
-    let dashboard = browser()
-        .get(&server.admin)
-        .header(COOKIE, &cookie)
-        .send()
+    let dashboard = visit(&server, "", Some(&cookie))
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();
     assert!(dashboard.contains(r#"data-figure="requests_per_s""#));
 
-    let refused = browser()
-        .get(format!("{}/dashboard/events", server.admin))
-        .send()
-        .await
-        .unwrap();
+    let refused = visit(&server, "/dashboard/events", None).await;
     assert_eq!(refused.status(), 401, "the stream needs the session");
     let logout = browser()
         .post(format!("{}/logout", server.admin))
@@ -183,12 +176,7 @@ async fn the_admin_token_posted_from_the_form_buys_an_http_only_same_site_cookie
         .to_str()
         .unwrap()
         .contains("Max-Age=0"));
-    let after = browser()
-        .get(format!("{}/dashboard/events", server.admin))
-        .header(COOKIE, &cookie)
-        .send()
-        .await
-        .unwrap();
+    let after = visit(&server, "/dashboard/events", Some(&cookie)).await;
     assert_eq!(after.status(), 401, "a closed session admits nothing");
 }
 
@@ -197,25 +185,14 @@ async fn the_page_runs_only_files_from_the_binary() {
     let dir = tempfile::tempdir().unwrap();
     let server = launch(dir.path(), &[], &[]).await;
     let (_, cookie, _) = log_in(&server, ADMIN_TOKEN).await;
-    let page = browser()
-        .get(&server.admin)
-        .header(COOKIE, cookie.unwrap())
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = visit(&server, "", Some(&cookie.unwrap())).await;
+    let page = page.text().await.unwrap();
     for file in ["app.js", "chart.js", "style.css"] {
         assert!(
             page.contains(&format!("/dashboard/{file}")),
             "{file} linked"
         );
-        let r = browser()
-            .get(format!("{}/dashboard/{file}", server.admin))
-            .send()
-            .await
-            .unwrap();
+        let r = visit(&server, &format!("/dashboard/{file}"), None).await;
         assert_eq!(r.status(), 200);
         let kind = r.headers()[CONTENT_TYPE].to_str().unwrap().to_string();
         assert!(kind.starts_with("text/"), "{file}: {kind}");
@@ -298,15 +275,7 @@ async fn the_stream_shows_the_metrics_counters_and_moves_with_api_traffic() {
 
 /// GET with the admin token; the body.
 async fn direct_get(url: &str) -> String {
-    browser()
-        .get(url)
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    body_text(browser().get(url).bearer_auth(ADMIN_TOKEN)).await
 }
 
 #[tokio::test]

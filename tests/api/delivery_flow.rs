@@ -141,21 +141,8 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
     .await;
     let key = server.key.clone().unwrap();
     let client = reqwest::Client::new();
-    let created: serde_json::Value = server
-        .send(
-            reqwest::Method::POST,
-            &key,
-            "/webhooks",
-            json!({"url": rx.url, "events": ["tag.created"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let test_url = server.url(&format!(
-        "/webhooks/{}/test",
-        created["id"].as_str().unwrap()
-    ));
+    let endpoint = server.new_webhook(&key, &rx.url, &["tag.created"]).await;
+    let test_url = server.url(&format!("/webhooks/{endpoint}/test"));
     let send = {
         let (client, url, key) = (client.clone(), test_url.clone(), key.clone());
         tokio::spawn(async move {
@@ -169,8 +156,7 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
         })
     };
     rx.wait_for(1).await;
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     let _ = send.await;
     crate::store_safety::assert_store_checks(dir.path());
 
@@ -181,10 +167,7 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
     )
     .await;
     let again = client
-        .post(server.url(&format!(
-            "/webhooks/{}/test",
-            created["id"].as_str().unwrap()
-        )))
+        .post(server.url(&format!("/webhooks/{endpoint}/test")))
         .bearer_auth(&key)
         .header("Idempotency-Key", "test-once")
         .json(&json!({}))
@@ -208,26 +191,14 @@ async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
     ];
     let mut server = crate::helpers::launch(dir.path(), &env, &[]).await;
     let key = server.key.clone().unwrap();
-    let created: serde_json::Value = server
-        .send(
-            reqwest::Method::POST,
-            &key,
-            "/webhooks",
-            json!({"url": rx.url, "events": ["tag.created"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let endpoint = created["id"].as_str().unwrap().to_string();
+    let endpoint = server.new_webhook(&key, &rx.url, &["tag.created"]).await;
     let tag = server
         .send(reqwest::Method::POST, &key, "/tags", json!({"name": "VIP"}))
         .await;
     assert_eq!(tag.status(), 201);
     let first = rx.wait_for(1).await;
     assert_eq!(first[0].attempt(), 1);
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
 
     rx.respond_with(200);

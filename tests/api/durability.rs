@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_actors::ids::WorkspaceId;
 use switchboard_actors::workspace::WorkspaceMsg;
 use tokio::process::Command;
 
@@ -27,42 +26,31 @@ async fn acknowledged_writes_survive_kill_9() {
     for r in futures::future::join_all(writes).await {
         assert_eq!(r.unwrap().status(), 201);
     }
-    let field = client
-        .post(server.url("/custom-fields"))
-        .bearer_auth(&key)
-        .header("Idempotency-Key", "field-once")
-        .json(&json!({"label": "Shoe size", "type": "number"}))
-        .send()
-        .await
-        .unwrap();
+    // One idempotent request, sent before the kill and again after it.
+    let add_field = |server: &Server| {
+        client
+            .post(server.url("/custom-fields"))
+            .bearer_auth(&key)
+            .header("Idempotency-Key", "field-once")
+            .json(&json!({"label": "Shoe size", "type": "number"}))
+            .send()
+    };
+    let field = add_field(&server).await.unwrap();
     assert_eq!(field.status(), 201);
     let field: serde_json::Value = field.json().await.unwrap();
 
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
 
     let server = launch(dir.path(), &[], &[]).await;
     assert!(server.key.is_none(), "the bootstrap runs only once");
     let tags: serde_json::Value = server.get_json(&key, "/tags").await;
-    let mut names: Vec<String> = tags["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let mut names = each_str(&tags["data"], "name");
     names.sort();
     let mut expected: Vec<String> = (0..40).map(|i| format!("tag-{i}")).collect();
     expected.sort();
     assert_eq!(names, expected);
-    let replay = client
-        .post(server.url("/custom-fields"))
-        .bearer_auth(&key)
-        .header("Idempotency-Key", "field-once")
-        .json(&json!({"label": "Shoe size", "type": "number"}))
-        .send()
-        .await
-        .unwrap();
+    let replay = add_field(&server).await.unwrap();
     assert_eq!(replay.headers()["idempotent-replayed"], "true");
     assert_eq!(replay.json::<serde_json::Value>().await.unwrap(), field);
 }
@@ -99,40 +87,14 @@ async fn a_bad_setting_stops_the_start_naming_the_variable() {
     assert!(stderr.contains("SWITCHBOARD_IDEMPOTENCY_TTL"), "{stderr}");
 }
 
-fn workspace(app: &TestApp) -> WorkspaceId {
-    WorkspaceId::parse(&app.workspace_id).unwrap()
-}
-
 #[tokio::test]
 async fn a_failed_workspace_actor_restarts_from_the_store() {
     let app = spawn_app().await;
     app.post("/tags", json!({"name": "before"}))
         .await
         .expect(201);
-    let state = &app.app.as_ref().unwrap().state;
-    let restarts = || {
-        state
-            .registry
-            .stats()
-            .restarts
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
-    assert_eq!(restarts(), 0);
-    state
-        .registry
-        .tell(&workspace(&app), WorkspaceMsg::Crash)
-        .await
-        .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while restarts() == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "failure noticed");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let tags = app.get("/tags").await.expect(200);
-    assert_eq!(tags.body["data"][0]["name"], "before");
-    app.post("/tags", json!({"name": "after"}))
-        .await
-        .expect(201);
+    assert_eq!(workspace_restarts(&app), 0);
+    break_workspace_actor(&app, WorkspaceMsg::Crash, "failure noticed").await;
 }
 
 #[tokio::test]
@@ -211,8 +173,7 @@ async fn every_acknowledged_write_of_a_64_connection_run_survives_kill_9() {
         assert!(tokio::time::Instant::now() < deadline, "writes go through");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     for w in writers {
         w.await.unwrap();
     }

@@ -337,6 +337,18 @@ impl TestApp {
         r.json().await.expect("document is JSON")
     }
 
+    /// GET /metrics with the admin token, answering 200; the scrape text.
+    pub async fn metrics(&self) -> String {
+        let r = self
+            .admin_call(Method::GET, "/metrics")
+            .req
+            .send()
+            .await
+            .expect("metrics answer");
+        assert_eq!(r.status(), 200);
+        r.text().await.expect("metrics read")
+    }
+
     /// GET with the workspace's API key.
     pub async fn get(&self, path: &str) -> Resp {
         self.get_as(&self.key, path).await
@@ -458,7 +470,16 @@ impl TestApp {
     }
 
     /// Stops and starts again on the same data folder.
-    pub async fn restart(mut self) -> TestApp {
+    pub async fn restart(self) -> TestApp {
+        self.restart_with(|_| {}).await
+    }
+
+    /// Stops and starts again on the same data folder with `configure` applied to the
+    /// default settings.
+    pub async fn restart_with(
+        mut self,
+        configure: impl Fn(&mut Settings) + Clone + Send + Sync + 'static,
+    ) -> TestApp {
         self.stop().await;
         let dir = self.dir.clone();
         let clock = self.clock.clone();
@@ -468,9 +489,8 @@ impl TestApp {
         for _ in 0..100 {
             // The store's lock is released once the previous flusher has seen the close.
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            let d = dir.clone();
-            let c = clock.clone();
-            let attempt = tokio::spawn(async move { spawn_in(d, c, |_| {}).await }).await;
+            let (d, c, conf) = (dir.clone(), clock.clone(), configure.clone());
+            let attempt = tokio::spawn(async move { spawn_in(d, c, conf).await }).await;
             if let Ok(app) = attempt {
                 again = Some(app);
                 break;
@@ -589,6 +609,19 @@ pub fn announced(line: &str, message: &str, field: &str) -> Option<String> {
 }
 
 impl Server {
+    /// Kills the process the way `kill -9` does and waits until it is gone.
+    pub async fn kill_9(&mut self) {
+        self.child.start_kill().expect("the server is killed");
+        self.child.wait().await.expect("the server exits");
+    }
+
+    /// POST /webhooks with `key`: a new endpoint sending `events` to `url`; its id.
+    pub async fn new_webhook(&self, key: &str, url: &str, events: &[&str]) -> String {
+        let body = json!({"url": url, "events": events});
+        let created = self.post_json(key, "/webhooks", body).await;
+        created["id"].as_str().expect("an endpoint").to_string()
+    }
+
     /// What the server has logged so far, one entry per line.
     pub fn logged(&self) -> Vec<String> {
         self.log.lock().expect("log lock").iter().cloned().collect()
@@ -606,6 +639,15 @@ impl Server {
             .send()
             .await
             .expect("server answers")
+            .json()
+            .await
+            .expect("JSON body")
+    }
+
+    /// POST `path` (under /api/v1) with `key` and a JSON body; the JSON answer.
+    pub async fn post_json(&self, key: &str, path: &str, body: Value) -> Value {
+        self.send(Method::POST, key, path, body)
+            .await
             .json()
             .await
             .expect("JSON body")
@@ -712,9 +754,28 @@ pub fn invalid(r: Resp, path: &str) {
     assert_eq!(r.paths(), vec![path.to_string()], "body: {}", r.body);
 }
 
+/// A 404 `not_found`.
 #[track_caller]
 pub fn not_found(r: Resp) {
     r.expect_error(404, "not_found");
+}
+
+/// A 400 `invalid_request` (a malformed id, cursor or query).
+#[track_caller]
+pub fn bad_request(r: Resp) {
+    r.expect_error(400, "invalid_request");
+}
+
+/// A 403 `insufficient_permissions`.
+#[track_caller]
+pub fn forbidden(r: Resp) {
+    r.expect_error(403, "insufficient_permissions");
+}
+
+/// A 409 `conflict`.
+#[track_caller]
+pub fn conflict(r: Resp) {
+    r.expect_error(409, "conflict");
 }
 
 /// Walks a list page by page (`path` may carry a query already) with `limit` per page;
@@ -770,4 +831,134 @@ pub async fn cli_json(app: &TestApp, args: &str) -> Value {
     let status = out.status;
     assert!(status.success(), "{args}: {status}: {stdout} {stderr}");
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// Every permission a workspace member can hold, in the order the API lists them.
+pub const ALL_PERMISSIONS: [&str; 8] = [
+    "contacts",
+    "inbox",
+    "calendar",
+    "orders",
+    "business_pages",
+    "call_agent",
+    "campaigns",
+    "integrations",
+];
+
+/// The `id`s of the items of a 200 list envelope, in order.
+#[track_caller]
+pub fn listed_ids(r: Resp) -> Vec<u64> {
+    listed(r).iter().map(id).collect()
+}
+
+/// How many items GET `path` lists (its first page).
+pub async fn list_len(app: &TestApp, path: &str) -> usize {
+    listed(app.get(path).await).len()
+}
+
+/// The string `field` of each item of the JSON array `list`.
+#[track_caller]
+pub fn each_str<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|item| {
+            item[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {field} in {item}"))
+        })
+        .collect()
+}
+
+/// `base` (a JSON object) with the fields of `extra` set over it.
+pub fn with(mut base: Value, extra: Value) -> Value {
+    let target = base.as_object_mut().expect("object");
+    target.extend(extra.as_object().expect("object").clone());
+    base
+}
+
+/// The workspace's tag named `name` (among its first 100).
+pub async fn tag_named(app: &TestApp, name: &str) -> Value {
+    listed(app.get("/tags?limit=100").await)
+        .into_iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tag {name}"))
+}
+
+/// Checks that a member holding only `without` is refused GET `path` (403
+/// `insufficient_permissions`) and one holding only `with` reads it.
+pub async fn assert_read_needs(app: &TestApp, path: &str, without: &[&str], with: &[&str]) {
+    let outsider = app.member_token("member", without).await;
+    app.get_as(&outsider, path)
+        .await
+        .expect_error(403, "insufficient_permissions");
+    let allowed = app.member_token("member", with).await;
+    app.get_as(&allowed, path).await.expect(200);
+}
+
+/// How many times the app's workspace actors were restarted after a failure.
+pub fn workspace_restarts(app: &TestApp) -> u64 {
+    let state = &app.app.as_ref().expect("a running app").state;
+    state
+        .registry
+        .stats()
+        .restarts
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sends `msg` (a crash or a panic) to the bootstrap workspace's actor and waits (up to
+/// 10 s) for its restart, failing with `noticed` otherwise; then checks that the tag
+/// "before" made earlier is still listed and that a new tag is taken.
+pub async fn break_workspace_actor(
+    app: &TestApp,
+    msg: switchboard_actors::workspace::WorkspaceMsg,
+    noticed: &str,
+) {
+    let ws = switchboard_actors::ids::WorkspaceId::parse(&app.workspace_id).unwrap();
+    let state = &app.app.as_ref().expect("a running app").state;
+    state.registry.tell(&ws, msg).await.unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while workspace_restarts(app) == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "{noticed}");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let tags = app.get("/tags").await.expect(200);
+    assert_eq!(tags.body["data"][0]["name"], "before");
+    app.post("/tags", json!({"name": "after"}))
+        .await
+        .expect(201);
+}
+
+/// Sends a request built by hand; its body as text, whatever the status.
+pub async fn body_text(req: reqwest::RequestBuilder) -> String {
+    let r = req.send().await.expect("request sent");
+    r.text().await.expect("body read")
+}
+
+/// Sends a request built by hand; its body as JSON, whatever the status.
+pub async fn body_json(req: reqwest::RequestBuilder) -> Value {
+    let r = req.send().await.expect("request sent");
+    r.json().await.expect("JSON body")
+}
+
+/// Waits (real time, up to 6 s) until `count` answers `n`; checks that it does (else
+/// failing with `what`) and that it still answers `n` 800 ms later: it happened once.
+pub async fn happens_once(what: &str, n: usize, mut count: impl AsyncFnMut() -> usize) {
+    for _ in 0..300 {
+        if count().await == n {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(count().await, n, "{what}");
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert_eq!(count().await, n, "once");
+}
+
+/// A new workspace named "Other" and a record made there by POST `path` `body`
+/// (answering 201): (that workspace's API key, the record).
+pub async fn foreign_record(app: &TestApp, path: &str, body: Value) -> (String, Value) {
+    let (_, other_key) = app.new_workspace("Other").await;
+    let record = app.post_as(&other_key, path, body).await.created();
+    (other_key, record)
 }

@@ -283,8 +283,7 @@ async fn a_repeat_after_kill_9_still_answers_the_same_conversation() {
             .send()
     };
     let first: Value = send(&server).await.unwrap().json().await.unwrap();
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
 
     let server = launch(dir.path(), &[], &[]).await;

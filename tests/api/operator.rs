@@ -5,18 +5,6 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-async fn scrape(app: &TestApp) -> String {
-    let r = app
-        .client
-        .get(format!("{}/metrics", app.admin))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    r.text().await.unwrap()
-}
-
 /// The value of the first sample line of `metric` whose labels contain every `label`.
 fn sample(text: &str, metric: &str, labels: &[&str]) -> Option<f64> {
     text.lines()
@@ -50,7 +38,7 @@ async fn metrics_need_the_admin_token() {
 #[tokio::test]
 async fn metrics_move_when_traffic_flows() {
     let app = spawn_app_with(|s| s.rate_limit_per_minute = 3).await;
-    let before = scrape(&app).await;
+    let before = app.metrics().await;
     let route = "route=\"/api/v1/tags\"";
     let count = |t: &str| {
         sample(
@@ -65,10 +53,8 @@ async fn metrics_move_when_traffic_flows() {
             .await
             .expect(201);
     }
-    app.get("/tags")
-        .await
-        .expect_error(429, "rate_limited");
-    let after = scrape(&app).await;
+    app.get("/tags").await.expect_error(429, "rate_limited");
+    let after = app.metrics().await;
     assert!(
         count(&after) >= count(&before) + 3.0,
         "requests by route template and status"
@@ -117,7 +103,7 @@ async fn idempotent_replays_and_conflicts_are_counted() {
         )
         .unwrap_or(0.0)
     };
-    let before = scrape(&app).await;
+    let before = app.metrics().await;
     for body in [
         json!({"name": "a"}),
         json!({"name": "a"}),
@@ -130,7 +116,7 @@ async fn idempotent_replays_and_conflicts_are_counted() {
             .send()
             .await;
     }
-    let after = scrape(&app).await;
+    let after = app.metrics().await;
     assert!(replays(&after) >= replays(&before) + 1.0);
     assert!(reused(&after) >= reused(&before) + 1.0);
 }

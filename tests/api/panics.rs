@@ -1,10 +1,7 @@
 //! A panic is answered and survived: in a handler (the 500 envelope, the process serves
 //! on) and in a workspace actor (restarted from its persisted state).
 
-use std::time::Duration;
-
 use serde_json::json;
-use switchboard_actors::ids::WorkspaceId;
 use switchboard_actors::workspace::WorkspaceMsg;
 
 use crate::helpers::*;
@@ -46,27 +43,5 @@ async fn a_panicking_workspace_actor_comes_back_from_the_store() {
     app.post("/tags", json!({"name": "before"}))
         .await
         .expect(201);
-    let state = &app.app.as_ref().unwrap().state;
-    let restarts = || {
-        state
-            .registry
-            .stats()
-            .restarts
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
-    let ws = WorkspaceId::parse(&app.workspace_id).unwrap();
-    state.registry.tell(&ws, WorkspaceMsg::Panic).await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while restarts() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the panic was noticed"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let tags = app.get("/tags").await.expect(200);
-    assert_eq!(tags.body["data"][0]["name"], "before");
-    app.post("/tags", json!({"name": "after"}))
-        .await
-        .expect(201);
+    break_workspace_actor(&app, WorkspaceMsg::Panic, "the panic was noticed").await;
 }

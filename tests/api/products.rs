@@ -22,13 +22,6 @@ fn at(p: &Value) -> String {
     format!("{PRODUCTS}/{}", id(p))
 }
 
-/// `base` with every field of `extra` copied in.
-fn with(mut base: Value, extra: Value) -> Value {
-    let target = base.as_object_mut().expect("object");
-    target.extend(extra.as_object().expect("object").clone());
-    base
-}
-
 fn named(extra: Value) -> Value {
     with(json!({"name": "Teapot"}), extra)
 }
@@ -42,8 +35,7 @@ async fn get(app: &TestApp, p: &Value) -> Value {
 }
 
 async fn list_ids(app: &TestApp, query: &str) -> Vec<u64> {
-    let r = app.get(&format!("{PRODUCTS}{query}")).await;
-    listed(r).iter().map(id).collect()
+    listed_ids(app.get(&format!("{PRODUCTS}{query}")).await)
 }
 
 fn urls(n: usize) -> Vec<String> {
@@ -379,9 +371,7 @@ async fn products_are_listed_newest_first_in_pages() {
             "limit",
         );
     }
-    app.get(&format!("{PRODUCTS}?starting_after=%%%"))
-        .await
-        .expect_error(400, "invalid_request");
+    bad_request(app.get(&format!("{PRODUCTS}?starting_after=%%%")).await);
 }
 
 #[tokio::test]
@@ -479,11 +469,7 @@ async fn products_filter_by_stock_and_source() {
 #[tokio::test]
 async fn a_product_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     let app = spawn_app().await;
-    let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = app
-        .post_as(&other_key, PRODUCTS, json!({"name": "Elsewhere"}))
-        .await
-        .created();
+    let (other_key, foreign) = foreign_record(&app, PRODUCTS, json!({"name": "Elsewhere"})).await;
     let p = create(&app, full_body()).await;
     let read = get(&app, &p).await;
     assert_fields(&read, PRODUCT_FIELDS);
@@ -500,9 +486,7 @@ async fn a_product_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     assert_eq!(still, foreign);
     assert_eq!(list_ids(&app, "").await, vec![id(&p)]);
     for bad in ["abc", "0", "-2"] {
-        app.get(&format!("{PRODUCTS}/{bad}"))
-            .await
-            .expect_error(400, "invalid_request");
+        bad_request(app.get(&format!("{PRODUCTS}/{bad}")).await);
     }
 }
 
@@ -635,9 +619,7 @@ async fn deleting_a_product_answers_the_deletion_then_404() {
     not_found(app.patch(&at(&p), json!({"name": "Back"})).await);
     assert_eq!(list_ids(&app, "").await, vec![id(&keep)]);
     not_found(app.delete(&format!("{PRODUCTS}/999999999")).await);
-    app.delete(&format!("{PRODUCTS}/abc"))
-        .await
-        .expect_error(400, "invalid_request");
+    bad_request(app.delete(&format!("{PRODUCTS}/abc")).await);
 }
 
 #[tokio::test]
@@ -715,7 +697,7 @@ async fn any_team_member_reads_products_but_writing_needs_business_pages() {
             app.delete_as(token, &at(&p)).await,
         ];
         for r in refused {
-            r.expect_error(403, "insufficient_permissions");
+            forbidden(r);
         }
     }
     assert_eq!(get(&app, &p).await, p, "nothing changed");

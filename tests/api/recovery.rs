@@ -64,8 +64,7 @@ async fn a_lost_generated_admin_token_is_replaced_by_starting_with_a_new_one() {
             .await
             .0
     );
-    first.child.start_kill().unwrap();
-    first.child.wait().await.unwrap();
+    first.kill_9().await;
 
     let fresh = "a-new-admin-token-after-the-loss";
     let again = launch(&data, &[("SWITCHBOARD_ADMIN_TOKEN", fresh)], &[]).await;

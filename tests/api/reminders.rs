@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
@@ -168,43 +167,26 @@ async fn lists_filter_by_status_assignee_and_contact_newest_first() {
         } else {
             json!({"title": format!("r{i}"), "due_at": in_minutes(&clock, 10), "assignee_user_ids": [who]})
         };
-        ids.push(
-            app.post("/reminders", body)
-                .await
-                .created()["id"]
-                .clone(),
-        );
+        ids.push(id(&app.post("/reminders", body).await.created()));
     }
     app.post_as(&ann_token, &format!("/reminders/{}/close", ids[0]), json!({}))
     .await
     .expect(200);
-    let ids_of = |r: Resp| {
-        listed(r)
-            .iter()
-            .map(|v| v["id"].clone())
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
-        ids_of(app.get("/reminders").await),
-        [ids[2].clone(), ids[1].clone(), ids[0].clone()]
+        listed_ids(app.get("/reminders").await),
+        [ids[2], ids[1], ids[0]]
     );
     assert_eq!(
-        ids_of(app.get("/reminders?status=done").await),
-        [ids[0].clone()]
+        listed_ids(app.get("/reminders?status=done").await),
+        [ids[0]]
     );
     assert_eq!(
-        ids_of(
-            app.get(&format!("/reminders?assignee_user_id={ann}"))
-                .await
-        ),
-        [ids[1].clone()]
+        listed_ids(app.get(&format!("/reminders?assignee_user_id={ann}")).await),
+        [ids[1]]
     );
     assert_eq!(
-        ids_of(
-            app.get(&format!("/reminders?contact_id={contact}"))
-                .await
-        ),
-        [ids[1].clone()]
+        listed_ids(app.get(&format!("/reminders?contact_id={contact}")).await),
+        [ids[1]]
     );
     invalid(
         app.get("/reminders?assignee_user_id=bob").await,
@@ -305,9 +287,7 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
         .ok();
     assert_eq!(closed["status"], "done");
     assert!(closed["closed_at"].is_string());
-    app.post(&format!("{path}/close"), json!({}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&format!("{path}/close"), json!({})).await);
     rx.wait_for(4).await;
     assert_eq!(
         rx.event_types(),
@@ -356,7 +336,7 @@ async fn closed_edited_or_deleted_reminders_do_not_fire_at_their_old_time() {
     assert_eq!(moved_now["status"], "open");
     clock.advance(45 * MINUTE);
     eventually("the moved reminder fires", async || {
-        listed(app.get("/notifications").await).len() == 1
+        list_len(&app, "/notifications").await == 1
     })
     .await;
 }
@@ -369,19 +349,14 @@ async fn a_reminder_armed_before_kill_9_fires_once_after_the_restart() {
     let users = server.get_json(&key, "/users").await;
     let me = users["data"][0]["id"].clone();
     let due = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
-    let r: Value = server
-        .send(
-            Method::POST,
+    let r = server
+        .post_json(
             &key,
             "/reminders",
             json!({"title": "After the crash", "due_at": due, "assignee_user_ids": [me]}),
         )
-        .await
-        .json()
-        .await
-        .unwrap();
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+        .await;
+    server.kill_9().await;
 
     let server = launch(dir.path(), &[], &[]).await;
     let path = format!("/reminders/{}", r["id"]);

@@ -18,16 +18,6 @@ const EVENT_FIELDS: &str = "object type category description content_fields cont
 const FIELD_FIELDS: &str =
     "object id key label type options description ai_enabled show_in_table archived created_at";
 
-#[track_caller]
-fn conflict(r: Resp) {
-    r.expect_error(409, "conflict");
-}
-
-#[track_caller]
-fn bad_request(r: Resp) {
-    r.expect_error(400, "invalid_request");
-}
-
 /// POST answering 422 `validation_failed` naming exactly `field`.
 async fn refused(app: &TestApp, path: &str, body: Value, field: &str) {
     let r = post(app, path, body.clone()).await;
@@ -312,8 +302,7 @@ async fn deleting_a_tag_answers_the_deletion_and_frees_the_name() {
 #[tokio::test]
 async fn a_tag_of_another_workspace_is_not_found() {
     let app = spawn_app().await;
-    let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = app.post_as(&other_key, TAGS, json!({"name": "Theirs"})).await.created();
+    let (other_key, foreign) = foreign_record(&app, TAGS, json!({"name": "Theirs"})).await;
     let path = at(TAGS, &foreign);
     not_found(app.patch(&path, json!({"name": "Mine"})).await);
     not_found(app.delete(&path).await);
@@ -486,11 +475,8 @@ async fn reading_an_unknown_or_foreign_custom_field_is_404_and_a_bad_id_is_400()
     not_found(app.get("/custom-fields/999999").await);
     bad_request(app.get("/custom-fields/abc").await);
     bad_request(app.get("/custom-fields/0").await);
-    let (_, other_key) = app.new_workspace("Other").await;
-    let theirs = app
-        .post_as(&other_key, FIELDS, json!({"label": "Theirs"}))
-        .await;
-    not_found(app.get(&at(FIELDS, &theirs.created())).await);
+    let (_, theirs) = foreign_record(&app, FIELDS, json!({"label": "Theirs"})).await;
+    not_found(app.get(&at(FIELDS, &theirs)).await);
 }
 
 // ----- Closing notes -----

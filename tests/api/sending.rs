@@ -411,8 +411,7 @@ async fn a_pending_send_survives_kill_9_and_goes_out_after_the_restart() {
     )
     .await;
     relay.wait_for(1).await;
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
 
     relay.respond_with(200);

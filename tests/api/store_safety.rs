@@ -39,8 +39,7 @@ async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
     let next = new_tag_id(&server, &key, "after-stop").await;
     assert_eq!(next, last + 1, "a clean stop leaves no gap");
 
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     assert_store_checks(dir.path());
     let server = launch(dir.path(), &[], &[]).await;
     let after_crash = new_tag_id(&server, &key, "after-crash").await;
@@ -158,8 +157,7 @@ async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
         written += w.await.unwrap();
     }
     assert!(written > 0, "writes ran during the backup");
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
 
     let restored = dir.path().join("restored");
     let (ok, said) = cli(&restored, &["restore", file.to_str().unwrap()]);
@@ -197,8 +195,7 @@ async fn check_reports_damage_and_exits_non_zero() {
     let mut server = launch(dir.path(), &[], &[]).await;
     let key = server.key.clone().unwrap();
     new_tag_id(&server, &key, "fine").await;
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     assert_store_checks(dir.path());
 
     {
@@ -243,18 +240,9 @@ async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() 
     let dir = tempfile::tempdir().unwrap();
     let mut server = launch(dir.path(), &[], &[]).await;
     let key = server.key.clone().unwrap();
-    let me: Value = reqwest::Client::new()
-        .get(server.url("/me"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = server.get_json(&key, "/me").await;
     let ws = WorkspaceId::parse(me["workspaces"][0]["id"].as_str().unwrap()).unwrap();
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
 
     let timer = Timer::new(
         &ws,
@@ -283,8 +271,7 @@ async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() 
     // The workspace's actor is not running: the timer starts it.
     let mut server = launch(dir.path(), &[], &[]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     let store = open_store(dir.path()).unwrap();
     assert!(!armed(&store), "the due timer was handled and disarmed");
 }

@@ -56,18 +56,6 @@ pub(crate) fn at(contact: &Value) -> String {
     format!("/contacts/{}", id_of(contact))
 }
 
-/// A 422 `validation_failed` naming exactly `path`.
-#[track_caller]
-pub(crate) fn invalid(r: Resp, path: &str) {
-    let r = r.expect_error(422, "validation_failed");
-    assert_eq!(r.paths(), vec![path.to_string()], "body: {}", r.body);
-}
-
-#[track_caller]
-pub(crate) fn not_found(r: Resp) {
-    r.expect_error(404, "not_found");
-}
-
 /// A 404 `not_found` for an id in the body: the message names the field, as in
 /// `contact_id: no such contact`.
 #[track_caller]

@@ -5,11 +5,8 @@ use super::*;
 #[tokio::test]
 async fn get_answers_404_for_unknown_or_foreign_ids_and_400_for_malformed_ones() {
     let app = spawn_app().await;
-    let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = app
-        .post_as(&other_key, "/contacts", json!({"first_name": "Fay"}))
-        .await
-        .created();
+    let (other_key, foreign) =
+        foreign_record(&app, "/contacts", json!({"first_name": "Fay"})).await;
     let mine = new_contact(&app, json!({"first_name": "Ann"})).await;
     let got = app.get(&at(&mine)).await.ok();
     assert_eq!(got["first_name"], "Ann");
@@ -34,16 +31,10 @@ async fn get_answers_404_for_unknown_or_foreign_ids_and_400_for_malformed_ones()
         "the foreign contact is untouched"
     );
     for bad in ["abc", "0", "-1", "1.5"] {
-        app.get(&format!("/contacts/{bad}"))
-            .await
-            .expect_error(400, "invalid_request");
+        bad_request(app.get(&format!("/contacts/{bad}")).await);
     }
-    app.patch("/contacts/abc", json!({}))
-        .await
-        .expect_error(400, "invalid_request");
-    app.delete("/contacts/abc")
-        .await
-        .expect_error(400, "invalid_request");
+    bad_request(app.patch("/contacts/abc", json!({})).await);
+    bad_request(app.delete("/contacts/abc").await);
 }
 
 #[tokio::test]

@@ -247,13 +247,8 @@ async fn notes_list_newest_first_and_paginate() {
     made.reverse();
     assert_eq!(seen, made, "all notes, newest first, no gaps or repeats");
     invalid(app.get(&format!("{path}?limit=0")).await, "limit");
-    invalid(
-        app.get(&format!("{path}?limit=101")).await,
-        "limit",
-    );
-    app.get(&format!("{path}?starting_after=garbage"))
-        .await
-        .expect_error(400, "invalid_request");
+    invalid(app.get(&format!("{path}?limit=101")).await, "limit");
+    bad_request(app.get(&format!("{path}?starting_after=garbage")).await);
 }
 
 #[tokio::test]
@@ -404,7 +399,7 @@ async fn a_member_without_the_contacts_permission_gets_403() {
         app.get_as(&token, "/funnels").await,
     ];
     for r in refused {
-        r.expect_error(403, "insufficient_permissions");
+        forbidden(r);
     }
     let list = app.get("/contacts").await.ok();
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "nothing created");

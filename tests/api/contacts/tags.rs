@@ -100,14 +100,7 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     let a = new_contact(&app, json!({"first_name": "A", "tags": ["VIP", "Lead"]})).await;
     let b = new_contact(&app, json!({"first_name": "B", "tags": ["vip"]})).await;
     let other = new_contact(&app, json!({"first_name": "O", "tags": ["Lead"]})).await;
-    let tags = app.get("/tags").await.ok();
-    let vip = tags["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "VIP")
-        .expect("VIP tag")
-        .clone();
+    let vip = tag_named(&app, "VIP").await;
     app.patch(&format!("/tags/{}", vip["id"]), json!({"name": "Gold"}))
     .await
     .expect(200);
@@ -139,21 +132,9 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
         new_contact(&app, json!({"first_name": "C", "tags": ["PROMO"]})).await,
     ];
     let bystander = new_contact(&app, json!({"first_name": "D", "tags": ["Keep"]})).await;
-    let tags = app.get("/tags").await.ok();
-    let id_of_tag = |name: &str| {
-        tags["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap_or_else(|| panic!("tag {name}"))["id"]
-            .clone()
-    };
-    let promo = id_of_tag("Promo");
-    let r = app
-        .delete(&format!("/tags/{promo}"))
-        .await
-        .ok();
+    let promo = tag_named(&app, "Promo").await["id"].clone();
+    let keep = tag_named(&app, "Keep").await["id"].clone();
+    let r = app.delete(&format!("/tags/{promo}")).await.ok();
     assert_eq!(r["deleted"], true, "body: {r}");
     assert_eq!(r["contacts_updated"], 3, "body: {r}");
     assert_eq!(r["id"], promo);
@@ -166,11 +147,7 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
     let by = app.get(&at(&bystander)).await.ok();
     assert_eq!(tags_of(&by), ["Keep"]);
     assert_eq!(workspace_tags(&app).await, ["Keep"]);
-    let keep = id_of_tag("Keep");
-    let r = app
-        .delete(&format!("/tags/{keep}"))
-        .await
-        .ok();
+    let r = app.delete(&format!("/tags/{keep}")).await.ok();
     assert_eq!(r["contacts_updated"], 2, "body: {r}");
     let unused = app
         .post("/tags", json!({"name": "Unused"}))

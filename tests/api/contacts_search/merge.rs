@@ -74,18 +74,8 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Lead", "VIP"]);
-    let tags = app.get("/tags").await.ok();
-    let vip = tags["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "VIP")
-        .expect("VIP")["id"]
-        .clone();
-    let r = app
-        .delete(&format!("/tags/{vip}"))
-        .await
-        .ok();
+    let vip = tag_named(&app, "VIP").await["id"].clone();
+    let r = app.delete(&format!("/tags/{vip}")).await.ok();
     assert_eq!(
         r["contacts_updated"], 1,
         "only the primary carries the tag after the merge: {r}"
@@ -139,11 +129,8 @@ async fn merge_fills_stage_assignee_custom_fields_and_opt_out_the_primary_lacks(
 #[tokio::test]
 async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_contact_twice() {
     let app = spawn_app().await;
-    let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = app
-        .post_as(&other_key, "/contacts", json!({"first_name": "Fay"}))
-        .await
-        .created();
+    let (other_key, foreign) =
+        foreign_record(&app, "/contacts", json!({"first_name": "Fay"})).await;
     let a = new_contact(&app, json!({"first_name": "A"})).await;
     let b = new_contact(&app, json!({"first_name": "B"})).await;
     let unknown = json!({"id": 999_999_999u64});

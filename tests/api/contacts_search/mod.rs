@@ -1,9 +1,7 @@
 //! Contacts over HTTP: lists and filters, search, lookup, upsert, merge, and what survives
 //! a restart.
 
-use crate::contacts::{
-    at, enc, id_of, invalid, new_contact, no_such, not_found, tags_of, workspace_tags,
-};
+use crate::contacts::{at, enc, id_of, new_contact, no_such, tags_of, workspace_tags};
 use crate::helpers::*;
 
 use std::collections::BTreeSet;

@@ -76,13 +76,8 @@ async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
         "the message names the field: {}",
         unknown.body
     );
-    let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = app
-        .post_as(&other_key, "/contacts", json!({"first_name": "Zed"}))
-        .await
-        .created()["id"]
-        .as_u64()
-        .unwrap();
+    let (_, zed) = foreign_record(&app, "/contacts", json!({"first_name": "Zed"})).await;
+    let foreign = id(&zed);
     not_found(
         app.post("/conversations", json!({"contact_id": foreign, "channel": "api"}))
         .await,
@@ -123,12 +118,13 @@ async fn the_inbox_permission_is_required() {
         (Method::POST, format!("/conversations/{}/close", id(&conv))),
         (Method::GET, "/handovers".to_string()),
     ] {
-        app.call(method, &path)
-            .token(&without)
-            .json(json!({}))
-            .send()
-            .await
-            .expect_error(403, "insufficient_permissions");
+        forbidden(
+            app.call(method, &path)
+                .token(&without)
+                .json(json!({}))
+                .send()
+                .await,
+        );
     }
     let with = app.member_token("member", &["inbox"]).await;
     app.get_as(&with, "/conversations").await.expect(200);
@@ -214,9 +210,7 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
     assert_eq!(closed["closing_note_id"], id(&note));
     assert_eq!(closed["closing_note_text"], "shipped");
     utc(&closed["closed_at"]);
-    app.post(&format!("{path}/close"), json!({}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&format!("{path}/close"), json!({})).await);
 
     let open = app
         .post(&format!("{path}/reopen"), json!({}))
@@ -231,9 +225,7 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
         ),
         (&Value::Null, &Value::Null, &Value::Null)
     );
-    app.post(&format!("{path}/reopen"), json!({}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&format!("{path}/reopen"), json!({})).await);
 
     let person = app.member_token("member", &["inbox"]).await;
     let by_person = app
@@ -246,11 +238,7 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
 #[tokio::test]
 async fn only_members_can_be_assigned_and_null_unassigns() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let path = format!(
-        "/conversations/{}/assignee",
-        id(&conversation(&app, c, "api").await)
-    );
+    let path = format!("{}/assignee", anns_conversation(&app, "api").await);
     let member = app.new_user("Mia Member").await;
     app.add_member(&app.workspace_id, &member, "member", &["inbox"])
         .await;
@@ -295,9 +283,10 @@ async fn the_ai_pauses_and_resumes_once_each() {
         .expect(200);
     assert_eq!(paused.body["ai_paused"], true);
     assert_eq!(paused.body["ai_paused_reason"], "api", "the default reason");
-    app.post(&format!("{path}/pause"), json!({"reason": "spam"}))
-    .await
-    .expect_error(409, "conflict");
+    conflict(
+        app.post(&format!("{path}/pause"), json!({"reason": "spam"}))
+            .await,
+    );
     let resumed = app
         .post(&format!("{path}/resume"), json!({}))
         .await
@@ -309,9 +298,7 @@ async fn the_ai_pauses_and_resumes_once_each() {
         ),
         (&json!(false), &Value::Null)
     );
-    app.post(&format!("{path}/resume"), json!({}))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.post(&format!("{path}/resume"), json!({})).await);
     let spam = app
         .post(&format!("{path}/pause"), json!({"reason": "spam"}))
         .await

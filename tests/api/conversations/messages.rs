@@ -3,9 +3,7 @@ use super::*;
 #[tokio::test]
 async fn a_team_reply_reopens_takes_over_from_the_ai_and_keeps_an_earlier_pause_reason() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let conv = conversation(&app, c, "api").await;
-    let path = format!("/conversations/{}", id(&conv));
+    let path = anns_conversation(&app, "api").await;
     app.post(&format!("{path}/close"), json!({}))
         .await
         .expect(200);
@@ -72,11 +70,7 @@ async fn closing_lifts_a_takeover_pause_but_not_a_spam_pause() {
 #[tokio::test]
 async fn replies_need_text_or_attachments_and_attachments_must_be_https() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let path = format!(
-        "/conversations/{}/messages",
-        id(&conversation(&app, c, "api").await)
-    );
+    let path = format!("{}/messages", anns_conversation(&app, "api").await);
     refusals(
         &app,
         Method::POST,
@@ -110,11 +104,7 @@ async fn replies_need_text_or_attachments_and_attachments_must_be_https() {
 #[tokio::test]
 async fn messages_page_newest_first() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let path = format!(
-        "/conversations/{}/messages",
-        id(&conversation(&app, c, "api").await)
-    );
+    let path = format!("{}/messages", anns_conversation(&app, "api").await);
     let mut sent = Vec::new();
     for i in 0..5 {
         sent.push(id(&app
@@ -139,11 +129,7 @@ async fn messages_page_newest_first() {
 #[tokio::test]
 async fn comments_are_internal_notes_listed_newest_first() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let path = format!(
-        "/conversations/{}/comments",
-        id(&conversation(&app, c, "api").await)
-    );
+    let path = format!("{}/comments", anns_conversation(&app, "api").await);
     let person = app.member_token("member", &["inbox"]).await;
     let first = app
         .post_as(&person, &path, json!({"body": "call her back"}))
@@ -244,9 +230,7 @@ async fn a_contact_merge_moves_conversations_to_the_primary() {
 #[tokio::test]
 async fn conversations_and_messages_survive_a_restart() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let conv = conversation(&app, c, "api").await;
-    let path = format!("/conversations/{}", id(&conv));
+    let path = anns_conversation(&app, "api").await;
     app.post(&format!("{path}/messages"), json!({"text": "kept"}))
     .await
     .expect(201);
@@ -346,12 +330,16 @@ async fn assignment_pauses_resolutions_and_feedback_are_announced() {
         .as_u64()
         .unwrap();
     app.post(&format!("/handovers/{handover}/resolve"), json!({}))
-    .await
-    .expect(200);
-    app.post(&format!("/handovers/{handover}/resolve"), json!({}))
-    .await
-    .expect_error(409, "conflict");
-    app.post(&format!("{path}/messages/{reply}/feedback"), json!({"rating": "down", "comment": "too curt"}))
+        .await
+        .expect(200);
+    conflict(
+        app.post(&format!("/handovers/{handover}/resolve"), json!({}))
+            .await,
+    );
+    app.post(
+        &format!("{path}/messages/{reply}/feedback"),
+        json!({"rating": "down", "comment": "too curt"}),
+    )
     .await
     .expect(201);
 

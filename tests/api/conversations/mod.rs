@@ -20,12 +20,21 @@ async fn conversation(app: &TestApp, contact: u64, channel: &str) -> Value {
     .created()
 }
 
+/// The path (below /api/v1) of a new conversation on `channel` with a new contact, Ann.
+async fn anns_conversation(app: &TestApp, channel: &str) -> String {
+    let c = contact(app, "Ann").await;
+    format!(
+        "/conversations/{}",
+        id(&conversation(app, c, channel).await)
+    )
+}
+
 // ----- Events at a real receiver -----
 
 mod events {
     use serde_json::json;
 
-    use super::{contact, conversation, id};
+    use super::{anns_conversation, contact, id};
     use crate::receiver::TestReceiver;
     use crate::webhooks::{new_endpoint, spawn_webhook_app};
 
@@ -95,9 +104,7 @@ mod events {
         )
         .await;
         new_endpoint(&app, json!({"url": wildcard.url, "events": ["*"]})).await;
-        let c = contact(&app, "Ann").await;
-        let conv = conversation(&app, c, "api").await;
-        let path = format!("/conversations/{}", id(&conv));
+        let path = anns_conversation(&app, "api").await;
         app.post(&format!("{path}/messages"), json!({"text": "visible"}))
         .await
         .expect(201);

@@ -156,7 +156,11 @@ async fn put_status_sets_the_fulfillment_status() {
         app.put(&format!("{ORDERS}/999999999/status"), json!({"status": "shipped"}))
         .await,
     );
-    app.put(&format!("{ORDERS}/abc/status"), json!({"status": "shipped"}))
-    .await
-    .expect_error(400, "invalid_request");
+    bad_request(
+        app.put(
+            &format!("{ORDERS}/abc/status"),
+            json!({"status": "shipped"}),
+        )
+        .await,
+    );
 }

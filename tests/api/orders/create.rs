@@ -243,11 +243,7 @@ async fn each_item_rule_names_the_faulty_item_field() {
 #[tokio::test]
 async fn an_item_naming_a_product_of_another_workspace_answers_404() {
     let app = spawn_app().await;
-    let (_, other_key) = app.new_workspace("Other").await;
-    let foreign = app
-        .post_as(&other_key, "/products", json!({"name": "Elsewhere"}))
-        .await
-        .created();
+    let (_, foreign) = foreign_record(&app, "/products", json!({"name": "Elsewhere"})).await;
     let ann = new_contact(&app, "Ann").await;
     let body = with_items(
         ann,
@@ -314,22 +310,17 @@ async fn notes_hold_up_to_two_thousand_characters() {
 async fn statuses_come_from_their_enums() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
-    let b = |extra: Value| with(order_body(ann), extra);
-    refusals(
+    order_refusals(
         &app,
-        Method::POST,
-        ORDERS,
+        ann,
         vec![
-            (b(json!({"status": "pending"})), "status"),
-            (b(json!({"status": "SHIPPED"})), "status"),
-            (b(json!({"status": ""})), "status"),
-            (b(json!({"status": 1})), "status"),
-            (b(json!({"payment_status": "refunded"})), "payment_status"),
-            (
-                b(json!({"payment_status": "unfulfilled"})),
-                "payment_status",
-            ),
-            (b(json!({"payment_status": "Paid"})), "payment_status"),
+            (json!({"status": "pending"}), "status"),
+            (json!({"status": "SHIPPED"}), "status"),
+            (json!({"status": ""}), "status"),
+            (json!({"status": 1}), "status"),
+            (json!({"payment_status": "refunded"}), "payment_status"),
+            (json!({"payment_status": "unfulfilled"}), "payment_status"),
+            (json!({"payment_status": "Paid"}), "payment_status"),
         ],
     )
     .await;
@@ -337,7 +328,10 @@ async fn statuses_come_from_their_enums() {
         for payment in ["pending", "paid"] {
             let o = create(
                 &app,
-                b(json!({"status": status, "payment_status": payment})),
+                with(
+                    order_body(ann),
+                    json!({"status": status, "payment_status": payment}),
+                ),
             )
             .await;
             assert_eq!(
@@ -352,22 +346,27 @@ async fn statuses_come_from_their_enums() {
 async fn paid_amount_and_shipping_fee_are_never_negative() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
-    let b = |extra: Value| with(order_body(ann), extra);
-    refusals(
+    order_refusals(
         &app,
-        Method::POST,
-        ORDERS,
+        ann,
         vec![
-            (b(json!({"paid_amount": -1})), "paid_amount"),
-            (b(json!({"paid_amount": -0.01})), "paid_amount"),
-            (b(json!({"paid_amount": "5"})), "paid_amount"),
-            (b(json!({"shipping_fee": -1})), "shipping_fee"),
-            (b(json!({"shipping_fee": -0.01})), "shipping_fee"),
-            (b(json!({"shipping_fee": true})), "shipping_fee"),
+            (json!({"paid_amount": -1}), "paid_amount"),
+            (json!({"paid_amount": -0.01}), "paid_amount"),
+            (json!({"paid_amount": "5"}), "paid_amount"),
+            (json!({"shipping_fee": -1}), "shipping_fee"),
+            (json!({"shipping_fee": -0.01}), "shipping_fee"),
+            (json!({"shipping_fee": true}), "shipping_fee"),
         ],
     )
     .await;
-    let o = create(&app, b(json!({"paid_amount": 0, "shipping_fee": 0}))).await;
+    let o = create(
+        &app,
+        with(
+            order_body(ann),
+            json!({"paid_amount": 0, "shipping_fee": 0}),
+        ),
+    )
+    .await;
     assert_eq!(
         (&o["paid_amount"], &o["shipping_fee"]),
         (&json!(0.0), &json!(0.0))
@@ -376,17 +375,9 @@ async fn paid_amount_and_shipping_fee_are_never_negative() {
 
 #[tokio::test]
 async fn unknown_fields_are_refused_on_every_order_body() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let o = two_item_order(&app, ann).await;
+    let (app, ann, o) = app_with_two_item_order().await;
     let first = o["items"][0].clone();
-    refusals(
-        &app,
-        Method::POST,
-        ORDERS,
-        vec![(with(order_body(ann), json!({"discount": 5})), "discount")],
-    )
-    .await;
+    order_refusals(&app, ann, vec![(json!({"discount": 5}), "discount")]).await;
     refusals(
         &app,
         Method::PATCH,

@@ -96,9 +96,7 @@ async fn each_rule_of_an_added_item_names_its_field() {
 
 #[tokio::test]
 async fn changing_an_item_quantity_updates_the_item_and_the_totals() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let o = two_item_order(&app, ann).await;
+    let (app, _, o) = app_with_two_item_order().await;
     let tea = o["items"][0].clone();
     let cake = o["items"][1].clone();
 
@@ -140,16 +138,15 @@ async fn changing_an_item_quantity_updates_the_item_and_the_totals() {
         app.patch(&format!("{ORDERS}/999999999/items/{}", id(&tea)), json!({"quantity": 2}))
         .await,
     );
-    app.patch(&format!("{}/items/abc", at(&o)), json!({"quantity": 2}))
-    .await
-    .expect_error(400, "invalid_request");
+    bad_request(
+        app.patch(&format!("{}/items/abc", at(&o)), json!({"quantity": 2}))
+            .await,
+    );
 }
 
 #[tokio::test]
 async fn an_item_of_another_order_is_not_found() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let one = two_item_order(&app, ann).await;
+    let (app, ann, one) = app_with_two_item_order().await;
     let other = two_item_order(&app, ann).await;
     let stranger = &other["items"][0];
     not_found(
@@ -163,9 +160,7 @@ async fn an_item_of_another_order_is_not_found() {
 
 #[tokio::test]
 async fn removing_an_item_keeps_the_rest_but_never_the_last_one() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let o = two_item_order(&app, ann).await;
+    let (app, _, o) = app_with_two_item_order().await;
     let tea = o["items"][0].clone();
     let cake = o["items"][1].clone();
 
@@ -180,18 +175,11 @@ async fn removing_an_item_keeps_the_rest_but_never_the_last_one() {
     assert_eq!(get(&app, &o).await, r);
 
     not_found(app.delete(&item_at(&o, &tea)).await);
-    not_found(
-        app.delete(&format!("{}/items/999999999", at(&o)))
-            .await,
-    );
-    app.delete(&format!("{}/items/x", at(&o)))
-        .await
-        .expect_error(400, "invalid_request");
+    not_found(app.delete(&format!("{}/items/999999999", at(&o))).await);
+    bad_request(app.delete(&format!("{}/items/x", at(&o))).await);
 
     // The last item stays: cancel the order instead.
-    app.delete(&item_at(&o, &cake))
-        .await
-        .expect_error(409, "conflict");
+    conflict(app.delete(&item_at(&o, &cake)).await);
     assert_eq!(get(&app, &o).await["items"], json!([cake]));
 }
 
@@ -310,9 +298,7 @@ async fn an_order_created_shipped_or_paid_is_not_editable() {
 
 #[tokio::test]
 async fn put_status_also_locks_and_unlocks_the_items() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let o = two_item_order(&app, ann).await;
+    let (app, _, o) = app_with_two_item_order().await;
     let status = format!("{}/status", at(&o));
     app.put(&status, json!({"status": "cancelled"}))
         .await

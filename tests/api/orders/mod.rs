@@ -38,13 +38,6 @@ fn item(name: &str, quantity: u64, unit_price: f64) -> Value {
     json!({"name": name, "quantity": quantity, "unit_price": unit_price})
 }
 
-/// `base` with every field of `extra` copied in.
-fn with(mut base: Value, extra: Value) -> Value {
-    let target = base.as_object_mut().expect("object");
-    target.extend(extra.as_object().expect("object").clone());
-    base
-}
-
 /// The smallest valid order body for `contact`: one item of 5.00.
 fn order_body(contact: u64) -> Value {
     json!({"contact_id": contact, "items": [item("Tea", 1, 5.0)]})
@@ -79,13 +72,30 @@ async fn two_item_order(app: &TestApp, contact: u64) -> Value {
     .await
 }
 
+/// A fresh app with the contact Ann and her [`two_item_order`]: (app, Ann, the order).
+async fn app_with_two_item_order() -> (TestApp, u64, Value) {
+    let app = spawn_app().await;
+    let ann = new_contact(&app, "Ann").await;
+    let order = two_item_order(&app, ann).await;
+    (app, ann, order)
+}
+
+/// Checks that POST /orders refuses `contact`'s [`order_body`] with each case's fields set
+/// over it, answering 422 at the case's path.
+async fn order_refusals(app: &TestApp, contact: u64, cases: Vec<(Value, &str)>) {
+    let cases = cases
+        .into_iter()
+        .map(|(extra, path)| (with(order_body(contact), extra), path))
+        .collect();
+    refusals(app, Method::POST, ORDERS, cases).await;
+}
+
 async fn get(app: &TestApp, order: &Value) -> Value {
     app.get(&at(order)).await.ok()
 }
 
 async fn list_ids(app: &TestApp, query: &str) -> Vec<u64> {
-    let r = app.get(&format!("{ORDERS}{query}")).await;
-    listed(r).iter().map(id).collect()
+    listed_ids(app.get(&format!("{ORDERS}{query}")).await)
 }
 
 /// A JSON number written exactly as `text`, with no float in between: the client's digits

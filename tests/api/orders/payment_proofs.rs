@@ -94,7 +94,12 @@ async fn a_receipt_needs_an_https_url_and_an_order_holds_twenty() {
         20
     );
     let outsider = kept.member_token("member", &["contacts"]).await;
-    kept.post_as(&outsider, &proofs_at(&order), json!({"url": "https://files.example/x"}))
-    .await
-    .expect_error(403, "insufficient_permissions");
+    forbidden(
+        kept.post_as(
+            &outsider,
+            &proofs_at(&order),
+            json!({"url": "https://files.example/x"}),
+        )
+        .await,
+    );
 }

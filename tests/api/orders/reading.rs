@@ -24,9 +24,7 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     // The owner of the foreign order still sees it.
     app.get_as(&other_key, &at(&foreign)).await.expect(200);
     for bad in ["abc", "0", "-1", "1.5"] {
-        app.get(&format!("{ORDERS}/{bad}"))
-            .await
-            .expect_error(400, "invalid_request");
+        bad_request(app.get(&format!("{ORDERS}/{bad}")).await);
     }
     // A foreign order can't be changed either.
     let foreign_item = &foreign["items"][0];
@@ -91,9 +89,7 @@ async fn orders_are_listed_newest_first_in_pages() {
             "limit",
         );
     }
-    app.get(&format!("{ORDERS}?starting_after=garbage!"))
-        .await
-        .expect_error(400, "invalid_request");
+    bad_request(app.get(&format!("{ORDERS}?starting_after=garbage!")).await);
 }
 
 #[tokio::test]

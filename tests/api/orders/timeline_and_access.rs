@@ -132,9 +132,7 @@ async fn the_orders_of_a_merged_contact_follow_the_primary() {
 
 #[tokio::test]
 async fn orders_survive_a_restart() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let o = two_item_order(&app, ann).await;
+    let (app, ann, o) = app_with_two_item_order().await;
     let tea = o["items"][0].clone();
     app.patch(&item_at(&o, &tea), json!({"quantity": 4}))
         .await
@@ -176,9 +174,7 @@ async fn orders_survive_a_restart() {
 
 #[tokio::test]
 async fn orders_need_the_orders_permission() {
-    let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let o = two_item_order(&app, ann).await;
+    let (app, ann, o) = app_with_two_item_order().await;
     let tea = o["items"][0].clone();
     let without = app.member_token("member", &["contacts"]).await;
     let none = app.member_token("member", &[]).await;
@@ -201,7 +197,7 @@ async fn orders_need_the_orders_permission() {
                 .await,
         ];
         for r in refused {
-            r.expect_error(403, "insufficient_permissions");
+            forbidden(r);
         }
     }
     assert_eq!(get(&app, &o).await, o, "nothing changed");

@@ -21,16 +21,7 @@ async fn endpoint_actors(app: &TestApp) -> Vec<String> {
 
 /// `switchboard_actors_live{kind="endpoint_delivery"}` as /metrics reports it.
 async fn live_in_metrics(app: &TestApp) -> Option<f64> {
-    let text = app
-        .client
-        .get(format!("{}/metrics", app.admin))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     text.lines()
         .find(|l| {
             l.starts_with("switchboard_actors_live{") && l.contains("kind=\"endpoint_delivery\"")
@@ -174,18 +165,7 @@ async fn a_retry_due_after_the_actor_stopped_is_sent_on_time_after_kill_9() {
     let key = server.key.clone().unwrap();
     let rx = TestReceiver::start().await;
     rx.respond_with(500);
-    let created: Value = server
-        .send(
-            Method::POST,
-            &key,
-            "/webhooks",
-            json!({"url": rx.url, "events": ["tag.*"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let id = created["id"].as_str().unwrap().to_string();
+    let id = server.new_webhook(&key, &rx.url, &["tag.*"]).await;
     let r = server
         .send(Method::POST, &key, "/tags", json!({"name": "kept"}))
         .await;
@@ -205,15 +185,8 @@ async fn a_retry_due_after_the_actor_stopped_is_sent_on_time_after_kill_9() {
     let admin = reqwest::Client::builder().no_proxy().build().unwrap();
     let mut stopped = false;
     for _ in 0..250 {
-        let actors: Value = admin
-            .get(format!("{}/admin/actors", server.admin))
-            .bearer_auth(ADMIN_TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let actors_url = format!("{}/admin/actors", server.admin);
+        let actors = body_json(admin.get(actors_url).bearer_auth(ADMIN_TOKEN)).await;
         if !actors["data"]
             .as_array()
             .unwrap()
@@ -227,8 +200,7 @@ async fn a_retry_due_after_the_actor_stopped_is_sent_on_time_after_kill_9() {
     }
     assert!(stopped, "the endpoint actor stopped before the kill");
 
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
     rx.respond_with(200);
 

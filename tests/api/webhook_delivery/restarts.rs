@@ -68,18 +68,7 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
     let rx = TestReceiver::start().await;
     rx.respond_with(500);
 
-    let created: Value = server
-        .send(
-            reqwest::Method::POST,
-            &key,
-            "/webhooks",
-            json!({"url": rx.url, "events": ["tag.*"]}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let id = created["id"].as_str().expect("an endpoint").to_string();
+    let id = server.new_webhook(&key, &rx.url, &["tag.*"]).await;
     let r = server
         .send(
             reqwest::Method::POST,
@@ -92,8 +81,7 @@ async fn a_retry_pending_at_kill_9_is_delivered_after_the_restart_without_any_pr
     let first = rx.wait_for(1).await[0].event_id().to_string();
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    server.child.start_kill().unwrap();
-    server.child.wait().await.unwrap();
+    server.kill_9().await;
     crate::store_safety::assert_store_checks(dir.path());
     rx.respond_with(200);
     let n = rx.received().len();

@@ -232,9 +232,10 @@ async fn redeliver_queues_the_same_event_again_and_answers_202() {
     assert!(d.iter().all(|x| x["event_id"] == first[0].event_id()));
 
     let base = format!("/webhooks/{id}/deliveries");
-    app.post(&format!("{base}/999999999/redeliver"), json!({}))
-        .await
-        .expect_error(404, "not_found");
+    not_found(
+        app.post(&format!("{base}/999999999/redeliver"), json!({}))
+            .await,
+    );
     for bad in ["abc", "0", "-1", "1.5"] {
         let r = app
             .post(&format!("{base}/{bad}/redeliver"), json!({}))
@@ -244,9 +245,13 @@ async fn redeliver_queues_the_same_event_again_and_answers_202() {
     }
     // Another endpoint's delivery id is unknown here.
     let (other, _) = hook(&app, &rx.url, &["order.*"]).await;
-    app.post(&format!("/webhooks/{other}/deliveries/{delivery}/redeliver"), json!({}))
-    .await
-    .expect_error(404, "not_found");
+    not_found(
+        app.post(
+            &format!("/webhooks/{other}/deliveries/{delivery}/redeliver"),
+            json!({}),
+        )
+        .await,
+    );
     rx.stays_at(2, Duration::from_millis(200)).await;
 }
 

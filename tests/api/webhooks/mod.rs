@@ -57,36 +57,14 @@ pub async fn spawn_clocked_webhook_app(
 /// and `configure` (the shared `restart` starts with default settings, where private
 /// receivers are refused and the first retry waits 30 s).
 pub async fn restart_webhook_app(
-    mut app: TestApp,
+    app: TestApp,
     configure: impl Fn(&mut Settings) + Clone + Send + Sync + 'static,
 ) -> TestApp {
-    app.stop().await;
-    let dir = app.dir.clone();
-    let clock = app.clock.clone();
-    let (ws, key) = (app.workspace_id.clone(), app.key.clone());
-    drop(app);
-    let mut again = None;
-    for _ in 0..100 {
-        // The store's lock is released once the previous flusher has seen the close.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let (d, c, conf) = (dir.clone(), clock.clone(), configure.clone());
-        let attempt = tokio::spawn(async move {
-            spawn_in(d, c, |s| {
-                fast_webhooks(s);
-                conf(s);
-            })
-            .await
-        })
-        .await;
-        if let Ok(app) = attempt {
-            again = Some(app);
-            break;
-        }
-    }
-    let mut again = again.expect("app restarts on the same folder");
-    again.workspace_id = ws;
-    again.key = key;
-    again
+    app.restart_with(move |s| {
+        fast_webhooks(s);
+        configure(s);
+    })
+    .await
 }
 
 /// POST /webhooks with the bootstrap key answering 201: (id, secret).
@@ -209,11 +187,6 @@ pub fn assert_millis_utc(v: &Value) {
         frac.len() == 3 && frac.bytes().all(|b| b.is_ascii_digit()),
         "not milliseconds: {s}"
     );
-}
-
-#[track_caller]
-fn forbidden(r: Resp) {
-    r.expect_error(403, "insufficient_permissions");
 }
 
 /// Asserts that no key of an answer names a secret.
