@@ -496,12 +496,9 @@ impl Actor for WorkspaceActor {
             // and flushed (the store makes reads wait for it), and the reply waits for the
             // flush. A failed write comes back as `Reload`.
             let on_failure = reload_on_failure(&myself, state);
-            match pending.commit(&state.args, &state.data, on_failure) {
-                Ok(()) => {
-                    run_turns(&myself, &state.args, turns);
-                    wake_relays(&state.args, wake);
-                }
-                Err(e) => reload(state, &e),
+            let after = after_commit(&myself, &state.args, turns, wake);
+            if let Err(e) = pending.commit(&state.args, &state.data, on_failure, after) {
+                reload(state, &e);
             }
         }
         if reload_now {
@@ -544,53 +541,56 @@ fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, state: &WorkspaceState) ->
     })
 }
 
-/// Runs AI turns beside the actor: each waits until the change that asked for it is
-/// durable, takes its turn, and sends the outcome back as a message.
-fn run_turns(
+/// What a change starts once it is durable: the AI turns it asked for (each runs beside
+/// the actor and sends its outcome back as a message) and the relay actors of
+/// connections with new pending sends. Runs from the commit's own acknowledgement, so a
+/// turn never starts before the customer's message is on disk.
+fn after_commit(
     myself: &ActorRef<WorkspaceMsg>,
     args: &WorkspaceArgs,
     turns: Vec<conversations::TurnJob>,
-) {
-    for mut job in turns {
-        let (me, ai, stats) = (myself.clone(), args.ai.clone(), args.stats.clone());
-        let durable = args.store.durable();
-        tokio::spawn(async move {
-            if durable.await.is_err() {
-                return;
-            }
-            if ai.reads_history() {
-                if let Err(e) = job.load_history() {
-                    tracing::warn!(error = %e, "an AI turn runs without the conversation's history");
-                }
-            }
-            let outcome = ai.turn(&job.request, &job.contact).await;
-            let (tx, _) = ractor::concurrency::oneshot();
-            stats.sent();
-            let msg = ConversationMsg::ApplyTurn {
-                id: job.conversation,
-                message: job.message,
-                outcome,
-                reply: tx.into(),
-            };
-            if me.send_message(msg.into()).is_err() {
-                stats.received();
-                tracing::warn!("an AI turn finished after its workspace actor stopped");
-            }
-        });
+    wake: Vec<RelayConfig>,
+) -> Option<AfterCommit> {
+    if turns.is_empty() && wake.is_empty() {
+        return None;
     }
+    let (me, ai, stats) = (myself.clone(), args.ai.clone(), args.stats.clone());
+    let relays = args.relays.clone();
+    Some(Box::new(move || {
+        if !wake.is_empty() {
+            relays.wake(wake);
+        }
+        for job in turns {
+            tokio::spawn(take_turn(me.clone(), ai.clone(), stats.clone(), job));
+        }
+    }))
 }
 
-/// Wakes the relay actors of connections with new pending sends, once they are durable.
-fn wake_relays(args: &WorkspaceArgs, connections: Vec<RelayConfig>) {
-    if connections.is_empty() {
-        return;
-    }
-    let (durable, relays) = (args.store.durable(), args.relays.clone());
-    tokio::spawn(async move {
-        if durable.await.is_ok() {
-            relays.wake(connections);
+/// One AI turn, beside the actor; its outcome goes back to the actor as a message.
+async fn take_turn(
+    me: ActorRef<WorkspaceMsg>,
+    ai: crate::ai::Ai,
+    stats: Arc<crate::telemetry::ActorStats>,
+    mut job: conversations::TurnJob,
+) {
+    if ai.reads_history() {
+        if let Err(e) = job.load_history() {
+            tracing::warn!(error = %e, "an AI turn runs without the conversation's history");
         }
-    });
+    }
+    let outcome = ai.turn(&job.request, &job.contact).await;
+    let (tx, _) = ractor::concurrency::oneshot();
+    stats.sent();
+    let msg = ConversationMsg::ApplyTurn {
+        id: job.conversation,
+        message: job.message,
+        outcome,
+        reply: tx.into(),
+    };
+    if me.send_message(msg.into()).is_err() {
+        stats.received();
+        tracing::warn!("an AI turn finished after its workspace actor stopped");
+    }
 }
 
 /// What a resource handler leaves for the actor to finish.
@@ -604,18 +604,22 @@ pub enum Handled {
 /// A change plus the reply port it answers on, with the value type erased so that every
 /// resource shares one commit path.
 pub trait PendingCommit: Send {
-    /// Queues the change's writes; the reply goes out once they are durable, and
-    /// `on_failure` runs if the store refuses them.
+    /// Queues the change's writes; the reply goes out once they are durable, then
+    /// `after` runs; `on_failure` runs instead if the store refuses them.
     fn commit(
         self: Box<Self>,
         args: &WorkspaceArgs,
         data: &WorkspaceData,
         on_failure: OnFailure,
+        after: Option<AfterCommit>,
     ) -> Result<(), DomainError>;
 }
 
 /// Runs when a queued write fails in the store.
 pub type OnFailure = Box<dyn FnOnce() + Send>;
+
+/// Runs once a change is durable, after its reply (inside the runtime).
+pub type AfterCommit = Box<dyn FnOnce() + Send>;
 
 struct Pending<T> {
     change: Change<T>,
@@ -629,6 +633,7 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
         args: &WorkspaceArgs,
         data: &WorkspaceData,
         on_failure: OnFailure,
+        after: Option<AfterCommit>,
     ) -> Result<(), DomainError> {
         let Pending {
             change,
@@ -663,6 +668,9 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
                         dispatcher.wake(woken);
                     }
                     let _ = reply.send(Ok(value));
+                    if let Some(after) = after {
+                        after();
+                    }
                 }
                 Err(e) => {
                     // The reload is queued before the caller hears of the failure, so
