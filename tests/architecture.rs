@@ -350,3 +350,25 @@ fn the_engine_check_sees_a_use_outside_the_store() {
         vec![PathBuf::from("domain/error.rs"), PathBuf::from("app.rs")]
     );
 }
+
+/// `cargo fmt` does not reach the black-box suite: both test binaries pull its modules in
+/// with `include!("suite.rs")`, which rustfmt does not follow. This holds it to the same
+/// formatting (`rustfmt --edition 2021 tests/api/suite.rs` formats it).
+#[test]
+fn the_black_box_suite_is_formatted_like_the_rest() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/api/suite.rs");
+    let out = std::process::Command::new("rustfmt")
+        .args(["--edition", "2021", "--check"])
+        .arg(&suite)
+        .output()
+        .expect("rustfmt runs (it comes with the toolchain, like cargo fmt)");
+    assert!(
+        out.status.success(),
+        "the suite needs `rustfmt --edition 2021 tests/api/suite.rs`:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .take(40)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

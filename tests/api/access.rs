@@ -250,7 +250,9 @@ async fn a_user_in_two_workspaces_without_the_header_answers_400_workspace_requi
         let r = app.get_as(&token, path).await;
         r.expect_error(400, "workspace_required");
     }
-    let r = app.post_as(&token, "/tags", json!({"name": "where?"})).await;
+    let r = app
+        .post_as(&token, "/tags", json!({"name": "where?"}))
+        .await;
     r.expect_error(400, "workspace_required");
 }
 
@@ -521,7 +523,9 @@ async fn creating_a_workspace_returns_it_with_an_owner_and_an_api_key_that_works
     let me = app.get_as(&token, "/me").await.expect(200);
     assert_eq!(me.body["workspaces"][0]["role"], "owner");
     let body = json!({"label": "Plan"});
-    app.post_as(&token, "/custom-fields", body).await.expect(201);
+    app.post_as(&token, "/custom-fields", body)
+        .await
+        .expect(201);
 
     let create = |name: &str| app.admin_post("/admin/workspaces", json!({ "name": name }));
     assert_eq!(create("Plain").await.created()["hipaa"], false);

@@ -62,7 +62,10 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
     );
 
     let changed = app
-        .patch("/ai-settings", json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}))
+        .patch(
+            "/ai-settings",
+            json!({"followup_after": "30m", "faq": [{"keywords": ["hours"], "answer": "9 to 5"}]}),
+        )
         .await
         .ok();
     assert_eq!(changed["followup_after"], "30m");
@@ -77,8 +80,7 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
         "fallback_reply",
     );
     invalid(
-        app.patch("/ai-settings", json!({"mood": "happy"}))
-            .await,
+        app.patch("/ai-settings", json!({"mood": "happy"})).await,
         "mood",
     );
     let cleared = app
@@ -96,7 +98,10 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
 async fn the_rules_answer_a_message_after_it_is_accepted() {
     let app = spawn_app().await;
     let r = app
-        .post("/messages", json!({"contact": {"phone": "+15550100"}, "text": "hello"}))
+        .post(
+            "/messages",
+            json!({"contact": {"phone": "+15550100"}, "text": "hello"}),
+        )
         .await
         .expect(202);
     let conversation = r.body["conversationId"].as_u64().unwrap();
@@ -112,7 +117,10 @@ async fn the_rules_answer_a_message_after_it_is_accepted() {
 #[tokio::test]
 async fn chat_answers_from_the_faq_and_says_null_when_the_ai_is_off() {
     let app = spawn_app().await;
-    app.patch("/ai-settings", json!({"faq": [{"keywords": ["opening hours"], "answer": "We open at nine."}]}))
+    app.patch(
+        "/ai-settings",
+        json!({"faq": [{"keywords": ["opening hours"], "answer": "We open at nine."}]}),
+    )
     .await
     .expect(200);
     let r = chat(
@@ -202,10 +210,7 @@ async fn an_email_or_phone_the_contact_lacks_is_saved_as_a_lead() {
     .await;
     assert_eq!(r.status, 200);
     let contact = r.body["contactId"].as_u64().unwrap();
-    let c = app
-        .get(&format!("/contacts/{contact}"))
-        .await
-        .ok();
+    let c = app.get(&format!("/contacts/{contact}")).await.ok();
     assert_eq!(c["email"], "ann@example.com");
     assert_eq!(c["phone"], "+15550100", "a phone the contact has stays");
 }
@@ -223,10 +228,7 @@ async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
         r.body["reply"]["messageId"].as_u64().unwrap(),
     );
     let path = format!("/conversations/{conversation}/messages/{reply}/feedback");
-    let first = app
-        .post(&path, json!({"rating": "up"}))
-        .await
-        .created();
+    let first = app.post(&path, json!({"rating": "up"})).await.created();
     assert_fields(
         &first,
         "object id message_id conversation_id user_id rating comment created_at",
@@ -289,8 +291,8 @@ async fn a_model_behind_the_ai_url_answers_with_the_conversation_so_far() {
     .await;
     let app = app_with_model(&url).await;
     app.patch("/ai-settings", json!({"instructions": "You sell shoes."}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     let first = chat(
         &app,
         json!({"message": "hello", "contact": {"phone": "+15550100"}}),
@@ -352,10 +354,7 @@ async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
             .contains("could not answer"));
         let conversations = listed(app.get("/conversations").await);
         let id = conversations[0]["id"].as_u64().unwrap();
-        let messages = listed(
-            app.get(&format!("/conversations/{id}/messages"))
-                .await,
-        );
+        let messages = listed(app.get(&format!("/conversations/{id}/messages")).await);
         assert_eq!(
             messages.len(),
             1,
@@ -458,9 +457,7 @@ mod timers {
     /// Sets `settings` on the AI, then a customer (by phone) says `message` through /chat;
     /// the conversation it landed in.
     async fn customer_says(app: &TestApp, settings: Value, message: &str) -> u64 {
-        app.patch("/ai-settings", settings)
-            .await
-            .expect(200);
+        app.patch("/ai-settings", settings).await.expect(200);
         let r = chat(
             app,
             json!({"message": message, "contact": {"phone": "+15550100"}}),
@@ -513,7 +510,10 @@ mod timers {
     async fn a_team_reply_takes_over_and_no_follow_up_goes_out() {
         let (app, clock) = clocked(|_| {}).await;
         let conversation = customer_says(&app, json!({"followup_after": "30m"}), "hello").await;
-        app.post(&format!("/conversations/{conversation}/messages"), json!({"text": "I am here"}))
+        app.post(
+            &format!("/conversations/{conversation}/messages"),
+            json!({"text": "I am here"}),
+        )
         .await
         .expect(201);
         clock.advance(60 * MINUTE);
@@ -584,7 +584,10 @@ mod timers {
             json!({"url": rx.url, "events": ["conversation.followup_sent", "conversation.closed"]}),
         )
         .await;
-        app.patch("/ai-settings", json!({"followup_after": "10m", "auto_close_after": "1h"}))
+        app.patch(
+            "/ai-settings",
+            json!({"followup_after": "10m", "auto_close_after": "1h"}),
+        )
         .await
         .expect(200);
         chat(

@@ -52,7 +52,10 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     .await;
     let bob = contact(&app, json!({"first_name": "Bob"})).await;
     let bobs = app
-        .post("/conversations", json!({"contact_id": bob, "channel": "api"}))
+        .post(
+            "/conversations",
+            json!({"contact_id": bob, "channel": "api"}),
+        )
         .await
         .created()["id"]
         .clone();
@@ -70,7 +73,7 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     );
     invalid(
         app.post("/bookings", with(json!({"conversation_id": bobs})))
-        .await,
+            .await,
         "conversation_id",
     );
     not_found(
@@ -107,12 +110,9 @@ async fn creating_checks_every_field_and_shows_the_customer() {
     assert_eq!(b["documents"], json!([]));
     // The customer fields follow the contact.
     app.patch(&format!("/contacts/{ann}"), json!({"first_name": "Anne"}))
-    .await
-    .expect(200);
-    let again = app
-        .get(&format!("/bookings/{}", b["id"]))
         .await
-        .ok();
+        .expect(200);
+    let again = app.get(&format!("/bookings/{}", b["id"])).await.ok();
     assert_eq!(again["customer_name"], "Anne Lee");
     assert_eq!(again["status"], "confirmed");
 
@@ -133,7 +133,10 @@ async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
         .await;
         ids.push(id(&b));
     }
-    app.put(&format!("/bookings/{}/status", ids[2]), json!({"status": "confirmed"}))
+    app.put(
+        &format!("/bookings/{}/status", ids[2]),
+        json!({"status": "confirmed"}),
+    )
     .await
     .expect(200);
     assert_eq!(
@@ -157,9 +160,7 @@ async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
         ),
         [ids[2], ids[1]]
     );
-    app.get("/bookings?starts_after=soon")
-        .await
-        .expect(422);
+    app.get("/bookings?starts_after=soon").await.expect(422);
     let (sizes, _) = walk_pages(&app, "/bookings", 2).await;
     assert_eq!(sizes, [2, 1]);
 }
@@ -185,35 +186,32 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
 
     // A new time alone: rescheduled, not updated.
     app.patch(&path, json!({"starts_at": "2030-05-02T10:00:00Z"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     // A new time and a new place: both, and `changes` lists only the place.
-    app.patch(&path, json!({"starts_at": "2030-05-03T10:00:00Z", "location": "Main St"}))
+    app.patch(
+        &path,
+        json!({"starts_at": "2030-05-03T10:00:00Z", "location": "Main St"}),
+    )
     .await
     .expect(200);
     // A duration alone: updated.
-    let longer = app
-        .patch(&path, json!({"duration_minutes": 60}))
-        .await
-        .ok();
+    let longer = app.patch(&path, json!({"duration_minutes": 60})).await.ok();
     assert_eq!(longer["duration_minutes"], 60);
     invalid(app.patch(&path, json!({})).await, "");
     // The same status again: nothing to announce.
     app.put(&format!("{path}/status"), json!({"status": "pending"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     app.put(&format!("{path}/status"), json!({"status": "confirmed"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     let files = json!({"documents": [
         {"url": "https://files.example/id.pdf", "name": "id.pdf", "content_type": "application/pdf"},
         {"url": "https://files.example/id.pdf"},
         {"url": "https://files.example/photo.jpg"}
     ]});
-    let with_files = app
-        .post(&format!("{path}/documents"), files)
-        .await
-        .ok();
+    let with_files = app.post(&format!("{path}/documents"), files).await.ok();
     assert_eq!(with_files["documents"].as_array().unwrap().len(), 2);
     let more = app
         .post(&format!("{path}/documents"), json!({"documents": [{"url": "https://files.example/photo.jpg"}, {"url": "https://files.example/scan.png"}]}))
@@ -221,13 +219,16 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
         .ok();
     assert_eq!(more["documents"].as_array().unwrap().len(), 3);
     invalid(
-        app.post(&format!("{path}/documents"), json!({"documents": [{"url": "http://files.example/x"}]}))
+        app.post(
+            &format!("{path}/documents"),
+            json!({"documents": [{"url": "http://files.example/x"}]}),
+        )
         .await,
         "documents[0].url",
     );
     invalid(
         app.post(&format!("{path}/documents"), json!({"documents": []}))
-        .await,
+            .await,
         "documents",
     );
     // PUT status cancelled is a cancel: only booking.cancelled.
@@ -324,14 +325,20 @@ async fn a_cancel_keeps_its_reason_and_a_booking_holds_at_most_100_files() {
             .map(|i| json!({"url": format!("https://files.example/{batch}/{i}")}))
             .collect();
         app.post(&format!("{path}/documents"), json!({"documents": docs}))
-        .await
-        .expect(200);
+            .await
+            .expect(200);
     }
-    app.post(&format!("{path}/documents"), json!({"documents": [{"url": "https://files.example/one-more"}]}))
+    app.post(
+        &format!("{path}/documents"),
+        json!({"documents": [{"url": "https://files.example/one-more"}]}),
+    )
     .await
     .expect_error(422, "limit_reached");
     invalid(
-        app.post(&format!("{path}/cancel"), json!({"reason": "x".repeat(501)}))
+        app.post(
+            &format!("{path}/cancel"),
+            json!({"reason": "x".repeat(501)}),
+        )
         .await,
         "reason",
     );
@@ -359,7 +366,10 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     .await;
     let ann = contact(&app, json!({"first_name": "Ann"})).await;
     let sms = app
-        .post("/conversations", json!({"contact_id": ann, "channel": "api"}))
+        .post(
+            "/conversations",
+            json!({"contact_id": ann, "channel": "api"}),
+        )
         .await
         .created();
     // 25 h ahead: the default 24 h reminder is due in 1 h.
@@ -410,10 +420,16 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     assert_eq!(messages_of(&app, &ann).await.len(), 1, "exactly once");
 
     // Rescheduling re-arms; a 1 h lead added later applies to the booking too.
-    app.patch(&format!("/bookings/{}", b["id"]), json!({"starts_at": at(&clock, 30 * 60)}))
+    app.patch(
+        &format!("/bookings/{}", b["id"]),
+        json!({"starts_at": at(&clock, 30 * 60)}),
+    )
     .await
     .expect(200);
-    app.patch("/ai-settings", json!({"appointment_reminders": ["24h", "1h"]}))
+    app.patch(
+        "/ai-settings",
+        json!({"appointment_reminders": ["24h", "1h"]}),
+    )
     .await
     .expect(200);
     clock.advance(6 * HOUR + Duration::from_secs(60));
@@ -449,9 +465,12 @@ async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_a
     let b = booking(&app, new(&bob)).await;
     booking(&app, new(&cy)).await;
     app.post(&format!("/bookings/{}/cancel", a["id"]), json!({}))
-    .await
-    .expect(200);
-    app.put(&format!("/bookings/{}/status", b["id"]), json!({"status": "completed"}))
+        .await
+        .expect(200);
+    app.put(
+        &format!("/bookings/{}/status", b["id"]),
+        json!({"status": "completed"}),
+    )
     .await
     .expect(200);
     clock.advance(2 * HOUR);
@@ -459,10 +478,7 @@ async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_a
         messages_of(&app, &cy).await.len() == 1
     })
     .await;
-    let conversations = listed(
-        app.get(&format!("/conversations?contact_id={cy}"))
-            .await,
-    );
+    let conversations = listed(app.get(&format!("/conversations?contact_id={cy}")).await);
     assert_eq!(conversations.len(), 1);
     assert_eq!(conversations[0]["channel"], "api");
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -541,13 +557,13 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
         json!({"url": rx.url, "events": ["contact.*", "order.*", "booking.*", "reminder.*", "conversation.*"]}),
     )
     .await;
-    app.post("/contacts/merge", json!({"primary_contact_id": primary, "secondary_contact_id": secondary}))
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
+    )
     .await
     .expect(200);
-    let moved = app
-        .get(&format!("/bookings/{}", b["id"]))
-        .await
-        .ok();
+    let moved = app.get(&format!("/bookings/{}", b["id"])).await.ok();
     assert_eq!(moved["contact_id"], primary);
     assert_eq!(moved["customer_name"], "Primary");
     assert_eq!(

@@ -59,16 +59,16 @@ async fn a_call_is_checked_field_by_field_and_answers_the_record() {
     app.post("/calls", call(json!({"outcome": "busy"})))
         .await
         .expect(422);
-    not_found(
-        app.post("/calls", call(json!({"contact_id": 999})))
-            .await,
-    );
+    not_found(app.post("/calls", call(json!({"contact_id": 999}))).await);
 
     let c = app
-        .post("/calls", call(
+        .post(
+            "/calls",
+            call(
                 json!({"duration_seconds": 95, "summary": "asked about prices",
                         "transcript": "Hi...", "recording_url": "https://rec.example/1.mp3"}),
-            ))
+            ),
+        )
         .await
         .created();
     assert_fields(
@@ -78,12 +78,7 @@ async fn a_call_is_checked_field_by_field_and_answers_the_record() {
     assert_eq!(c["object"], "call");
     assert_eq!(c["started_at"], "2030-01-01T09:00:00.000Z");
     assert_eq!(c["duration_seconds"], 95);
-    assert_eq!(
-        app.get(&format!("/calls/{}", c["id"]))
-            .await
-            .ok(),
-        c
-    );
+    assert_eq!(app.get(&format!("/calls/{}", c["id"])).await.ok(), c);
     not_found(app.get("/calls/999").await);
 
     assert_read_needs(&app, "/calls", &["contacts"], &["call_agent"]).await;
@@ -102,7 +97,10 @@ async fn the_customer_number_finds_the_contact_or_makes_one_and_each_outcome_has
     let bare = TestReceiver::start().await;
     new_endpoint(&app, json!({"url": bare.url, "events": ["call.*"]})).await;
     let ann = app
-        .post("/contacts", json!({"first_name": "Ann", "phone": "+15550100"}))
+        .post(
+            "/contacts",
+            json!({"first_name": "Ann", "phone": "+15550100"}),
+        )
         .await
         .created()["id"]
         .clone();
@@ -172,7 +170,10 @@ async fn lists_filter_by_contact_and_outcome_and_merges_move_calls() {
         ("+15550100", "missed"),
     ] {
         ids.push(
-            app.post("/calls", call(json!({"from_number": number, "outcome": outcome})))
+            app.post(
+                "/calls",
+                call(json!({"from_number": number, "outcome": outcome})),
+            )
             .await
             .created(),
         );
@@ -190,21 +191,18 @@ async fn lists_filter_by_contact_and_outcome_and_merges_move_calls() {
     let first = ids[0]["contact_id"].clone();
     let second = ids[1]["contact_id"].clone();
     assert_eq!(
-        ids_of(
-            app.get(&format!("/calls?contact_id={first}"))
-                .await
-        ),
+        ids_of(app.get(&format!("/calls?contact_id={first}")).await),
         [ids[2]["id"].clone(), ids[0]["id"].clone()]
     );
     let (sizes, _) = walk_pages(&app, "/calls", 2).await;
     assert_eq!(sizes, [2, 1]);
-    app.post("/contacts/merge", json!({"primary_contact_id": first, "secondary_contact_id": second}))
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": first, "secondary_contact_id": second}),
+    )
     .await
     .expect(200);
-    let moved = app
-        .get(&format!("/calls/{}", ids[1]["id"]))
-        .await
-        .ok();
+    let moved = app.get(&format!("/calls/{}", ids[1]["id"])).await.ok();
     assert_eq!(moved["contact_id"], first);
     assert_eq!(
         list_len(&app, &format!("/calls?contact_id={first}")).await,

@@ -26,15 +26,11 @@ async fn spawn_campaign_app() -> TestApp {
 }
 
 async fn new_campaign(app: &TestApp, body: Value) -> Value {
-    app.post("/campaigns", body)
-        .await
-        .created()
+    app.post("/campaigns", body).await.created()
 }
 
 async fn campaign(app: &TestApp, id: &Value) -> Value {
-    app.get(&format!("/campaigns/{id}"))
-        .await
-        .ok()
+    app.get(&format!("/campaigns/{id}")).await.ok()
 }
 
 /// Campaign `id` once its status is `status` (fails after 30 s).
@@ -92,7 +88,10 @@ fn rand_suffix() -> u32 {
 }
 
 async fn opt_out(app: &TestApp, contact: u64) {
-    app.put(&format!("/contacts/{contact}/dnc"), json!({"do_not_contact": true}))
+    app.put(
+        &format!("/contacts/{contact}/dnc"),
+        json!({"do_not_contact": true}),
+    )
     .await
     .expect(200);
 }
@@ -107,8 +106,7 @@ async fn set_allowance(app: &TestApp, allowance: u64) {
 }
 
 async fn send(app: &TestApp, id: &Value, body: Value) -> Resp {
-    app.post(&format!("/campaigns/{id}/send"), body)
-        .await
+    app.post(&format!("/campaigns/{id}/send"), body).await
 }
 
 /// Waits (up to `limit`) until the campaign at `path` on `server` is completed; the
@@ -163,10 +161,7 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
         json!({"recipients": 0, "sent": 0, "failed": 0, "replied": 0, "skipped_do_not_contact": 0})
     );
     let path = format!("/campaigns/{}", c["id"]);
-    let changed = app
-        .patch(&path, json!({"name": "Spring sale"}))
-        .await
-        .ok();
+    let changed = app.patch(&path, json!({"name": "Spring sale"})).await.ok();
     assert_eq!(changed["name"], "Spring sale");
     assert_eq!(list_len(&app, "/campaigns").await, 1);
 
@@ -189,10 +184,7 @@ async fn a_draft_changes_until_it_is_sent_and_only_a_draft_is_deleted() {
 #[tokio::test]
 async fn a_campaign_checks_its_fields_audience_and_permission() {
     let app = spawn_campaign_app().await;
-    let r = app
-        .post("/campaigns", json!({}))
-        .await
-        .expect(422);
+    let r = app.post("/campaigns", json!({})).await.expect(422);
     let mut paths = r.paths();
     paths.sort();
     assert_eq!(paths, ["channel", "name", "text"]);
@@ -212,7 +204,10 @@ async fn a_campaign_checks_its_fields_audience_and_permission() {
         assert_eq!(r.paths(), [path]);
     }
     let r = app
-        .post("/campaigns", json!({"name": "a", "text": "b", "channel": "sms", "audience": {"tags": [999999]}}))
+        .post(
+            "/campaigns",
+            json!({"name": "a", "text": "b", "channel": "sms", "audience": {"tags": [999999]}}),
+        )
         .await
         .expect_error(404, "not_found");
     assert!(r.body["error"]["message"]
@@ -242,7 +237,10 @@ async fn five_thousand_recipients_through_the_relay_with_exact_stats_and_credit_
     let app = spawn_campaign_app().await;
     set_allowance(&app, 10_000).await;
     let relay = TestReceiver::start().await;
-    app.post("/channels", json!({"type": "chan_a", "relay_url": relay.url}))
+    app.post(
+        "/channels",
+        json!({"type": "chan_a", "relay_url": relay.url}),
+    )
     .await
     .expect(201);
     let hooks = TestReceiver::start().await;
@@ -343,10 +341,7 @@ async fn cancelling_follows_the_states_and_stops_what_is_queued() {
     conflict(app.post(&cancel, json!({})).await);
 
     send(&app, &c["id"], json!({})).await.expect(200);
-    let cancelled = app
-        .post(&cancel, json!({}))
-        .await
-        .ok();
+    let cancelled = app.post(&cancel, json!({})).await.ok();
     assert_eq!(cancelled["status"], "cancelled");
     let all = recipients(&app, &c["id"], "").await;
     let statuses: Vec<&str> = all.iter().map(|r| r["status"].as_str().unwrap()).collect();
@@ -409,7 +404,10 @@ async fn failed_sends_and_first_replies_are_counted_and_announced() {
     send(&app, &c["id"], json!({})).await.expect(200);
     campaign_when(&app, &c["id"], "completed").await;
     for _ in 0..2 {
-        app.post("/messages", json!({"contact_id": people[0], "channel": "chan_b", "text": "tell me more"}))
+        app.post(
+            "/messages",
+            json!({"contact_id": people[0], "channel": "chan_b", "text": "tell me more"}),
+        )
         .await
         .expect(202);
     }
@@ -587,10 +585,7 @@ async fn a_scheduled_campaign_the_credits_no_longer_cover_is_cancelled_when_it_f
     let off = campaign_when(&app, &c["id"], "cancelled").await;
     assert_eq!(off["error"], "insufficient_credits");
     assert!(recipients(&app, &c["id"], "").await.is_empty());
-    assert_eq!(
-        app.get("/credits").await.ok()["used"],
-        0
-    );
+    assert_eq!(app.get("/credits").await.ok()["used"], 0);
     hooks.stays_at(0, Duration::from_millis(200)).await;
 }
 

@@ -101,9 +101,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
 
     // Tags and contacts.
     let tag = created(&app, "/tags", json!({"name": "walk"})).await;
-    app
-        .patch(&format!("/tags/{}", id(&tag)), json!({"name": "walked"}))
-        .await.ok();
+    app.patch(&format!("/tags/{}", id(&tag)), json!({"name": "walked"}))
+        .await
+        .ok();
     let ann = created(
         &app,
         "/contacts",
@@ -111,42 +111,48 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     let at = |c: &Value, rest: &str| format!("/contacts/{}{rest}", id(c));
-    app
-        .patch(&at(&ann, ""), json!({"last_name": "Lee"}))
-        .await.ok();
-    app
-        .post(&at(&ann, "/tags"), json!({"tags": ["vip"]}))
-        .await.ok();
-    app
-        .call(reqwest::Method::DELETE, &at(&ann, "/tags"))
+    app.patch(&at(&ann, ""), json!({"last_name": "Lee"}))
+        .await
+        .ok();
+    app.post(&at(&ann, "/tags"), json!({"tags": ["vip"]}))
+        .await
+        .ok();
+    app.call(reqwest::Method::DELETE, &at(&ann, "/tags"))
         .token(&app.key)
         .json(json!({"tags": ["vip"]}))
         .send()
-        .await.ok();
+        .await
+        .ok();
     let funnel = app.new_funnel("Sales", &["New", "Won"]).await;
     let stage = funnel["stages"][0]["id"].clone();
-    app
-        .put(&at(&ann, "/stage"), json!({"stage_id": stage}))
-        .await.ok();
-    app
-        .put(&at(&ann, "/assignee"), json!({"user_id": owner}))
-        .await.ok();
+    app.put(&at(&ann, "/stage"), json!({"stage_id": stage}))
+        .await
+        .ok();
+    app.put(&at(&ann, "/assignee"), json!({"user_id": owner}))
+        .await
+        .ok();
     created(&app, &at(&ann, "/notes"), json!({"body": "likes tea"})).await;
-    app
-        .put(&at(&ann, "/dnc"), json!({"do_not_contact": true}))
-        .await.ok();
+    app.put(&at(&ann, "/dnc"), json!({"do_not_contact": true}))
+        .await
+        .ok();
     let twin = created(&app, "/contacts", json!({"first_name": "Annie"})).await;
-    app
-        .post("/contacts/merge", json!({"primary_contact_id": id(&ann), "secondary_contact_id": id(&twin)}))
-        .await.ok();
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": id(&ann), "secondary_contact_id": id(&twin)}),
+    )
+    .await
+    .ok();
     let gone = created(&app, "/contacts", json!({"first_name": "Gone"})).await;
     app.delete(&at(&gone, "")).await.ok();
     app.delete(&format!("/tags/{}", id(&tag))).await.ok();
 
     // Conversations, the team and the AI.
-    app
-        .patch("/ai-settings", json!({"followup_after": "1s", "appointment_reminders": ["1h"]}))
-        .await.ok();
+    app.patch(
+        "/ai-settings",
+        json!({"followup_after": "1s", "appointment_reminders": ["1h"]}),
+    )
+    .await
+    .ok();
     let bea = created(
         &app,
         "/contacts",
@@ -161,16 +167,16 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
     let c = |rest: &str| format!("/conversations/{}{rest}", id(&conv));
     created(&app, &c("/comments"), json!({"body": "VIP"})).await;
-    app
-        .put(&c("/assignee"), json!({"user_id": owner}))
-        .await.ok();
-    app
-        .post(&c("/ai/pause"), json!({"reason": "api"}))
-        .await.ok();
+    app.put(&c("/assignee"), json!({"user_id": owner}))
+        .await
+        .ok();
+    app.post(&c("/ai/pause"), json!({"reason": "api"}))
+        .await
+        .ok();
     app.post(&c("/ai/resume"), json!({})).await.ok();
-    app
-        .post(&c("/close"), json!({"closing_note_text": "done"}))
-        .await.ok();
+    app.post(&c("/close"), json!({"closing_note_text": "done"}))
+        .await
+        .ok();
     app.post(&c("/reopen"), json!({})).await.ok();
     // A customer writes: received, answered by the model, a lead captured from the text,
     // and a follow-up a second later.
@@ -181,13 +187,10 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         .ok();
     let cy_conv = answered["conversationId"].clone();
     received(&rx, "conversation.followup_sent").await;
-    let ai_message = listed(
-        app.get(&format!("/conversations/{cy_conv}/messages"))
-            .await,
-    )
-    .into_iter()
-    .find(|m| m["sender_type"] == "ai")
-    .expect("an AI reply");
+    let ai_message = listed(app.get(&format!("/conversations/{cy_conv}/messages")).await)
+        .into_iter()
+        .find(|m| m["sender_type"] == "ai")
+        .expect("an AI reply");
     created(
         &app,
         &format!(
@@ -197,17 +200,13 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         json!({"rating": "up"}),
     )
     .await;
-    app.post("/chat", chat("please explode"))
-        .await
-        .expect(502);
-    app.post("/chat", chat("I want an agent"))
-        .await
-        .expect(200);
+    app.post("/chat", chat("please explode")).await.expect(502);
+    app.post("/chat", chat("I want an agent")).await.expect(200);
     received(&rx, "handover.requested").await;
     let handover = listed(app.get("/handovers").await)[0].clone();
-    app
-        .post(&format!("/handovers/{}/resolve", id(&handover)), json!({}))
-        .await.ok();
+    app.post(&format!("/handovers/{}/resolve", id(&handover)), json!({}))
+        .await
+        .ok();
 
     // Channels: a relay that refuses, then recovers.
     let relay = TestReceiver::start().await;
@@ -252,7 +251,10 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let news = json!({"name": "News", "text": "Hello", "channel": "api"});
     send_to_tag(&app, &bea, "news", news).await;
     received(&rx, "campaign.completed").await;
-    app.post("/messages", json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}))
+    app.post(
+        "/messages",
+        json!({"contact_id": id(&bea), "channel": "api", "text": "Thanks!"}),
+    )
     .await
     .expect(202);
     received(&rx, "campaign_recipient.replied").await;
@@ -260,9 +262,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let failing = json!({"name": "Relay", "text": "Hi", "channel": "chan_c"});
     send_to_tag(&app, &dee, "relay", failing).await;
     received(&rx, "campaign_recipient.failed").await;
-    app
-        .delete(&format!("/channels/{}", channel["id"].as_str().unwrap()))
-        .await.ok();
+    app.delete(&format!("/channels/{}", channel["id"].as_str().unwrap()))
+        .await
+        .ok();
 
     // Bookings and their reminder (the lead time is 1 h; the booking starts in 1 h 1 s).
     let booking = created(
@@ -272,19 +274,20 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     let b = |rest: &str| format!("/bookings/{}{rest}", id(&booking));
-    app
-        .patch(&b(""), json!({"location": "Main St"}))
-        .await.ok();
+    app.patch(&b(""), json!({"location": "Main St"})).await.ok();
     received(&rx, "appointment_reminder.sent").await;
-    app
-        .patch(&b(""), json!({"starts_at": soon(7200)}))
-        .await.ok();
-    app
-        .put(&b("/status"), json!({"status": "confirmed"}))
-        .await.ok();
-    app
-        .post(&b("/documents"), json!({"documents": [{"url": "https://files.example/id.pdf"}]}))
-        .await.ok();
+    app.patch(&b(""), json!({"starts_at": soon(7200)}))
+        .await
+        .ok();
+    app.put(&b("/status"), json!({"status": "confirmed"}))
+        .await
+        .ok();
+    app.post(
+        &b("/documents"),
+        json!({"documents": [{"url": "https://files.example/id.pdf"}]}),
+    )
+    .await
+    .ok();
     app.post(&b("/cancel"), json!({})).await.ok();
 
     // Reminders.
@@ -295,9 +298,9 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     received(&rx, "reminder.fired").await;
-    app
-        .post(&format!("/reminders/{}/close", id(&reminder)), json!({}))
-        .await.ok();
+    app.post(&format!("/reminders/{}/close", id(&reminder)), json!({}))
+        .await
+        .ok();
 
     // Orders and products.
     let order = created(
@@ -307,31 +310,32 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     )
     .await;
     let o = |rest: &str| format!("/orders/{}{rest}", id(&order));
-    app
-        .patch(&o(""), json!({"notes": "gift wrap"}))
-        .await.ok();
-    app
-        .put(&o("/status"), json!({"status": "shipped"}))
-        .await.ok();
-    app
-        .patch(&o(""), json!({"payment_status": "paid"}))
-        .await.ok();
+    app.patch(&o(""), json!({"notes": "gift wrap"})).await.ok();
+    app.put(&o("/status"), json!({"status": "shipped"}))
+        .await
+        .ok();
+    app.patch(&o(""), json!({"payment_status": "paid"}))
+        .await
+        .ok();
     created(
         &app,
         &o("/payment-proofs"),
         json!({"url": "https://files.example/receipt.pdf"}),
     )
     .await;
-    app
-        .put(&o("/status"), json!({"status": "cancelled"}))
-        .await.ok();
+    app.put(&o("/status"), json!({"status": "cancelled"}))
+        .await
+        .ok();
     let product = created(&app, "/products", json!({"name": "Teapot"})).await;
-    app
-        .patch(&format!("/products/{}", id(&product)), json!({"name": "Big teapot"}))
-        .await.ok();
-    app
-        .delete(&format!("/products/{}", id(&product)))
-        .await.ok();
+    app.patch(
+        &format!("/products/{}", id(&product)),
+        json!({"name": "Big teapot"}),
+    )
+    .await
+    .ok();
+    app.delete(&format!("/products/{}", id(&product)))
+        .await
+        .ok();
 
     // Calls from the telephony integration, one per outcome.
     for outcome in ["completed", "missed", "voicemail"] {
@@ -360,9 +364,7 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     .await;
 
     // Credits: an allowance just above what was used; the next message crosses 100%.
-    let used = app.get("/credits").await.ok()["used"]
-        .as_u64()
-        .unwrap();
+    let used = app.get("/credits").await.ok()["used"].as_u64().unwrap();
     app.admin_post(
         &format!("/admin/workspaces/{}/credits", app.workspace_id),
         json!({"allowance": used + 1}),

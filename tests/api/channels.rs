@@ -40,10 +40,7 @@ async fn a_connection_is_created_connected_with_its_secret_shown_only_then() {
     assert_millis_utc(&created["connected_at"]);
 
     let id = created["id"].as_str().unwrap();
-    let got = app
-        .get(&format!("/channels/{id}"))
-        .await
-        .ok();
+    let got = app.get(&format!("/channels/{id}")).await.ok();
     assert_fields(&got, CHANNEL_FIELDS);
     assert_eq!(got["relay_url"], RELAY);
 
@@ -96,8 +93,8 @@ async fn a_connection_needs_a_type_other_than_api_and_an_https_relay() {
         "https://10.0.0.8/",
     ] {
         app.post("/channels", json!({"type": "chan_a", "relay_url": private}))
-        .await
-        .expect_error(422, "unsafe_url");
+            .await
+            .expect_error(422, "unsafe_url");
     }
     assert!(listed(app.get("/channels").await).is_empty());
 }
@@ -108,7 +105,10 @@ async fn a_change_renames_or_moves_the_relay_but_never_changes_the_type() {
     let id = connected(&app, "chan_c").await;
     let path = format!("/channels/{id}");
     let moved = app
-        .patch(&path, json!({"name": "Chat", "relay_url": "https://relay2.example.com/in"}))
+        .patch(
+            &path,
+            json!({"name": "Chat", "relay_url": "https://relay2.example.com/in"}),
+        )
         .await
         .ok();
     assert_eq!(moved["name"], "Chat");
@@ -126,8 +126,8 @@ async fn a_change_renames_or_moves_the_relay_but_never_changes_the_type() {
     )
     .await;
     app.patch(&path, json!({"relay_url": "https://192.168.1.2/x"}))
-    .await
-    .expect_error(422, "unsafe_url");
+        .await
+        .expect_error(422, "unsafe_url");
 }
 
 #[tokio::test]
@@ -150,10 +150,7 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
     let rx = TestReceiver::start().await;
     hook(&app, &rx.url, &["channel.*"]).await;
     let id = connected(&app, "chan_e").await;
-    let deleted = app
-        .delete(&format!("/channels/{id}"))
-        .await
-        .ok();
+    let deleted = app.delete(&format!("/channels/{id}")).await.ok();
     assert_eq!(
         deleted,
         json!({"object": "channel", "id": id, "deleted": true})
@@ -185,10 +182,7 @@ async fn connections_survive_a_restart() {
     let created = connect(&app, json!({"type": "chan_d", "relay_url": RELAY})).await;
     let app = app.restart().await;
     let id = created["id"].as_str().unwrap();
-    let got = app
-        .get(&format!("/channels/{id}"))
-        .await
-        .ok();
+    let got = app.get(&format!("/channels/{id}")).await.ok();
     assert_eq!(got["type"], "chan_d");
     assert_eq!(got["status"], "connected");
     assert_eq!(got["connected_at"], created["connected_at"]);

@@ -130,10 +130,7 @@ async fn errors_carry_code_and_message_and_details_only_for_validation() {
 #[tokio::test]
 async fn timestamps_are_utc_with_milliseconds() {
     let app = spawn_app().await;
-    let tag = app
-        .post("/tags", json!({"name": "t"}))
-        .await
-        .expect(201);
+    let tag = app.post("/tags", json!({"name": "t"})).await.expect(201);
     let created = tag.body["created_at"].as_str().unwrap();
     assert_eq!(created.len(), "2026-01-02T03:04:05.678Z".len(), "{created}");
     assert!(created.ends_with('Z'));

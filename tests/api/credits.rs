@@ -24,7 +24,10 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
         .await
         .created()["id"]
         .clone();
-    app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
+    app.post(
+        "/conversations",
+        json!({"contact_id": contact, "channel": channel}),
+    )
     .await
     .created()["id"]
         .as_u64()
@@ -32,7 +35,10 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
 }
 
 async fn reply(app: &TestApp, c: u64) -> Value {
-    app.post(&format!("/conversations/{c}/messages"), json!({"text": "hello"}))
+    app.post(
+        &format!("/conversations/{c}/messages"),
+        json!({"text": "hello"}),
+    )
     .await
     .created()
 }
@@ -73,7 +79,10 @@ async fn a_sent_message_uses_a_credit_and_a_failed_one_does_not() {
 
     let relay = TestReceiver::start().await;
     relay.respond_with(500);
-    app.post("/channels", json!({"type": "chan_b", "relay_url": relay.url}))
+    app.post(
+        "/channels",
+        json!({"type": "chan_b", "relay_url": relay.url}),
+    )
     .await
     .expect(201);
     let on_relay = conversation(&app, "chan_b").await;

@@ -59,9 +59,7 @@ async fn deliveries_spell_their_headers_as_the_spec_writes_them() {
     let app = spawn_webhook_app_with(|_| {}).await;
     let (url, heads) = raw_receiver().await;
     hook(&app, &url, &["tag.*"]).await;
-    app.post("/tags", json!({"name": "VIP"}))
-        .await
-        .expect(201);
+    app.post("/tags", json!({"name": "VIP"})).await.expect(201);
     for _ in 0..250 {
         if !heads.lock().unwrap().is_empty() {
             break;
@@ -119,7 +117,10 @@ async fn a_host_name_that_resolves_to_a_private_address_is_refused_when_saved() 
         .contains(&name));
 
     let ok = app
-        .post("/webhooks", json!({"url": "https://hooks.example.com/in", "events": ["tag.*"]}))
+        .post(
+            "/webhooks",
+            json!({"url": "https://hooks.example.com/in", "events": ["tag.*"]}),
+        )
         .await
         .expect(201);
     let id = ok.body["id"].as_str().unwrap().to_string();

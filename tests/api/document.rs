@@ -188,7 +188,11 @@ async fn real_responses_conform_to_their_documented_schemas() {
     };
 
     let contact = app
-        .post_as(&key, "/contacts", json!({"first_name": "Ann", "email": "ann@example.com", "tags": ["vip"]}))
+        .post_as(
+            &key,
+            "/contacts",
+            json!({"first_name": "Ann", "email": "ann@example.com", "tags": ["vip"]}),
+        )
         .await
         .expect(201);
     check("/contacts", "post", &contact);
@@ -196,7 +200,9 @@ async fn real_responses_conform_to_their_documented_schemas() {
     check(
         "/contacts/{id}",
         "get",
-        &app.get_as(&key, &format!("/contacts/{id}")).await.expect(200),
+        &app.get_as(&key, &format!("/contacts/{id}"))
+            .await
+            .expect(200),
     );
     check(
         "/contacts",
@@ -218,8 +224,12 @@ async fn real_responses_conform_to_their_documented_schemas() {
     check("/tags", "get", &app.get_as(&key, "/tags").await.expect(200));
 
     let order = app
-        .post_as(&key, "/orders", json!({"contact_id": id, "currency": "EUR",
-                   "items": [{"name": "Tea", "quantity": 2, "unit_price": 4.5}]}))
+        .post_as(
+            &key,
+            "/orders",
+            json!({"contact_id": id, "currency": "EUR",
+                   "items": [{"name": "Tea", "quantity": 2, "unit_price": 4.5}]}),
+        )
         .await
         .expect(201);
     check("/orders", "post", &order);
@@ -230,7 +240,11 @@ async fn real_responses_conform_to_their_documented_schemas() {
     );
 
     let conversation = app
-        .post_as(&key, "/conversations", json!({"contact_id": id, "channel": "chan_a", "text": "Hello"}))
+        .post_as(
+            &key,
+            "/conversations",
+            json!({"contact_id": id, "channel": "chan_a", "text": "Hello"}),
+        )
         .await
         .expect(201);
     check("/conversations", "post", &conversation);
@@ -244,7 +258,11 @@ async fn real_responses_conform_to_their_documented_schemas() {
     );
 
     let endpoint = app
-        .post_as(&key, "/webhooks", json!({"url": "https://hooks.example.com/in", "events": ["contact.created"]}))
+        .post_as(
+            &key,
+            "/webhooks",
+            json!({"url": "https://hooks.example.com/in", "events": ["contact.created"]}),
+        )
         .await
         .expect(201);
     check("/webhooks", "post", &endpoint);
@@ -255,7 +273,11 @@ async fn real_responses_conform_to_their_documented_schemas() {
     );
     check("/me", "get", &app.get_as(&key, "/me").await.expect(200));
     let channel = app
-        .post_as(&key, "/channels", json!({"type": "chan_a", "relay_url": "https://relay.example.com/in"}))
+        .post_as(
+            &key,
+            "/channels",
+            json!({"type": "chan_a", "relay_url": "https://relay.example.com/in"}),
+        )
         .await
         .expect(201);
     check("/channels", "post", &channel);

@@ -100,9 +100,7 @@ async fn a_failed_workspace_actor_restarts_from_the_store() {
 #[tokio::test]
 async fn idle_workspace_actors_stop_and_come_back_on_the_next_request() {
     let app = spawn_app_with(|s| s.actor_idle = Duration::from_millis(50)).await;
-    app.post("/tags", json!({"name": "kept"}))
-        .await
-        .expect(201);
+    app.post("/tags", json!({"name": "kept"})).await.expect(201);
     let registry = &app.app.as_ref().unwrap().state.registry;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while registry.live() > 0 {

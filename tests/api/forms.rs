@@ -19,10 +19,7 @@ fn intake() -> Value {
 #[tokio::test]
 async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
     let app = spawn_app().await;
-    let form = app
-        .post("/forms", intake())
-        .await
-        .created();
+    let form = app.post("/forms", intake()).await.created();
     assert_fields(&form, "object id name fields created_at updated_at");
     assert_eq!(form["object"], "form");
     assert_fields(&form["fields"][1], "key label type required options");
@@ -30,7 +27,10 @@ async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
     let path = format!("/forms/{}", form["id"]);
     assert_eq!(app.get(&path).await.ok(), form);
     invalid(
-        app.post("/forms", json!({"name": "x", "fields": [{"key": "Bad Key", "label": "l", "type": "text"}]}))
+        app.post(
+            "/forms",
+            json!({"name": "x", "fields": [{"key": "Bad Key", "label": "l", "type": "text"}]}),
+        )
         .await,
         "fields[0].key",
     );
@@ -40,8 +40,7 @@ async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
         "fields[0].options",
     );
     invalid(
-        app.post("/forms", json!({"name": "x", "fields": []}))
-            .await,
+        app.post("/forms", json!({"name": "x", "fields": []})).await,
         "fields",
     );
     invalid(app.patch(&path, json!({})).await, "");
@@ -53,10 +52,7 @@ async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
     let outsider = app.member_token("member", &["orders"]).await;
     forbidden(app.get_as(&outsider, "/forms").await);
 
-    let renamed = app
-        .patch(&path, json!({"name": "Welcome"}))
-        .await
-        .ok();
+    let renamed = app.patch(&path, json!({"name": "Welcome"})).await.ok();
     assert_eq!(renamed["name"], "Welcome");
     assert_eq!(renamed["fields"], form["fields"]);
     let gone = app.delete(&path).await.ok();
@@ -70,10 +66,7 @@ async fn forms_are_defined_by_owners_and_admins_and_read_by_contacts_members() {
 #[tokio::test]
 async fn a_submission_checks_its_values_and_contact() {
     let app = spawn_app().await;
-    let form = app
-        .post("/forms", intake())
-        .await
-        .created();
+    let form = app.post("/forms", intake()).await.created();
     let path = format!("/forms/{}/submissions", form["id"]);
     let who = json!({"name": "Eve Moss", "email": "eve@example.com"});
     let values = |v: Value| json!({"contact": who, "values": v});
@@ -104,11 +97,17 @@ async fn a_submission_checks_its_values_and_contact() {
     ];
     refusals(&app, reqwest::Method::POST, &path, cases).await;
     not_found(
-        app.post("/forms/999/submissions", json!({"contact": who, "values": {"topic": "x"}}))
+        app.post(
+            "/forms/999/submissions",
+            json!({"contact": who, "values": {"topic": "x"}}),
+        )
         .await,
     );
     let s = app
-        .post(&path, json!({"contact": who, "values": {"topic": "prices", "size": "M", "guests": 4}}))
+        .post(
+            &path,
+            json!({"contact": who, "values": {"topic": "prices", "size": "M", "guests": 4}}),
+        )
         .await
         .created();
     assert_fields(&s, "object id form_id contact_id values created_at");
@@ -124,13 +123,13 @@ async fn a_submission_checks_its_values_and_contact() {
 #[tokio::test]
 async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
     let app = spawn_webhook_app().await;
-    let form = app
-        .post("/forms", intake())
-        .await
-        .created();
+    let form = app.post("/forms", intake()).await.created();
     let path = format!("/forms/{}/submissions", form["id"]);
     let known = app
-        .post("/contacts", json!({"first_name": "Ann", "phone": "+15550100"}))
+        .post(
+            "/contacts",
+            json!({"first_name": "Ann", "phone": "+15550100"}),
+        )
         .await
         .created();
     let open = TestReceiver::start().await;
@@ -148,10 +147,7 @@ async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
         .await
         .created();
     assert_eq!(s["contact_id"], known["id"]);
-    let ann = app
-        .get(&format!("/contacts/{}", known["id"]))
-        .await
-        .ok();
+    let ann = app.get(&format!("/contacts/{}", known["id"])).await.ok();
     assert_eq!(ann["email"], "ann@example.com");
     assert_eq!(ann["first_name"], "Ann");
     // Someone new: a contact with the split name.

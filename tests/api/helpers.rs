@@ -61,7 +61,9 @@ pub const CLUSTER_SECRET: &str = "test-cluster-secret-0123456789";
 pub fn database_url(dir: &std::path::Path) -> Option<String> {
     match crate::ENGINE {
         Engine::Sled => None,
-        Engine::Postgres => Some(switchboard_actors::store::test_postgres::url(&folder_name(dir))),
+        Engine::Postgres => Some(switchboard_actors::store::test_postgres::url(&folder_name(
+            dir,
+        ))),
     }
 }
 

@@ -146,10 +146,7 @@ async fn a_key_is_forgotten_after_its_ttl() {
 #[tokio::test]
 async fn only_post_requests_use_the_key() {
     let app = spawn_app().await;
-    let tag = app
-        .post("/tags", json!({"name": "a"}))
-        .await
-        .expect(201);
+    let tag = app.post("/tags", json!({"name": "a"})).await.expect(201);
     let id = tag.body["id"].as_u64().unwrap();
     for name in ["b", "c"] {
         let r = app

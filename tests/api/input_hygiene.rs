@@ -38,10 +38,7 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
         .post("/products", json!({"name": "Teapot"}))
         .await
         .created();
-    let tag = app
-        .post("/tags", json!({"name": "fine"}))
-        .await
-        .created();
+    let tag = app.post("/tags", json!({"name": "fine"})).await.created();
     let contact_tags = format!("/contacts/{}/tags", contact["id"]);
     for name in UNFIT_NAMES {
         refusals(
@@ -97,10 +94,7 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
         ["fine"],
         "no unfit tag was made"
     );
-    let got = app
-        .get(&format!("/contacts/{}", contact["id"]))
-        .await
-        .ok();
+    let got = app.get(&format!("/contacts/{}", contact["id"])).await.ok();
     assert_eq!(got, contact, "the contact is unchanged");
 }
 
@@ -108,10 +102,7 @@ async fn names_with_control_or_only_invisible_characters_are_refused_everywhere(
 async fn invisible_characters_inside_a_visible_name_are_kept() {
     let app = spawn_app().await;
     let joined = "a\u{200D}b";
-    let t = app
-        .post("/tags", json!({ "name": joined }))
-        .await
-        .created();
+    let t = app.post("/tags", json!({ "name": joined })).await.created();
     assert_eq!(t["name"], joined);
 }
 
@@ -162,7 +153,10 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
     .await;
     assert_eq!(d["custom_fields"]["drink"], CAFE_NFC);
     let twice = app
-        .post("/custom-fields", json!({"label": "Drinks", "type": "multi_select", "options": [CAFE_NFC, CAFE_NFD]}))
+        .post(
+            "/custom-fields",
+            json!({"label": "Drinks", "type": "multi_select", "options": [CAFE_NFC, CAFE_NFD]}),
+        )
         .await;
     invalid(twice, "options[1]");
 
@@ -182,7 +176,10 @@ async fn the_two_unicode_spellings_of_a_name_are_one_name() {
 async fn product_prices_stop_at_the_order_amount_ceiling() {
     let app = spawn_app().await;
     let p = app
-        .post("/products", json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}))
+        .post(
+            "/products",
+            json!({"name": "Yacht", "price": 100_000_000, "original_price": 99_999_999.99}),
+        )
         .await
         .created();
     assert_eq!(p["price"], json!(100_000_000.0));
@@ -214,13 +211,19 @@ async fn negative_zero_is_answered_as_zero() {
     let app = spawn_app().await;
     let (minus_zero, minus_zero_int) = (number("-0.0"), number("-0"));
     let p = app
-        .post("/products", json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}))
+        .post(
+            "/products",
+            json!({"name": "Free", "price": minus_zero, "original_price": minus_zero_int}),
+        )
         .await
         .created();
     assert_eq!(text_of(&p["price"]), "0.0");
     assert_eq!(text_of(&p["original_price"]), "0.0");
 
-    app.post("/custom-fields", json!({"label": "Score", "type": "number"}))
+    app.post(
+        "/custom-fields",
+        json!({"label": "Score", "type": "number"}),
+    )
     .await
     .expect(201);
     let c = new_contact(
@@ -231,10 +234,13 @@ async fn negative_zero_is_answered_as_zero() {
     assert_eq!(text_of(&c["custom_fields"]["score"]), "0");
 
     let o = app
-        .post("/orders", json!({
+        .post(
+            "/orders",
+            json!({
                 "contact_id": c["id"], "paid_amount": minus_zero, "shipping_fee": minus_zero_int,
                 "items": [{"name": "Gift", "quantity": 1, "unit_price": minus_zero}]
-            }))
+            }),
+        )
         .await
         .created();
     for field in [
@@ -267,10 +273,7 @@ async fn a_contact_is_not_created_from_nothing() {
         .send()
         .await;
     empty.expect_error(422, "validation_failed");
-    assert_eq!(
-        listed(app.get("/contacts").await),
-        Vec::<Value>::new()
-    );
+    assert_eq!(listed(app.get("/contacts").await), Vec::<Value>::new());
     assert_eq!(workspace_tags(&app).await, Vec::<String>::new());
     for enough in [
         json!({"last_name": "Lee"}),

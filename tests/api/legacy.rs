@@ -48,25 +48,16 @@ async fn a_message_from_new_details_creates_the_contact_and_a_conversation() {
     assert_eq!(r.body["accepted"], true);
     let (conv, msg, contact) = ids(&r);
 
-    let c = app
-        .get(&format!("/contacts/{contact}"))
-        .await
-        .ok();
+    let c = app.get(&format!("/contacts/{contact}")).await.ok();
     assert_eq!(
         (&c["first_name"], &c["last_name"]),
         (&json!("Ann"), &json!("Lee"))
     );
     assert_eq!(c["channel"], "api");
-    let conversation = app
-        .get(&format!("/conversations/{conv}"))
-        .await
-        .ok();
+    let conversation = app.get(&format!("/conversations/{conv}")).await.ok();
     assert_eq!(conversation["channel"], "api");
     assert_eq!(conversation["message_count"], 1);
-    let messages = listed(
-        app.get(&format!("/conversations/{conv}/messages"))
-            .await,
-    );
+    let messages = listed(app.get(&format!("/conversations/{conv}/messages")).await);
     assert_eq!(messages[0]["id"], msg);
     assert_eq!(
         (
@@ -104,10 +95,7 @@ async fn a_closed_conversation_reopens_and_another_channel_gets_its_own() {
         .expect(200);
     let again = post_message(&app, json!({"contact_id": contact, "text": "two"})).await;
     assert_eq!(ids(&again).0, conv);
-    let c = app
-        .get(&format!("/conversations/{conv}"))
-        .await
-        .ok();
+    let c = app.get(&format!("/conversations/{conv}")).await.ok();
     assert_eq!(c["status"], "open");
 
     let sms = post_message(
@@ -176,7 +164,11 @@ async fn bad_input_answers_with_a_message() {
     legacy_error(anonymous, 401);
     let no_inbox = app.member_token("member", &["contacts"]).await;
     legacy_error(
-        app.post_as(&no_inbox, "/messages", json!({"contact_id": 1, "text": "x"}))
+        app.post_as(
+            &no_inbox,
+            "/messages",
+            json!({"contact_id": 1, "text": "x"}),
+        )
         .await,
         403,
     );
@@ -191,15 +183,9 @@ async fn a_repeated_message_id_answers_the_same_ids_and_stores_nothing_new() {
     assert_eq!(again.status, 202);
     assert_eq!(ids(&again), ids(&first));
     let conv = ids(&first).0;
-    let c = app
-        .get(&format!("/conversations/{conv}"))
-        .await
-        .ok();
+    let c = app.get(&format!("/conversations/{conv}")).await.ok();
     assert_eq!(c["message_count"], 1);
-    let messages = listed(
-        app.get(&format!("/conversations/{conv}/messages"))
-            .await,
-    );
+    let messages = listed(app.get(&format!("/conversations/{conv}/messages")).await);
     assert_eq!(messages[0]["external_id"], "m-1");
 
     let other = json!({"message_id": "m-1", "contact": {"phone": "+15550100"}, "text": "changed"});
@@ -263,9 +249,7 @@ async fn legacy_routes_do_not_count_against_the_rate_limit() {
     }
     app.get("/tags").await.expect(200);
     app.get("/tags").await.expect(200);
-    app.get("/tags")
-        .await
-        .expect_error(429, "rate_limited");
+    app.get("/tags").await.expect_error(429, "rate_limited");
 }
 
 #[tokio::test]

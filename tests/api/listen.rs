@@ -160,7 +160,10 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
     let path = format!("/admin/workspaces/{}/webhooks", app.workspace_id);
     let loopback = json!({"url": "http://127.0.0.1:9/hook", "events": ["*"]});
 
-    app.post("/webhooks", json!({"url": "https://127.0.0.1:9/hook", "events": ["*"]}))
+    app.post(
+        "/webhooks",
+        json!({"url": "https://127.0.0.1:9/hook", "events": ["*"]}),
+    )
     .await
     .expect_error(422, "unsafe_url");
     app.call(Method::POST, "/webhooks")
@@ -201,7 +204,10 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
     .expect_error(422, "validation_failed");
 
     // An API key cannot move the operator's endpoint to another loopback address.
-    app.patch(&format!("/webhooks/{id}"), json!({"url": "https://127.0.0.2/hook"}))
+    app.patch(
+        &format!("/webhooks/{id}"),
+        json!({"url": "https://127.0.0.2/hook"}),
+    )
     .await
     .expect_error(422, "unsafe_url");
 
@@ -231,7 +237,10 @@ async fn a_loopback_delivery_goes_out_for_the_operators_endpoint_only() {
     let (api_receiver, operator_receiver) =
         (TestReceiver::start().await, TestReceiver::start().await);
     let api_endpoint = app
-        .post("/webhooks", json!({"url": api_receiver.url, "events": ["tag.created"]}))
+        .post(
+            "/webhooks",
+            json!({"url": api_receiver.url, "events": ["tag.created"]}),
+        )
         .await
         .created()["id"]
         .as_str()
@@ -261,10 +270,7 @@ async fn a_loopback_delivery_goes_out_for_the_operators_endpoint_only() {
     eventually(
         "the API key's endpoint records a refused attempt",
         async || {
-            let e = app
-                .get(&format!("/webhooks/{api_endpoint}"))
-                .await
-                .body;
+            let e = app.get(&format!("/webhooks/{api_endpoint}")).await.body;
             e["last_delivery"]["error"]
                 .as_str()
                 .is_some_and(|err| err.contains("refused destination"))

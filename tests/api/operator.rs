@@ -124,9 +124,7 @@ async fn idempotent_replays_and_conflicts_are_counted() {
 #[tokio::test]
 async fn live_actors_are_listed_with_depth_handled_count_and_last_activity() {
     let app = spawn_app().await;
-    app.post("/tags", json!({"name": "x"}))
-        .await
-        .expect(201);
+    app.post("/tags", json!({"name": "x"})).await.expect(201);
     app.get("/tags").await.expect(200);
     let r = app
         .admin_call(Method::GET, "/admin/actors")
@@ -158,9 +156,7 @@ async fn workspace_stats_count_records_and_last_minute_traffic() {
         .expect(201);
     app.get("/tags").await.expect(200);
     app.get("/tags").await.expect(200);
-    app.get("/tags")
-        .await
-        .expect_error(429, "rate_limited");
+    app.get("/tags").await.expect_error(429, "rate_limited");
     let path = format!("/admin/workspaces/{}/stats", app.workspace_id);
     let r = app.admin_call(Method::GET, &path).send().await.expect(200);
     assert_eq!(r.body["object"], "workspace_stats");

@@ -135,8 +135,7 @@ async fn the_source_cannot_be_sent() {
         "source",
     );
     invalid(
-        app.post(PRODUCTS, named(json!({"colour": "red"})))
-            .await,
+        app.post(PRODUCTS, named(json!({"colour": "red"}))).await,
         "colour",
     );
 }
@@ -366,10 +365,7 @@ async fn products_are_listed_newest_first_in_pages() {
     assert_eq!(seen, newest_first);
 
     for bad in ["0", "101", "x"] {
-        invalid(
-            app.get(&format!("{PRODUCTS}?limit={bad}")).await,
-            "limit",
-        );
+        invalid(app.get(&format!("{PRODUCTS}?limit={bad}")).await, "limit");
     }
     bad_request(app.get(&format!("{PRODUCTS}?starting_after=%%%")).await);
 }
@@ -414,8 +410,7 @@ async fn search_matches_text_within_the_name_in_any_case() {
     );
     let long = "a".repeat(201);
     invalid(
-        app.get(&format!("{PRODUCTS}?search={long}"))
-            .await,
+        app.get(&format!("{PRODUCTS}?search={long}")).await,
         "search",
     );
     app.get(&format!("{PRODUCTS}?search={}", "a".repeat(200)))
@@ -477,10 +472,7 @@ async fn a_product_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
 
     not_found(app.get(&format!("{PRODUCTS}/999999999")).await);
     not_found(app.get(&at(&foreign)).await);
-    not_found(
-        app.patch(&at(&foreign), json!({"name": "Mine"}))
-            .await,
-    );
+    not_found(app.patch(&at(&foreign), json!({"name": "Mine"})).await);
     not_found(app.delete(&at(&foreign)).await);
     let still = app.get_as(&other_key, &at(&foreign)).await.ok();
     assert_eq!(still, foreign);
@@ -502,7 +494,7 @@ async fn a_product_patch_needs_at_least_one_field() {
     assert_eq!(get(&app, &p).await, p);
     not_found(
         app.patch(&format!("{PRODUCTS}/999999999"), json!({"name": "x"}))
-        .await,
+            .await,
     );
 }
 
@@ -532,10 +524,7 @@ async fn a_patch_changes_only_the_fields_sent() {
     ];
     let mut expected = p.clone();
     for change in changes {
-        let r = app
-            .patch(&at(&p), change.clone())
-            .await
-            .ok();
+        let r = app.patch(&at(&p), change.clone()).await.ok();
         for (k, v) in change.as_object().unwrap() {
             expected[k] = v.clone();
         }
@@ -566,10 +555,7 @@ async fn null_clears_each_nullable_field_but_not_the_name() {
         "tags": null,
         "categories": null
     });
-    let r = app
-        .patch(&at(&p), clear.clone())
-        .await
-        .ok();
+    let r = app.patch(&at(&p), clear.clone()).await.ok();
     for k in clear.as_object().unwrap().keys() {
         let want = if ["images", "tags", "categories"].contains(&k.as_str()) {
             json!([])
@@ -632,7 +618,10 @@ async fn an_order_item_may_reference_a_product_while_it_exists() {
     let p = create(&app, json!({"name": "Teapot", "price": 20})).await;
     let line = json!({"name": "Teapot", "quantity": 1, "unit_price": 20, "product_id": id(&p)});
     let order = app
-        .post("/orders", json!({"contact_id": id(&contact), "items": [line.clone()]}))
+        .post(
+            "/orders",
+            json!({"contact_id": id(&contact), "items": [line.clone()]}),
+        )
         .await
         .created();
     assert_eq!(order["items"][0]["product_id"], id(&p));
@@ -645,7 +634,10 @@ async fn an_order_item_may_reference_a_product_while_it_exists() {
 
     app.delete(&at(&p)).await.expect(200);
     let r = app
-        .post("/orders", json!({"contact_id": id(&contact), "items": [line.clone()]}))
+        .post(
+            "/orders",
+            json!({"contact_id": id(&contact), "items": [line.clone()]}),
+        )
         .await;
     no_such(r, "items[0].product_id: no such product");
     no_such(

@@ -16,10 +16,7 @@ async fn a_workspace_over_budget_gets_429_and_its_neighbour_does_not() {
         let reset: u64 = r.header("ratelimit-reset").unwrap().parse().unwrap();
         assert!(reset <= 60);
     }
-    let refused = app
-        .get("/tags")
-        .await
-        .expect_error(429, "rate_limited");
+    let refused = app.get("/tags").await.expect_error(429, "rate_limited");
     let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=12).contains(&retry), "retry-after {retry}");
     assert_eq!(refused.header("ratelimit-remaining"), Some("0"));

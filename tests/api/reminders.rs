@@ -44,30 +44,45 @@ async fn creating_checks_every_field_and_names_what_is_wrong() {
     let due = in_minutes(&clock, 60);
     invalid(
         app.post("/reminders", json!({"title": "Call", "due_at": due}))
-        .await,
+            .await,
         "assignee_user_ids",
     );
     invalid(
-        app.post("/reminders", json!({"title": "Call", "due_at": in_minutes(&clock, -1), "assignee_user_ids": [me]}))
+        app.post(
+            "/reminders",
+            json!({"title": "Call", "due_at": in_minutes(&clock, -1), "assignee_user_ids": [me]}),
+        )
         .await,
         "due_at",
     );
     invalid(
-        app.post("/reminders", json!({"title": " ", "due_at": due, "assignee_user_ids": [me]}))
+        app.post(
+            "/reminders",
+            json!({"title": " ", "due_at": due, "assignee_user_ids": [me]}),
+        )
         .await,
         "title",
     );
     let stranger = app.new_user("Stranger").await;
     invalid(
-        app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me, stranger]}))
+        app.post(
+            "/reminders",
+            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me, stranger]}),
+        )
         .await,
         "assignee_user_ids[1]",
     );
     not_found(
-        app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "contact_id": 999}))
+        app.post(
+            "/reminders",
+            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "contact_id": 999}),
+        )
         .await,
     );
-    app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "colour": "red"}))
+    app.post(
+        "/reminders",
+        json!({"title": "Call", "due_at": due, "assignee_user_ids": [me], "colour": "red"}),
+    )
     .await
     .expect(422);
 
@@ -82,19 +97,28 @@ async fn creating_checks_every_field_and_names_what_is_wrong() {
         .created()["id"]
         .clone();
     let conv = app
-        .post("/conversations", json!({"contact_id": bob, "channel": "api"}))
+        .post(
+            "/conversations",
+            json!({"contact_id": bob, "channel": "api"}),
+        )
         .await
         .created()["id"]
         .clone();
     invalid(
-        app.post("/reminders", json!({"title": "Call", "due_at": due, "assignee_user_ids": [me],
-                   "contact_id": ann, "conversation_id": conv}))
+        app.post(
+            "/reminders",
+            json!({"title": "Call", "due_at": due, "assignee_user_ids": [me],
+                   "contact_id": ann, "conversation_id": conv}),
+        )
         .await,
         "conversation_id",
     );
     let r = app
-        .post("/reminders", json!({"title": "Call Bob", "note": "about the order", "due_at": due,
-                   "assignee_user_ids": [me], "conversation_id": conv}))
+        .post(
+            "/reminders",
+            json!({"title": "Call Bob", "note": "about the order", "due_at": due,
+                   "assignee_user_ids": [me], "conversation_id": conv}),
+        )
         .await
         .created();
     assert_fields(
@@ -105,12 +129,7 @@ async fn creating_checks_every_field_and_names_what_is_wrong() {
     assert_eq!(r["status"], "open");
     assert_eq!(r["contact_id"], bob, "the conversation names its contact");
     assert_eq!(r["assignee_user_ids"], json!([me]));
-    assert_eq!(
-        app.get(&format!("/reminders/{}", r["id"]))
-            .await
-            .ok(),
-        r
-    );
+    assert_eq!(app.get(&format!("/reminders/{}", r["id"])).await.ok(), r);
 }
 
 #[tokio::test]
@@ -119,7 +138,11 @@ async fn a_person_is_their_own_default_assignee_and_any_member_may_edit_or_delet
     let (ann, ann_token) = plain_member(&app, "Ann").await;
     let (bob, bob_token) = plain_member(&app, "Bob").await;
     let r = app
-        .post_as(&ann_token, "/reminders", json!({"title": "Renew", "due_at": in_minutes(&clock, 30)}))
+        .post_as(
+            &ann_token,
+            "/reminders",
+            json!({"title": "Renew", "due_at": in_minutes(&clock, 30)}),
+        )
         .await
         .created();
     assert_eq!(r["assignee_user_ids"], json!([ann]));
@@ -169,7 +192,11 @@ async fn lists_filter_by_status_assignee_and_contact_newest_first() {
         };
         ids.push(id(&app.post("/reminders", body).await.created()));
     }
-    app.post_as(&ann_token, &format!("/reminders/{}/close", ids[0]), json!({}))
+    app.post_as(
+        &ann_token,
+        &format!("/reminders/{}/close", ids[0]),
+        json!({}),
+    )
     .await
     .expect(200);
     assert_eq!(
@@ -222,11 +249,7 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
 
     clock.advance(29 * MINUTE);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(
-        app.get(&path).await.body["status"],
-        "open",
-        "not early"
-    );
+    assert_eq!(app.get(&path).await.body["status"], "open", "not early");
 
     // The workspace has passivated meanwhile (50 ms idle): the timer wakes it.
     clock.advance(2 * MINUTE);
@@ -281,10 +304,7 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
     })
     .await;
 
-    let closed = app
-        .post(&format!("{path}/close"), json!({}))
-        .await
-        .ok();
+    let closed = app.post(&format!("{path}/close"), json!({})).await.ok();
     assert_eq!(closed["status"], "done");
     assert!(closed["closed_at"].is_string());
     conflict(app.post(&format!("{path}/close"), json!({})).await);
@@ -305,34 +325,25 @@ async fn closed_edited_or_deleted_reminders_do_not_fire_at_their_old_time() {
     let (app, clock) = clocked(|_| {}).await;
     let me = owner(&app).await;
     let new = |title: &str| json!({"title": title, "due_at": in_minutes(&clock, 10), "assignee_user_ids": [me]});
-    let closed = app
-        .post("/reminders", new("closed"))
-        .await
-        .created();
-    let deleted = app
-        .post("/reminders", new("deleted"))
-        .await
-        .created();
-    let moved = app
-        .post("/reminders", new("moved"))
-        .await
-        .created();
+    let closed = app.post("/reminders", new("closed")).await.created();
+    let deleted = app.post("/reminders", new("deleted")).await.created();
+    let moved = app.post("/reminders", new("moved")).await.created();
     app.post(&format!("/reminders/{}/close", closed["id"]), json!({}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     app.delete(&format!("/reminders/{}", deleted["id"]))
         .await
         .expect(200);
-    app.patch(&format!("/reminders/{}", moved["id"]), json!({"due_at": in_minutes(&clock, 60)}))
+    app.patch(
+        &format!("/reminders/{}", moved["id"]),
+        json!({"due_at": in_minutes(&clock, 60)}),
+    )
     .await
     .expect(200);
     clock.advance(20 * MINUTE);
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert!(listed(app.get("/notifications").await).is_empty());
-    let moved_now = app
-        .get(&format!("/reminders/{}", moved["id"]))
-        .await
-        .body;
+    let moved_now = app.get(&format!("/reminders/{}", moved["id"])).await.body;
     assert_eq!(moved_now["status"], "open");
     clock.advance(45 * MINUTE);
     eventually("the moved reminder fires", async || {

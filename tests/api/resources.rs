@@ -317,7 +317,9 @@ async fn a_tag_of_another_workspace_is_not_found() {
 #[tokio::test]
 async fn a_custom_field_gets_defaults_and_a_key_derived_from_its_label() {
     let app = spawn_app().await;
-    let f = post(&app, FIELDS, json!({"label": "Shoe Size (EU)"})).await.created();
+    let f = post(&app, FIELDS, json!({"label": "Shoe Size (EU)"}))
+        .await
+        .created();
     assert_fields(&f, FIELD_FIELDS);
     let want = json!({
         "object": "custom_field", "key": "shoe_size_eu", "label": "Shoe Size (EU)",
@@ -373,7 +375,9 @@ async fn an_explicit_key_must_be_lower_snake_case_starting_with_a_letter_up_to_6
         refused(&app, FIELDS, json!({"label": "L", "key": bad}), "key").await;
     }
     let max = "a".repeat(64);
-    let f = post(&app, FIELDS, json!({"label": "L", "key": max})).await.created();
+    let f = post(&app, FIELDS, json!({"label": "L", "key": max}))
+        .await
+        .created();
     assert_eq!(f["key"], max.as_str());
 }
 
@@ -392,7 +396,9 @@ async fn a_key_equal_to_a_built_in_contact_field_is_refused_also_when_derived() 
 #[tokio::test]
 async fn an_existing_custom_field_key_is_a_conflict() {
     let app = spawn_app().await;
-    post(&app, FIELDS, json!({"label": "Shoe size"})).await.created();
+    post(&app, FIELDS, json!({"label": "Shoe size"}))
+        .await
+        .created();
     let clashes = [
         json!({"label": "Shoe Size"}),
         json!({"label": "Other", "key": "shoe_size"}),
@@ -411,7 +417,9 @@ async fn a_custom_field_label_is_required_with_1_to_200_characters() {
     for bad in [String::new(), "   ".into(), "l".repeat(201)] {
         refused(&app, FIELDS, json!({"label": bad, "key": "k"}), "label").await;
     }
-    post(&app, FIELDS, json!({"label": "l".repeat(200), "key": "k"})).await.created();
+    post(&app, FIELDS, json!({"label": "l".repeat(200), "key": "k"}))
+        .await
+        .created();
 }
 
 #[tokio::test]
@@ -461,7 +469,11 @@ async fn custom_fields_are_listed_in_creation_order_and_read_one_by_one() {
     let app = spawn_app().await;
     let mut fields = Vec::new();
     for label in ["Zeta", "Alpha", "Mid"] {
-        fields.push(post(&app, FIELDS, json!({ "label": label })).await.created());
+        fields.push(
+            post(&app, FIELDS, json!({ "label": label }))
+                .await
+                .created(),
+        );
     }
     assert_eq!(list(&app, FIELDS).await, fields);
     for f in &fields {
@@ -499,7 +511,9 @@ async fn a_closing_note_is_created_and_listed_in_creation_order() {
 #[tokio::test]
 async fn a_closing_note_name_taken_in_any_case_is_a_conflict() {
     let app = spawn_app().await;
-    post(&app, NOTES, json!({"name": "No Answer"})).await.created();
+    post(&app, NOTES, json!({"name": "No Answer"}))
+        .await
+        .created();
     for dup in ["No Answer", "no answer", "NO ANSWER"] {
         conflict(post(&app, NOTES, json!({ "name": dup })).await);
     }
@@ -636,10 +650,14 @@ async fn the_event_catalog_lists_58_distinct_types() {
 #[tokio::test]
 async fn tags_custom_fields_closing_notes_and_funnels_survive_a_restart() {
     let app = spawn_app().await;
-    let tag = post(&app, TAGS, json!({"name": "Kept", "color": "chart-2"})).await.created();
+    let tag = post(&app, TAGS, json!({"name": "Kept", "color": "chart-2"}))
+        .await
+        .created();
     let body = json!({"label": "Plan", "type": "select", "options": ["a", "b"]});
     let field = post(&app, FIELDS, body).await.created();
-    let note = post(&app, NOTES, json!({"name": "Done", "description": "ok"})).await.created();
+    let note = post(&app, NOTES, json!({"name": "Done", "description": "ok"}))
+        .await
+        .created();
     let funnel = app.new_funnel("Sales", &["Lead", "Won"]).await;
 
     let app = app.restart().await;

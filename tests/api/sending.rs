@@ -40,19 +40,25 @@ async fn connect(app: &TestApp, kind: &str, relay: &str) -> (String, String) {
 /// A contact with every address a relay may need, and a conversation with it on `channel`.
 async fn conversation(app: &TestApp, channel: &str) -> u64 {
     let contact = app
-        .post("/contacts", json!({
+        .post(
+            "/contacts",
+            json!({
                 "first_name": "Ann",
                 "phone": "+15550100",
                 "chan_d_phone": "+15550199",
                 "email": "ann@example.com",
                 "chan_a_username": "ann_a",
                 "chan_e_username": "ann_e",
-            }))
+            }),
+        )
         .await
         .created()["id"]
         .as_u64()
         .unwrap();
-    app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
+    app.post(
+        "/conversations",
+        json!({"contact_id": contact, "channel": channel}),
+    )
     .await
     .created()["id"]
         .as_u64()
@@ -61,7 +67,10 @@ async fn conversation(app: &TestApp, channel: &str) -> u64 {
 
 /// A team reply on conversation `c`; the message as the 201 answers it.
 async fn reply(app: &TestApp, c: u64, text: &str) -> Value {
-    app.post(&format!("/conversations/{c}/messages"), json!({"text": text}))
+    app.post(
+        &format!("/conversations/{c}/messages"),
+        json!({"text": text}),
+    )
     .await
     .created()
 }
@@ -70,10 +79,7 @@ async fn reply(app: &TestApp, c: u64, text: &str) -> Value {
 async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let page = app
-            .get(&format!("/conversations/{c}/messages"))
-            .await
-            .ok();
+        let page = app.get(&format!("/conversations/{c}/messages")).await.ok();
         let found = page["data"]
             .as_array()
             .and_then(|all| all.iter().find(|x| x["id"] == m["id"]).cloned())
@@ -90,9 +96,7 @@ async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
 }
 
 async fn channel_of(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/channels/{id}"))
-        .await
-        .ok()
+    app.get(&format!("/channels/{id}")).await.ok()
 }
 
 /// The events of `types` a receiver got, in order.
@@ -341,9 +345,7 @@ async fn the_newest_connection_of_a_type_sends_and_deleting_one_fails_what_waits
     newer.wait_for(1).await;
     older.stays_at(0, Duration::from_millis(200)).await;
 
-    app.delete(&format!("/channels/{newest}"))
-        .await
-        .expect(200);
+    app.delete(&format!("/channels/{newest}")).await.expect(200);
     let failed = message_when(&app, c, &waiting, "failed").await;
     assert!(failed["error"].as_str().unwrap().contains("deleted"));
     let got = hooks.wait_for(1).await;
@@ -360,7 +362,10 @@ async fn an_ai_reply_goes_out_through_the_relay_too() {
     let app = spawn_relay_app().await;
     let relay = TestReceiver::start().await;
     connect(&app, "chan_a", &relay.url).await;
-    app.post("/messages", json!({"channel": "chan_a", "text": "hello?", "contact": {"username": "ann_a"}}))
+    app.post(
+        "/messages",
+        json!({"channel": "chan_a", "text": "hello?", "contact": {"username": "ann_a"}}),
+    )
     .await
     .expect(202);
     let got = relay.wait_for(1).await[0].json();

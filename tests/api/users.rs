@@ -24,10 +24,7 @@ async fn the_owner_is_listed_with_every_permission_and_members_with_theirs() {
     assert_eq!(owner["role"], "owner");
     assert_eq!(owner["permissions"], json!(ALL_PERMISSIONS));
 
-    let one = app
-        .get(&format!("/users/{mia}"))
-        .await
-        .expect(200);
+    let one = app.get(&format!("/users/{mia}")).await.expect(200);
     assert_eq!(one.body, *me);
 }
 

@@ -21,7 +21,10 @@ async fn delivery_records_are_pruned_after_30_days() {
     .await;
     let rx = TestReceiver::start().await;
     let endpoint = app
-        .post("/webhooks", json!({"url": rx.url, "events": ["tag.created"]}))
+        .post(
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.created"]}),
+        )
         .await
         .expect(201);
     let id = endpoint.body["id"].as_str().unwrap().to_string();

@@ -117,7 +117,10 @@ async fn each_field_rule_refuses_a_create_with_422_naming_the_field() {
 async fn a_create_with_several_faults_names_every_faulty_field() {
     let app = spawn_app().await;
     let r = app
-        .post("/contacts", json!({"first_name": "a".repeat(101), "email": "nope", "country_code": "XX"}))
+        .post(
+            "/contacts",
+            json!({"first_name": "a".repeat(101), "email": "nope", "country_code": "XX"}),
+        )
         .await
         .expect_error(422, "validation_failed");
     let paths: BTreeSet<String> = r.paths().into_iter().collect();
@@ -176,7 +179,10 @@ async fn assigned_to_user_id_must_name_a_member_of_the_workspace() {
     let stranger = app.new_user("Sam Stranger").await;
     for user in [outsider.as_str(), stranger.as_str(), "not-a-user-id"] {
         let r = app
-            .post("/contacts", json!({"first_name": "Ann", "assigned_to_user_id": user}))
+            .post(
+                "/contacts",
+                json!({"first_name": "Ann", "assigned_to_user_id": user}),
+            )
             .await;
         invalid(r, "assigned_to_user_id");
     }
@@ -222,14 +228,10 @@ async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() 
                 json!({"phone": "+15550100", "stage_id": stage}),
             ),
         ] {
-            no_such(
-                app.post(path, body).await,
-                "stage_id: no such stage",
-            );
+            no_such(app.post(path, body).await, "stage_id: no such stage");
         }
         no_such(
-            app.put(&stage_path, json!({"stage_id": stage}))
-                .await,
+            app.put(&stage_path, json!({"stage_id": stage})).await,
             "stage_id: no such stage",
         );
     }
@@ -253,9 +255,7 @@ async fn a_stage_or_funnel_outside_the_workspace_answers_404_naming_the_field() 
 #[tokio::test]
 async fn new_tags_join_the_workspace_and_existing_ones_match_case_insensitively() {
     let app = spawn_app().await;
-    app.post("/tags", json!({"name": "VIP"}))
-        .await
-        .expect(201);
+    app.post("/tags", json!({"name": "VIP"})).await.expect(201);
     let c = new_contact(
         &app,
         json!({"first_name": "Ann", "tags": ["vip", "Newcomer", "NEWCOMER"]}),

@@ -84,7 +84,10 @@ async fn custom_fields_are_checked_on_patch_and_upsert_too() {
             .await;
         invalid(r, &format!("custom_fields.{key}"));
         let r = app
-            .post("/contacts/upsert", json!({"email": "ann@example.com", "custom_fields": {key: value}}))
+            .post(
+                "/contacts/upsert",
+                json!({"email": "ann@example.com", "custom_fields": {key: value}}),
+            )
             .await;
         invalid(r, &format!("custom_fields.{key}"));
     }
@@ -111,7 +114,10 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
         json!({"nickname": "Annie", "score": 4.5, "plan": "pro"})
     );
     let p = app
-        .patch(&at(&c), json!({"custom_fields": {"nickname": null, "score": 7.25}}))
+        .patch(
+            &at(&c),
+            json!({"custom_fields": {"nickname": null, "score": 7.25}}),
+        )
         .await
         .ok();
     assert_eq!(p["custom_fields"], json!({"score": 7.25, "plan": "pro"}));

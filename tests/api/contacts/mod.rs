@@ -119,9 +119,7 @@ fn email_of_len(n: usize) -> String {
 }
 
 async fn new_field(app: &TestApp, body: Value) -> Value {
-    app.post("/custom-fields", body)
-        .await
-        .created()
+    app.post("/custom-fields", body).await.created()
 }
 
 /// One custom field of every type, and an archived one (`legacy_code`).

@@ -17,14 +17,8 @@ async fn get_answers_404_for_unknown_or_foreign_ids_and_400_for_malformed_ones()
     not_found(app.delete(&f).await);
     not_found(app.get(&format!("{f}/notes")).await);
     not_found(app.get(&format!("{f}/channels")).await);
-    not_found(
-        app.post(&format!("{f}/notes"), json!({"body": "hi"}))
-            .await,
-    );
-    not_found(
-        app.post(&format!("{f}/tags"), json!({"tags": ["x"]}))
-            .await,
-    );
+    not_found(app.post(&format!("{f}/notes"), json!({"body": "hi"})).await);
+    not_found(app.post(&format!("{f}/tags"), json!({"tags": ["x"]})).await);
     let still = app.get_as(&other_key, &f).await.ok();
     assert_eq!(
         still["first_name"], "Fay",
@@ -51,8 +45,11 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
     .await;
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let p = app
-        .patch(&at(&c), json!({"first_name": null, "email": "NEW@Example.com", "country_code": "fr",
-                   "chan_c_username": "@ann_c"}))
+        .patch(
+            &at(&c),
+            json!({"first_name": null, "email": "NEW@Example.com", "country_code": "fr",
+                   "chan_c_username": "@ann_c"}),
+        )
         .await
         .ok();
     assert_eq!(p["id"], c["id"]);
@@ -74,8 +71,11 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
     let got = app.get(&at(&c)).await.ok();
     assert_eq!(got, p);
     let cleared = app
-        .patch(&at(&c), json!({"last_name": null, "phone": null, "email": null, "chan_a_username": null,
-                   "chan_c_username": null, "country_code": null}))
+        .patch(
+            &at(&c),
+            json!({"last_name": null, "phone": null, "email": null, "chan_a_username": null,
+                   "chan_c_username": null, "country_code": null}),
+        )
         .await
         .ok();
     for field in [
@@ -89,10 +89,7 @@ async fn patch_keeps_omitted_fields_and_clears_fields_set_to_null() {
     ] {
         assert_eq!(cleared[field], Value::Null, "{field} of {cleared}");
     }
-    let same = app
-        .patch(&at(&c), json!({}))
-        .await
-        .ok();
+    let same = app.patch(&at(&c), json!({})).await.ok();
     assert_eq!(same, cleared, "an empty patch changes nothing");
 }
 
@@ -149,7 +146,10 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
     )
     .await;
     let keep = new_contact(&app, json!({"first_name": "Keeper"})).await;
-    app.post(&format!("{}/notes", at(&c)), json!({"body": "remember the pineapple"}))
+    app.post(
+        &format!("{}/notes", at(&c)),
+        json!({"body": "remember the pineapple"}),
+    )
     .await
     .expect(201);
     let r = app.delete(&at(&c)).await.expect(200);
@@ -172,10 +172,7 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
         "phone=%2B15550100777",
         "email=zelda%40example.com",
     ] {
-        let r = app
-            .get(&format!("/contacts?{query}"))
-            .await
-            .ok();
+        let r = app.get(&format!("/contacts?{query}")).await.ok();
         assert_eq!(r["data"], json!([]), "GET /contacts?{query}: {r}");
     }
     for query in [
@@ -183,10 +180,7 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
         "email=zelda%40example.com",
         "handle=zelda_a",
     ] {
-        not_found(
-            app.get(&format!("/contacts/lookup?{query}"))
-                .await,
-        );
+        not_found(app.get(&format!("/contacts/lookup?{query}")).await);
     }
     assert_eq!(workspace_tags(&app).await, ["doomed"], "the tag stays");
     let tags = app.get("/tags").await.ok();

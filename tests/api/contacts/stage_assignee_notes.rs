@@ -10,16 +10,16 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
     let (lead, won) = (&sales["stages"][0], &sales["stages"][1]);
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let path = format!("{}/stage", at(&c));
-    let r = app
-        .put(&path, json!({"stage_id": lead["id"]}))
-        .await
-        .ok();
+    let r = app.put(&path, json!({"stage_id": lead["id"]})).await.ok();
     assert_eq!(
         r["stage"],
         json!({"funnel_id": sales["id"], "stage_id": lead["id"], "stage_name": "Lead"})
     );
     let r = app
-        .put(&path, json!({"stage_id": won["id"], "funnel_id": sales["id"]}))
+        .put(
+            &path,
+            json!({"stage_id": won["id"], "funnel_id": sales["id"]}),
+        )
         .await
         .ok();
     assert_eq!(
@@ -27,21 +27,20 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
         json!({"funnel_id": sales["id"], "stage_id": won["id"], "stage_name": "Won"})
     );
     invalid(
-        app.put(&path, json!({"stage_id": lead["id"], "funnel_id": support["id"]}))
+        app.put(
+            &path,
+            json!({"stage_id": lead["id"], "funnel_id": support["id"]}),
+        )
         .await,
         "funnel_id",
     );
     no_such(
-        app.put(&path, json!({"stage_id": 999_999_999}))
-            .await,
+        app.put(&path, json!({"stage_id": 999_999_999})).await,
         "stage_id: no such stage",
     );
 
     invalid(app.put(&path, json!({})).await, "stage_id");
-    invalid(
-        app.put(&path, json!({"stage_id": "won"})).await,
-        "stage_id",
-    );
+    invalid(app.put(&path, json!({"stage_id": "won"})).await, "stage_id");
     let got = app.get(&at(&c)).await.ok();
     assert_eq!(
         got["stage"]["stage_id"], won["id"],
@@ -58,7 +57,7 @@ async fn put_stage_moves_the_contact_and_delete_stage_clears_it() {
     assert_eq!(got["stage"], Value::Null);
     not_found(
         app.put("/contacts/999999999/stage", json!({"stage_id": lead["id"]}))
-        .await,
+            .await,
     );
     not_found(app.delete("/contacts/999999999/stage").await);
 }
@@ -82,10 +81,7 @@ async fn get_funnels_lists_funnels_with_stages_or_one_row_per_stage() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Lead", "Won"]);
-    let flat = app
-        .get("/funnels?flat=true")
-        .await
-        .ok();
+    let flat = app.get("/funnels?flat=true").await.ok();
     let rows = flat["data"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for (row, (stage, name)) in rows.iter().zip([(0, "Lead"), (1, "Won")]) {
@@ -108,21 +104,12 @@ async fn put_assignee_sets_a_member_refuses_others_and_unassigns_on_empty_or_nul
     let outsider = app.new_user("Otto Outsider").await;
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let path = format!("{}/assignee", at(&c));
-    let r = app
-        .put(&path, json!({"user_id": member}))
-        .await
-        .ok();
+    let r = app.put(&path, json!({"user_id": member})).await.ok();
     assert_eq!(r["assigned_to_user_id"], member.as_str());
     for user in [outsider.as_str(), "nobody"] {
-        invalid(
-            app.put(&path, json!({"user_id": user})).await,
-            "user_id",
-        );
+        invalid(app.put(&path, json!({"user_id": user})).await, "user_id");
     }
-    invalid(
-        app.put(&path, json!({"user_id": 5})).await,
-        "user_id",
-    );
+    invalid(app.put(&path, json!({"user_id": 5})).await, "user_id");
     let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["assigned_to_user_id"], member.as_str());
     let mine = app
@@ -132,20 +119,12 @@ async fn put_assignee_sets_a_member_refuses_others_and_unassigns_on_empty_or_nul
     assert_eq!(mine["data"].as_array().unwrap().len(), 1);
     let r = app.put(&path, json!({})).await.ok();
     assert_eq!(r["assigned_to_user_id"], Value::Null);
-    app.put(&path, json!({"user_id": member}))
-        .await
-        .expect(200);
-    let r = app
-        .put(&path, json!({"user_id": null}))
-        .await
-        .ok();
+    app.put(&path, json!({"user_id": member})).await.expect(200);
+    let r = app.put(&path, json!({"user_id": null})).await.ok();
     assert_eq!(r["assigned_to_user_id"], Value::Null);
     let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["assigned_to_user_id"], Value::Null);
-    not_found(
-        app.put("/contacts/999999999/assignee", json!({}))
-            .await,
-    );
+    not_found(app.put("/contacts/999999999/assignee", json!({})).await);
 }
 
 // ----- 12. Notes -----
@@ -155,7 +134,10 @@ async fn a_note_answers_201_with_its_record() {
     let app = spawn_app().await;
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let n = app
-        .post(&format!("{}/notes", at(&c)), json!({"body": "Prefers mornings"}))
+        .post(
+            &format!("{}/notes", at(&c)),
+            json!({"body": "Prefers mornings"}),
+        )
         .await
         .created();
     let keys: BTreeSet<&str> = n.as_object().unwrap().keys().map(|k| &k[..]).collect();
@@ -186,15 +168,11 @@ async fn a_note_body_needs_1_to_10000_chars() {
         invalid(app.post(&path, body).await, "body");
     }
     invalid(
-        app.post(&path, json!({"body": "ok", "pinned": true}))
-            .await,
+        app.post(&path, json!({"body": "ok", "pinned": true})).await,
         "pinned",
     );
     let long = "é".repeat(10_000);
-    let n = app
-        .post(&path, json!({"body": long}))
-        .await
-        .created();
+    let n = app.post(&path, json!({"body": long})).await.created();
     assert_eq!(n["body"], long.as_str());
     let list = app.get(&path).await.ok();
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
@@ -214,7 +192,10 @@ async fn notes_list_newest_first_and_paginate() {
             .created();
         made.push(id_of(&n));
     }
-    app.post(&format!("{}/notes", at(&other)), json!({"body": "someone else's"}))
+    app.post(
+        &format!("{}/notes", at(&other)),
+        json!({"body": "someone else's"}),
+    )
     .await
     .expect(201);
     let all = app.get(&path).await.ok();
@@ -257,7 +238,7 @@ async fn notes_of_an_unknown_contact_answer_404() {
     not_found(app.get("/contacts/999999999/notes").await);
     not_found(
         app.post("/contacts/999999999/notes", json!({"body": "hello"}))
-        .await,
+            .await,
     );
 }
 
@@ -269,7 +250,10 @@ async fn put_dnc_sets_the_flag_and_reason_and_false_clears_the_reason() {
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let path = format!("{}/dnc", at(&c));
     let r = app
-        .put(&path, json!({"do_not_contact": true, "reason": "asked by phone"}))
+        .put(
+            &path,
+            json!({"do_not_contact": true, "reason": "asked by phone"}),
+        )
         .await
         .ok();
     assert_eq!(r["do_not_contact"], true);
@@ -292,12 +276,18 @@ async fn put_dnc_sets_the_flag_and_reason_and_false_clears_the_reason() {
         invalid(app.put(&path, body).await, want);
     }
     let r = app
-        .put(&path, json!({"do_not_contact": true, "reason": "r".repeat(200)}))
+        .put(
+            &path,
+            json!({"do_not_contact": true, "reason": "r".repeat(200)}),
+        )
         .await
         .ok();
     assert_eq!(r["do_not_contact_reason"], "r".repeat(200));
     let r = app
-        .put(&path, json!({"do_not_contact": false, "reason": "changed their mind"}))
+        .put(
+            &path,
+            json!({"do_not_contact": false, "reason": "changed their mind"}),
+        )
         .await
         .ok();
     assert_eq!(r["do_not_contact"], false);
@@ -307,7 +297,7 @@ async fn put_dnc_sets_the_flag_and_reason_and_false_clears_the_reason() {
     assert_eq!(got["do_not_contact_reason"], Value::Null);
     not_found(
         app.put("/contacts/999999999/dnc", json!({"do_not_contact": true}))
-        .await,
+            .await,
     );
 }
 
@@ -325,10 +315,7 @@ async fn channels_list_every_identity_the_contact_can_be_reached_on() {
         }),
     )
     .await;
-    let body = app
-        .get(&format!("{}/channels", at(&c)))
-        .await
-        .ok();
+    let body = app.get(&format!("{}/channels", at(&c))).await.ok();
     assert_eq!(body["object"], "list");
     assert_eq!(body["has_more"], false);
     let got: BTreeSet<(String, String)> = body["data"]
@@ -359,19 +346,13 @@ async fn channels_list_every_identity_the_contact_can_be_reached_on() {
     assert_eq!(got, want);
     assert_eq!(body["data"].as_array().unwrap().len(), 7);
     let only_email = new_contact(&app, json!({"email": "bob@example.com"})).await;
-    let body = app
-        .get(&format!("{}/channels", at(&only_email)))
-        .await
-        .ok();
+    let body = app.get(&format!("{}/channels", at(&only_email))).await.ok();
     assert_eq!(
         body["data"],
         json!([{"object": "contact_channel", "channel": "email", "identifier": "bob@example.com"}])
     );
     let none = new_contact(&app, json!({"first_name": "Nobody"})).await;
-    let body = app
-        .get(&format!("{}/channels", at(&none)))
-        .await
-        .ok();
+    let body = app.get(&format!("{}/channels", at(&none))).await.ok();
     assert_eq!(body["data"], json!([]));
     not_found(app.get("/contacts/999999999/channels").await);
 }
@@ -392,7 +373,8 @@ async fn a_member_without_the_contacts_permission_gets_403() {
             .await,
         app.post_as(&token, "/contacts/upsert", json!({"phone": "+15550100100"}))
             .await,
-        app.patch_as(&token, &at(&c), json!({"first_name": "X"})).await,
+        app.patch_as(&token, &at(&c), json!({"first_name": "X"}))
+            .await,
         app.delete_as(&token, &at(&c)).await,
         app.post_as(&token, &format!("{}/notes", at(&c)), json!({"body": "x"}))
             .await,

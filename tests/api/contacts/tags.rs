@@ -5,9 +5,7 @@ use super::*;
 #[tokio::test]
 async fn adding_tags_joins_new_names_to_the_workspace_without_doubling() {
     let app = spawn_app().await;
-    app.post("/tags", json!({"name": "VIP"}))
-        .await
-        .expect(201);
+    app.post("/tags", json!({"name": "VIP"})).await.expect(201);
     let c = new_contact(&app, json!({"first_name": "Ann", "tags": ["Lead"]})).await;
     let path = format!("{}/tags", at(&c));
     let r = app
@@ -16,10 +14,7 @@ async fn adding_tags_joins_new_names_to_the_workspace_without_doubling() {
         .ok();
     assert_eq!(r["object"], "contact");
     assert_eq!(tags_of(&r), ["Lead", "New", "VIP"]);
-    let r = app
-        .post(&path, json!({"tags": ["VIP"]}))
-        .await
-        .ok();
+    let r = app.post(&path, json!({"tags": ["VIP"]})).await.ok();
     assert_eq!(tags_of(&r), ["Lead", "New", "VIP"], "no doubling");
     let mut names = workspace_tags(&app).await;
     names.sort();
@@ -54,10 +49,7 @@ async fn contact_tag_requests_need_1_to_100_names_of_1_to_80_chars() {
         invalid(r, want);
     }
     let hundred: Vec<String> = (0..100).map(|i| format!("{i:0>80}")).collect();
-    let r = app
-        .post(&path, json!({"tags": hundred}))
-        .await
-        .ok();
+    let r = app.post(&path, json!({"tags": hundred})).await.ok();
     assert_eq!(tags_of(&r).len(), 100);
     not_found(
         app.post("/contacts/999999999/tags", json!({"tags": ["x"]}))
@@ -87,10 +79,7 @@ async fn removing_tags_is_case_insensitive_and_the_tags_stay_in_the_workspace() 
     let mut names = workspace_tags(&app).await;
     names.sort();
     assert_eq!(names, ["Cold", "Lead", "VIP"]);
-    let tagged = app
-        .get("/contacts?tag=vip")
-        .await
-        .ok();
+    let tagged = app.get("/contacts?tag=vip").await.ok();
     assert_eq!(tagged["data"], json!([]));
 }
 
@@ -102,24 +91,18 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     let other = new_contact(&app, json!({"first_name": "O", "tags": ["Lead"]})).await;
     let vip = tag_named(&app, "VIP").await;
     app.patch(&format!("/tags/{}", vip["id"]), json!({"name": "Gold"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     let a = app.get(&at(&a)).await.ok();
     let b = app.get(&at(&b)).await.ok();
     let other = app.get(&at(&other)).await.ok();
     assert_eq!(tags_of(&a), ["Gold", "Lead"]);
     assert_eq!(tags_of(&b), ["Gold"]);
     assert_eq!(tags_of(&other), ["Lead"]);
-    let gold = app
-        .get("/contacts?tag=GOLD&limit=100")
-        .await
-        .ok();
+    let gold = app.get("/contacts?tag=GOLD&limit=100").await.ok();
     let ids: BTreeSet<u64> = gold["data"].as_array().unwrap().iter().map(id_of).collect();
     assert_eq!(ids, BTreeSet::from([id_of(&a), id_of(&b)]));
-    let vip_left = app
-        .get("/contacts?tag=vip")
-        .await
-        .ok();
+    let vip_left = app.get("/contacts?tag=vip").await.ok();
     assert_eq!(vip_left["data"], json!([]));
 }
 
@@ -149,13 +132,7 @@ async fn deleting_a_tag_removes_it_from_every_contact_and_counts_them() {
     assert_eq!(workspace_tags(&app).await, ["Keep"]);
     let r = app.delete(&format!("/tags/{keep}")).await.ok();
     assert_eq!(r["contacts_updated"], 2, "body: {r}");
-    let unused = app
-        .post("/tags", json!({"name": "Unused"}))
-        .await
-        .created();
-    let r = app
-        .delete(&format!("/tags/{}", unused["id"]))
-        .await
-        .ok();
+    let unused = app.post("/tags", json!({"name": "Unused"})).await.created();
+    let r = app.delete(&format!("/tags/{}", unused["id"])).await.ok();
     assert_eq!(r["contacts_updated"], 0, "body: {r}");
 }

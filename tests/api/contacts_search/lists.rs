@@ -33,10 +33,7 @@ async fn bad_limits_answer_422_and_bad_cursors_400() {
     let app = spawn_app().await;
     new_contact(&app, json!({"first_name": "Ann"})).await;
     for limit in ["0", "101", "-1", "abc", "2.5"] {
-        invalid(
-            app.get(&format!("/contacts?limit={limit}")).await,
-            "limit",
-        );
+        invalid(app.get(&format!("/contacts?limit={limit}")).await, "limit");
     }
     for cursor in ["garbage", "42", "MTIz", "%21%21"] {
         bad_request(app.get(&format!("/contacts?starting_after={cursor}")).await);
@@ -129,10 +126,7 @@ async fn updated_since_is_inclusive_and_needs_an_offset() {
     let b = new_contact(&app, json!({"first_name": "B"})).await;
     assert_eq!(b["updated_at"], "2026-03-01T10:01:00.000Z");
     clock.advance(minute);
-    let a2 = app
-        .patch(&at(&a), json!({"last_name": "Again"}))
-        .await
-        .ok();
+    let a2 = app.patch(&at(&a), json!({"last_name": "Again"})).await.ok();
     assert_eq!(a2["updated_at"], "2026-03-01T10:02:00.000Z");
     let cases = [
         ("2026-03-01T10:00:00Z", set(&[&a, &b])),

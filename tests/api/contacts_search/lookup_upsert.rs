@@ -65,9 +65,7 @@ async fn lookup_finds_by_phone_email_or_handle_with_or_without_at() {
         "handle=only".to_string(),
         "handle=nobody".to_string(),
     ] {
-        let r = app
-            .get(&format!("/contacts/lookup?{query}"))
-            .await;
+        let r = app.get(&format!("/contacts/lookup?{query}")).await;
         assert_eq!(
             (r.status, r.code()),
             (404, "not_found"),
@@ -134,7 +132,7 @@ async fn lookup_refuses_requests_without_a_criterion_or_with_a_bad_channel() {
     for channel in ["email", "sms", "api", "fax", "chan_b"] {
         invalid(
             app.get(&format!("/contacts/lookup?handle=ann&channel={channel}"))
-            .await,
+                .await,
             "channel",
         );
     }

@@ -34,10 +34,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     assert_eq!(tags_of(&m), ["Lead", "VIP"]);
     let got = app.get(&at(&primary)).await.ok();
     assert_eq!(got, m);
-    let notes = app
-        .get(&format!("{}/notes", at(&primary)))
-        .await
-        .ok();
+    let notes = app.get(&format!("{}/notes", at(&primary))).await.ok();
     let notes = notes["data"].as_array().unwrap();
     let note_ids: Vec<u64> = notes.iter().map(id_of).collect();
     assert_eq!(note_ids, [id_of(&n3), id_of(&n2), id_of(&n1)]);
@@ -47,10 +44,7 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     // The secondary's id redirects to the primary.
     let via = app.get(&at(&secondary)).await.ok();
     assert_eq!(via, m, "GET of the secondary answers the primary");
-    let via_notes = app
-        .get(&format!("{}/notes", at(&secondary)))
-        .await
-        .ok();
+    let via_notes = app.get(&format!("{}/notes", at(&secondary))).await.ok();
     assert_eq!(via_notes["data"].as_array().unwrap().len(), 3);
     // Lists and lookups show only the primary.
     assert_eq!(ids(&app, "").await, [id_of(&bystander), id_of(&primary)]);
@@ -107,7 +101,10 @@ async fn merge_fills_stage_assignee_custom_fields_and_opt_out_the_primary_lacks(
                "custom_fields": {"nickname": "Secondary", "plan": "pro"}}),
     )
     .await;
-    app.put(&format!("{}/dnc", at(&secondary)), json!({"do_not_contact": true, "reason": "asked"}))
+    app.put(
+        &format!("{}/dnc", at(&secondary)),
+        json!({"do_not_contact": true, "reason": "asked"}),
+    )
     .await
     .expect(200);
     let m = merge(&app, &primary, &secondary).await.ok();
@@ -225,28 +222,16 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     add_note(&app, &a, "loves kiwis").await;
     add_note(&app, &b, "secondary memo").await;
     merge(&app, &a, &b).await.expect(200);
-    let list_before = app
-        .get("/contacts?limit=100")
-        .await
-        .ok();
-    let notes_before = app
-        .get(&format!("{}/notes", at(&a)))
-        .await
-        .ok();
+    let list_before = app.get("/contacts?limit=100").await.ok();
+    let notes_before = app.get(&format!("{}/notes", at(&a))).await.ok();
     let mut tags_before = workspace_tags(&app).await;
     tags_before.sort();
 
     let app = app.restart().await;
 
-    let list_after = app
-        .get("/contacts?limit=100")
-        .await
-        .ok();
+    let list_after = app.get("/contacts?limit=100").await.ok();
     assert_eq!(list_after, list_before);
-    let notes_after = app
-        .get(&format!("{}/notes", at(&a)))
-        .await
-        .ok();
+    let notes_after = app.get(&format!("{}/notes", at(&a))).await.ok();
     assert_eq!(notes_after, notes_before);
     let mut tags_after = workspace_tags(&app).await;
     tags_after.sort();

@@ -67,9 +67,7 @@ async fn walk(app: &TestApp, query: &str, limit: usize) -> Vec<u64> {
 
 /// GET /contacts/lookup?{query} answering 200; the contact's id.
 async fn looked_up(app: &TestApp, query: &str) -> u64 {
-    let r = app
-        .get(&format!("/contacts/lookup?{query}"))
-        .await;
+    let r = app.get(&format!("/contacts/lookup?{query}")).await;
     assert_eq!(r.status, 200, "lookup {query}: {}", r.body);
     assert_eq!(r.body["object"], "contact", "lookup {query}: {}", r.body);
     id_of(&r.body)
@@ -80,14 +78,17 @@ async fn upsert(app: &TestApp, body: Value) -> Resp {
 }
 
 async fn merge(app: &TestApp, primary: &Value, secondary: &Value) -> Resp {
-    app.post("/contacts/merge", json!({"primary_contact_id": primary["id"], "secondary_contact_id": secondary["id"]}))
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": primary["id"], "secondary_contact_id": secondary["id"]}),
+    )
     .await
 }
 
 async fn add_note(app: &TestApp, contact: &Value, body: &str) -> Value {
     app.post(&format!("{}/notes", at(contact)), json!({ "body": body }))
-    .await
-    .created()
+        .await
+        .created()
 }
 
 mod lists;

@@ -82,7 +82,11 @@ async fn search_matches_name_email_phones_usernames_and_notes() {
 async fn search_follows_patches_and_ignores_other_workspaces() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
-    app.post_as(&other_key, "/contacts", json!({"first_name": "Wanda", "phone": "+15550100300"}))
+    app.post_as(
+        &other_key,
+        "/contacts",
+        json!({"first_name": "Wanda", "phone": "+15550100300"}),
+    )
     .await
     .expect(201);
     let c = new_contact(
@@ -90,11 +94,17 @@ async fn search_follows_patches_and_ignores_other_workspaces() {
         json!({"first_name": "Oldname", "phone": "+15550100100", "email": "old@example.com"}),
     )
     .await;
-    app.patch(&at(&c), json!({"first_name": "Newname", "phone": "+15550100200", "email": "new@example.com"}))
+    app.patch(
+        &at(&c),
+        json!({"first_name": "Newname", "phone": "+15550100200", "email": "new@example.com"}),
+    )
     .await
     .expect(200);
     not_found(
-        app.get(&format!("/contacts/lookup?email={}", enc("old@example.com")))
+        app.get(&format!(
+            "/contacts/lookup?email={}",
+            enc("old@example.com")
+        ))
         .await,
     );
     assert_eq!(
@@ -109,11 +119,11 @@ async fn search_follows_patches_and_ignores_other_workspaces() {
     assert_eq!(id_set(&app, "q=wanda").await, set(&[]));
     not_found(
         app.get(&format!("/contacts/lookup?phone={}", enc("+15550100100")))
-        .await,
+            .await,
     );
     not_found(
         app.get(&format!("/contacts/lookup?phone={}", enc("+15550100300")))
-        .await,
+            .await,
     );
     assert_eq!(
         looked_up(&app, &format!("phone={}", enc("+15550100200"))).await,
@@ -126,8 +136,7 @@ async fn q_is_limited_to_200_characters() {
     let app = spawn_app().await;
     new_contact(&app, json!({"first_name": "Ann"})).await;
     invalid(
-        app.get(&format!("/contacts?q={}", "a".repeat(201)))
-            .await,
+        app.get(&format!("/contacts?q={}", "a".repeat(201))).await,
         "q",
     );
     invalid(
@@ -195,10 +204,7 @@ async fn a_search_shared_by_300_contacts_paginates_without_gaps_or_repeats() {
         let got: BTreeSet<u64> = got.into_iter().collect();
         assert_eq!(&got, want, "{query} limit {limit}");
     }
-    let first = app
-        .get("/contacts?q=zebra&limit=100")
-        .await
-        .ok();
+    let first = app.get("/contacts?q=zebra&limit=100").await.ok();
     assert_eq!(first["has_more"], true);
     assert_eq!(
         id_of(&first["data"][0]),

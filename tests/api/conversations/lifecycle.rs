@@ -18,9 +18,7 @@ async fn a_conversation_is_created_open_with_every_field() {
     assert_eq!(conv["message_count"], 0);
     utc(&conv["created_at"]);
 
-    let got = app
-        .get(&format!("/conversations/{}", id(&conv)))
-        .await;
+    let got = app.get(&format!("/conversations/{}", id(&conv))).await;
     assert_eq!(got.ok(), conv);
 }
 
@@ -29,7 +27,10 @@ async fn a_first_message_is_sent_by_the_team_with_the_conversation() {
     let app = spawn_app().await;
     let c = contact(&app, "Ann").await;
     let conv = app
-        .post("/conversations", json!({"contact_id": c, "channel": "api", "text": "Hello Ann"}))
+        .post(
+            "/conversations",
+            json!({"contact_id": c, "channel": "api", "text": "Hello Ann"}),
+        )
         .await
         .created();
     assert_eq!(conv["message_count"], 1);
@@ -65,7 +66,10 @@ async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
     let app = spawn_app().await;
     let c = contact(&app, "Ann").await;
     let unknown = app
-        .post("/conversations", json!({"contact_id": 999_999, "channel": "api"}))
+        .post(
+            "/conversations",
+            json!({"contact_id": 999_999, "channel": "api"}),
+        )
         .await
         .expect_error(404, "not_found");
     assert!(
@@ -79,7 +83,10 @@ async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
     let (_, zed) = foreign_record(&app, "/contacts", json!({"first_name": "Zed"})).await;
     let foreign = id(&zed);
     not_found(
-        app.post("/conversations", json!({"contact_id": foreign, "channel": "api"}))
+        app.post(
+            "/conversations",
+            json!({"contact_id": foreign, "channel": "api"}),
+        )
         .await,
     );
     refusals(
@@ -138,22 +145,19 @@ async fn lists_filter_and_page_newest_first() {
     let b1 = conversation(&app, bob, "sms").await;
     let a2 = conversation(&app, ann, "sms").await;
     app.post(&format!("/conversations/{}/close", id(&a1)), json!({}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
 
     let all = listed(app.get("/conversations").await);
     let ids: Vec<u64> = all.iter().map(id).collect();
     assert_eq!(ids, [id(&a2), id(&b1), id(&a1)]);
 
-    let page = app
-        .get("/conversations?limit=2")
-        .await
-        .ok();
+    let page = app.get("/conversations?limit=2").await.ok();
     assert_eq!(page["has_more"], true);
     let cursor = page["next_cursor"].as_str().unwrap();
     let rest = listed(
         app.get(&format!("/conversations?limit=2&starting_after={cursor}"))
-        .await,
+            .await,
     );
     assert_eq!(rest.iter().map(id).collect::<Vec<_>>(), [id(&a1)]);
 
@@ -172,14 +176,8 @@ async fn lists_filter_and_page_newest_first() {
     assert_eq!(of("status=closed").await, [id(&a1)]);
     assert_eq!(of("status=open&channel=sms").await, [id(&a2), id(&b1)]);
     assert_eq!(of("ai_paused=true").await, Vec::<u64>::new());
-    invalid(
-        app.get("/conversations?status=maybe").await,
-        "status",
-    );
-    invalid(
-        app.get("/conversations?channel=fax").await,
-        "channel",
-    );
+    invalid(app.get("/conversations?status=maybe").await, "status");
+    invalid(app.get("/conversations?channel=fax").await, "channel");
 }
 
 #[tokio::test]
@@ -193,16 +191,25 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
         .created();
     let path = format!("/conversations/{}", id(&conv));
     not_found(
-        app.post(&format!("{path}/close"), json!({"closing_note_id": 999_999}))
+        app.post(
+            &format!("{path}/close"),
+            json!({"closing_note_id": 999_999}),
+        )
         .await,
     );
     invalid(
-        app.post(&format!("{path}/close"), json!({"closing_note_text": "x".repeat(2_001)}))
+        app.post(
+            &format!("{path}/close"),
+            json!({"closing_note_text": "x".repeat(2_001)}),
+        )
         .await,
         "closing_note_text",
     );
     let closed = app
-        .post(&format!("{path}/close"), json!({"closing_note_id": id(&note), "closing_note_text": "shipped"}))
+        .post(
+            &format!("{path}/close"),
+            json!({"closing_note_id": id(&note), "closing_note_text": "shipped"}),
+        )
         .await
         .ok();
     assert_eq!(closed["status"], "closed");
@@ -212,10 +219,7 @@ async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
     utc(&closed["closed_at"]);
     conflict(app.post(&format!("{path}/close"), json!({})).await);
 
-    let open = app
-        .post(&format!("{path}/reopen"), json!({}))
-        .await
-        .ok();
+    let open = app.post(&format!("{path}/reopen"), json!({})).await.ok();
     assert_eq!(open["status"], "open");
     assert_eq!(
         (
@@ -252,20 +256,14 @@ async fn only_members_can_be_assigned_and_null_unassigns() {
         app.put(&path, json!({"user_id": "nobody"})).await,
         "user_id",
     );
-    let assigned = app
-        .put(&path, json!({"user_id": member}))
-        .await
-        .expect(200);
+    let assigned = app.put(&path, json!({"user_id": member})).await.expect(200);
     assert_eq!(assigned.body["assigned_to_user_id"], member.as_str());
     let filtered = listed(
         app.get(&format!("/conversations?assigned_to_user_id={member}"))
-        .await,
+            .await,
     );
     assert_eq!(filtered.len(), 1);
-    let cleared = app
-        .put(&path, json!({"user_id": null}))
-        .await
-        .expect(200);
+    let cleared = app.put(&path, json!({"user_id": null})).await.expect(200);
     assert_eq!(cleared.body["assigned_to_user_id"], Value::Null);
 }
 
@@ -310,7 +308,7 @@ async fn the_ai_pauses_and_resumes_once_each() {
     );
     invalid(
         app.post(&format!("{other}/pause"), json!({"reason": "bored"}))
-        .await,
+            .await,
         "reason",
     );
 }

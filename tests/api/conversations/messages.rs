@@ -10,7 +10,11 @@ async fn a_team_reply_reopens_takes_over_from_the_ai_and_keeps_an_earlier_pause_
 
     let person = app.member_token("member", &["inbox"]).await;
     let reply = app
-        .post_as(&person, &format!("{path}/messages"), json!({"text": "We are on it"}))
+        .post_as(
+            &person,
+            &format!("{path}/messages"),
+            json!({"text": "We are on it"}),
+        )
         .await
         .created();
     assert_eq!(reply["object"], "message");
@@ -30,11 +34,11 @@ async fn a_team_reply_reopens_takes_over_from_the_ai_and_keeps_an_earlier_pause_
         .await
         .expect(200);
     app.post(&format!("{path}/ai/pause"), json!({"reason": "schedule"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     app.post(&format!("{path}/messages"), json!({"text": "Again"}))
-    .await
-    .expect(201);
+        .await
+        .expect(201);
     let after = app.get(&path).await.ok();
     assert_eq!(
         after["ai_paused_reason"], "schedule",
@@ -48,8 +52,8 @@ async fn closing_lifts_a_takeover_pause_but_not_a_spam_pause() {
     let c = contact(&app, "Ann").await;
     let taken = format!("/conversations/{}", id(&conversation(&app, c, "api").await));
     app.post(&format!("{taken}/messages"), json!({"text": "hi"}))
-    .await
-    .expect(201);
+        .await
+        .expect(201);
     let closed = app
         .post(&format!("{taken}/close"), json!({}))
         .await
@@ -58,8 +62,8 @@ async fn closing_lifts_a_takeover_pause_but_not_a_spam_pause() {
 
     let spam = format!("/conversations/{}", id(&conversation(&app, c, "sms").await));
     app.post(&format!("{spam}/ai/pause"), json!({"reason": "spam"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     let closed = app
         .post(&format!("{spam}/close"), json!({}))
         .await
@@ -97,7 +101,7 @@ async fn replies_need_text_or_attachments_and_attachments_must_be_https() {
     assert_eq!(only_file["attachments"][0]["type"], "document");
     not_found(
         app.post("/conversations/999999/messages", json!({"text": "x"}))
-        .await,
+            .await,
     );
 }
 
@@ -112,10 +116,7 @@ async fn messages_page_newest_first() {
             .await
             .created()));
     }
-    let first = app
-        .get(&format!("{path}?limit=3"))
-        .await
-        .ok();
+    let first = app.get(&format!("{path}?limit=3")).await.ok();
     let got: Vec<u64> = first["data"].as_array().unwrap().iter().map(id).collect();
     assert_eq!(got, [sent[4], sent[3], sent[2]]);
     let cursor = first["next_cursor"].as_str().unwrap();
@@ -144,10 +145,7 @@ async fn comments_are_internal_notes_listed_newest_first() {
         .as_str()
         .unwrap()
         .starts_with("usr_"));
-    let second = app
-        .post(&path, json!({"body": "done"}))
-        .await
-        .created();
+    let second = app.post(&path, json!({"body": "done"})).await.created();
     assert_eq!(second["author_user_id"], Value::Null);
     let all = listed(app.get(&path).await);
     assert_eq!(
@@ -156,8 +154,7 @@ async fn comments_are_internal_notes_listed_newest_first() {
     );
     invalid(app.post(&path, json!({"body": ""})).await, "body");
     invalid(
-        app.post(&path, json!({"body": "x".repeat(10_001)}))
-            .await,
+        app.post(&path, json!({"body": "x".repeat(10_001)})).await,
         "body",
     );
 }
@@ -168,20 +165,32 @@ async fn feedback_is_only_taken_on_ai_messages() {
     let c = contact(&app, "Ann").await;
     let conv = id(&conversation(&app, c, "api").await);
     let team = id(&app
-        .post(&format!("/conversations/{conv}/messages"), json!({"text": "hi"}))
+        .post(
+            &format!("/conversations/{conv}/messages"),
+            json!({"text": "hi"}),
+        )
         .await
         .created());
     invalid(
-        app.post(&format!("/conversations/{conv}/messages/{team}/feedback"), json!({"rating": "up"}))
+        app.post(
+            &format!("/conversations/{conv}/messages/{team}/feedback"),
+            json!({"rating": "up"}),
+        )
         .await,
         "message_id",
     );
     not_found(
-        app.post(&format!("/conversations/{conv}/messages/999999/feedback"), json!({"rating": "up"}))
+        app.post(
+            &format!("/conversations/{conv}/messages/999999/feedback"),
+            json!({"rating": "up"}),
+        )
         .await,
     );
     invalid(
-        app.post(&format!("/conversations/{conv}/messages/{team}/feedback"), json!({"rating": "sideways"}))
+        app.post(
+            &format!("/conversations/{conv}/messages/{team}/feedback"),
+            json!({"rating": "sideways"}),
+        )
         .await,
         "rating",
     );
@@ -193,10 +202,7 @@ async fn handovers_list_empty_and_unknown_ones_are_not_found() {
     let list = app.get("/handovers").await.ok();
     assert_eq!(list["data"], json!([]));
     invalid(app.get("/handovers?status=lost").await, "status");
-    not_found(
-        app.post("/handovers/999999/resolve", json!({}))
-            .await,
-    );
+    not_found(app.post("/handovers/999999/resolve", json!({})).await);
 }
 
 #[tokio::test]
@@ -204,10 +210,16 @@ async fn a_contact_merge_moves_conversations_to_the_primary() {
     let app = spawn_app().await;
     let (primary, secondary) = (contact(&app, "Ann").await, contact(&app, "Annie").await);
     let conv = conversation(&app, secondary, "api").await;
-    app.post(&format!("/conversations/{}/messages", id(&conv)), json!({"text": "hi"}))
+    app.post(
+        &format!("/conversations/{}/messages", id(&conv)),
+        json!({"text": "hi"}),
+    )
     .await
     .expect(201);
-    app.post("/contacts/merge", json!({"primary_contact_id": primary, "secondary_contact_id": secondary}))
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
+    )
     .await
     .expect(200);
     let moved = app
@@ -232,8 +244,8 @@ async fn conversations_and_messages_survive_a_restart() {
     let app = spawn_app().await;
     let path = anns_conversation(&app, "api").await;
     app.post(&format!("{path}/messages"), json!({"text": "kept"}))
-    .await
-    .expect(201);
+        .await
+        .expect(201);
     let before = app.get(&path).await.ok();
     let app = app.restart().await;
     assert_eq!(app.get(&path).await.ok(), before);
@@ -315,14 +327,17 @@ async fn assignment_pauses_resolutions_and_feedback_are_announced() {
     app.add_member(&app.workspace_id, &member, "member", &["inbox"])
         .await;
     let r = app
-        .post("/chat", json!({"message": "a human please", "contact": {"phone": "+15550100"}}))
+        .post(
+            "/chat",
+            json!({"message": "a human please", "contact": {"phone": "+15550100"}}),
+        )
         .await;
     let conversation = r.body["conversationId"].as_u64().unwrap();
     let reply = r.body["reply"]["messageId"].as_u64().unwrap();
     let path = format!("/conversations/{conversation}");
     app.put(&format!("{path}/assignee"), json!({"user_id": member}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     app.post(&format!("{path}/ai/resume"), json!({}))
         .await
         .expect(200);

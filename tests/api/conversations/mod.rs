@@ -15,7 +15,10 @@ async fn contact(app: &TestApp, name: &str) -> u64 {
 }
 
 async fn conversation(app: &TestApp, contact: u64, channel: &str) -> Value {
-    app.post("/conversations", json!({"contact_id": contact, "channel": channel}))
+    app.post(
+        "/conversations",
+        json!({"contact_id": contact, "channel": channel}),
+    )
     .await
     .created()
 }
@@ -52,17 +55,26 @@ mod events {
         new_endpoint(&app, json!({"url": rx.url, "events": TYPES})).await;
         let c = contact(&app, "Ann").await;
         let conv = app
-            .post("/conversations", json!({"contact_id": c, "channel": "api", "text": "Hello"}))
+            .post(
+                "/conversations",
+                json!({"contact_id": c, "channel": "api", "text": "Hello"}),
+            )
             .await
             .created();
         let path = format!("/conversations/{}", id(&conv));
         app.post(&format!("{path}/comments"), json!({"body": "secret note"}))
-        .await
-        .expect(201);
-        app.post(&format!("{path}/close"), json!({"closing_note_text": "refunded"}))
+            .await
+            .expect(201);
+        app.post(
+            &format!("{path}/close"),
+            json!({"closing_note_text": "refunded"}),
+        )
         .await
         .expect(200);
-        app.post(&format!("{path}/messages"), json!({"text": "one more thing"}))
+        app.post(
+            &format!("{path}/messages"),
+            json!({"text": "one more thing"}),
+        )
         .await
         .expect(201);
 
@@ -106,9 +118,12 @@ mod events {
         new_endpoint(&app, json!({"url": wildcard.url, "events": ["*"]})).await;
         let path = anns_conversation(&app, "api").await;
         app.post(&format!("{path}/messages"), json!({"text": "visible"}))
-        .await
-        .expect(201);
-        app.post(&format!("{path}/close"), json!({"closing_note_text": "done"}))
+            .await
+            .expect(201);
+        app.post(
+            &format!("{path}/close"),
+            json!({"closing_note_text": "done"}),
+        )
         .await
         .expect(200);
 

@@ -274,9 +274,7 @@ async fn a_huge_amount_is_kept_exactly_or_refused_never_altered() {
     }
     let o = create(&app, order_body(ann)).await;
     for paid in [1e17, 1e300] {
-        let r = app
-            .patch(&at(&o), json!({ "paid_amount": paid }))
-            .await;
+        let r = app.patch(&at(&o), json!({ "paid_amount": paid })).await;
         wrong.extend(kept_or_refused(&r, "paid_amount", paid));
     }
     assert!(wrong.is_empty(), "altered amounts:\n{}", wrong.join("\n"));

@@ -23,7 +23,7 @@ async fn a_patch_needs_at_least_one_field() {
     assert_eq!(get(&app, &o).await, o);
     not_found(
         app.patch(&format!("{ORDERS}/999999999"), json!({"notes": "x"}))
-        .await,
+            .await,
     );
 }
 
@@ -47,10 +47,7 @@ async fn patching_each_field_changes_only_that_field() {
     let mut expected = o.clone();
     for step in steps {
         let before = get(&app, &o).await;
-        let after = app
-            .patch(&at(&o), step.clone())
-            .await
-            .ok();
+        let after = app.patch(&at(&o), step.clone()).await.ok();
         for (k, v) in step.as_object().unwrap() {
             match v {
                 Value::Number(n) => assert_eq!(after[k].as_f64(), n.as_f64(), "{k} after {step}"),
@@ -77,7 +74,10 @@ async fn patching_each_field_changes_only_that_field() {
 
     // Several at once, and null clears the notes.
     let r = app
-        .patch(&at(&o), json!({"notes": null, "status": "delivered", "shipping_fee": 0}))
+        .patch(
+            &at(&o),
+            json!({"notes": null, "status": "delivered", "shipping_fee": 0}),
+        )
         .await
         .ok();
     assert_eq!(r["notes"], Value::Null);
@@ -128,10 +128,7 @@ async fn put_status_sets_the_fulfillment_status() {
     let o = create(&app, with(order_body(ann), json!({"notes": "keep"}))).await;
     let path = format!("{}/status", at(&o));
     for status in ["shipped", "delivered", "failed", "cancelled", "unfulfilled"] {
-        let r = app
-            .put(&path, json!({ "status": status }))
-            .await
-            .ok();
+        let r = app.put(&path, json!({ "status": status })).await.ok();
         assert_eq!(r["object"], "order");
         assert_eq!(r["status"], status);
         assert_eq!(r["payment_status"], "pending");
@@ -153,7 +150,10 @@ async fn put_status_sets_the_fulfillment_status() {
     )
     .await;
     not_found(
-        app.put(&format!("{ORDERS}/999999999/status"), json!({"status": "shipped"}))
+        app.put(
+            &format!("{ORDERS}/999999999/status"),
+            json!({"status": "shipped"}),
+        )
         .await,
     );
     bad_request(

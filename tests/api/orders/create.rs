@@ -111,9 +111,7 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
     app.post_as(&other_key, ORDERS, order_body(foreign))
         .await
         .expect(201);
-    app.post(ORDERS, order_body(ann))
-        .await
-        .expect(201);
+    app.post(ORDERS, order_body(ann)).await.expect(201);
 }
 
 #[tokio::test]
@@ -212,8 +210,7 @@ async fn each_item_rule_names_the_faulty_item_field() {
     .await;
     let unknown_product = with_item(json!({"product_id": 999_999_999}));
     no_such(
-        app.post(ORDERS, one(unknown_product.clone()))
-            .await,
+        app.post(ORDERS, one(unknown_product.clone())).await,
         "items[0].product_id: no such product",
     );
     no_such(
@@ -294,7 +291,10 @@ async fn notes_hold_up_to_two_thousand_characters() {
     let app = spawn_app().await;
     let ann = new_contact(&app, "Ann").await;
     invalid(
-        app.post(ORDERS, with(order_body(ann), json!({"notes": "n".repeat(2001)})))
+        app.post(
+            ORDERS,
+            with(order_body(ann), json!({"notes": "n".repeat(2001)})),
+        )
         .await,
         "notes",
     );

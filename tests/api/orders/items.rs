@@ -42,7 +42,7 @@ async fn adding_an_item_answers_201_with_the_order() {
 
     not_found(
         app.post(&format!("{ORDERS}/999999999/items"), item("Jam", 1, 1.0))
-        .await,
+            .await,
     );
 }
 
@@ -82,13 +82,16 @@ async fn each_rule_of_an_added_item_names_its_field() {
     )
     .await;
     no_such(
-        app.post(&format!("{}/items", at(&o)), with_item(json!({"product_id": 999_999_999})))
+        app.post(
+            &format!("{}/items", at(&o)),
+            with_item(json!({"product_id": 999_999_999})),
+        )
         .await,
         "product_id: no such product",
     );
     invalid(
         app.post(&format!("{}/items", at(&yen)), item("Jam", 1, 1.5))
-        .await,
+            .await,
         "unit_price",
     );
     assert_eq!(get(&app, &o).await, o, "nothing was added");
@@ -131,11 +134,17 @@ async fn changing_an_item_quantity_updates_the_item_and_the_totals() {
     )
     .await;
     not_found(
-        app.patch(&format!("{}/items/999999999", at(&o)), json!({"quantity": 2}))
+        app.patch(
+            &format!("{}/items/999999999", at(&o)),
+            json!({"quantity": 2}),
+        )
         .await,
     );
     not_found(
-        app.patch(&format!("{ORDERS}/999999999/items/{}", id(&tea)), json!({"quantity": 2}))
+        app.patch(
+            &format!("{ORDERS}/999999999/items/{}", id(&tea)),
+            json!({"quantity": 2}),
+        )
         .await,
     );
     bad_request(
@@ -164,10 +173,7 @@ async fn removing_an_item_keeps_the_rest_but_never_the_last_one() {
     let tea = o["items"][0].clone();
     let cake = o["items"][1].clone();
 
-    let r = app
-        .delete(&item_at(&o, &tea))
-        .await
-        .ok();
+    let r = app.delete(&item_at(&o, &tea)).await.ok();
     assert_eq!(r["object"], "order");
     assert_eq!(r["items"], json!([cake.clone()]));
     assert_eq!(r["items_total"], json!(3.5));
@@ -213,8 +219,7 @@ async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
             ),
             (
                 "change",
-                app.patch(&item_at(&o, &tea), json!({"quantity": 3}))
-                    .await,
+                app.patch(&item_at(&o, &tea), json!({"quantity": 3})).await,
             ),
             ("remove", app.delete(&item_at(&o, &cake)).await),
         ];
@@ -236,9 +241,7 @@ async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
         let added = app
             .post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
             .await;
-        let changed = app
-            .patch(&item_at(&o, &tea), json!({"quantity": 3}))
-            .await;
+        let changed = app.patch(&item_at(&o, &tea), json!({"quantity": 3})).await;
         let removed = app.delete(&item_at(&o, &cake)).await;
         for (what, r, want) in [
             ("add", added, 201),
@@ -287,10 +290,7 @@ async fn an_order_created_shipped_or_paid_is_not_editable() {
             app.post(&format!("{}/items", at(&o)), item("Jam", 1, 2.0))
                 .await,
         );
-        not_editable(
-            app.patch(&item_at(&o, tea), json!({"quantity": 2}))
-                .await,
-        );
+        not_editable(app.patch(&item_at(&o, tea), json!({"quantity": 2})).await);
         not_editable(app.delete(&item_at(&o, tea)).await);
         assert_eq!(get(&app, &o).await, o, "{state}");
     }

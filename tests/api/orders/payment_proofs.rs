@@ -26,7 +26,10 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     assert_fields(&proofs[0], "id url name content_type added_at");
     assert_eq!(proofs[0]["url"], "https://files.example/receipt.pdf");
     let bare = app
-        .post(&proofs_at(&order), json!({"url": "https://files.example/2.jpg"}))
+        .post(
+            &proofs_at(&order),
+            json!({"url": "https://files.example/2.jpg"}),
+        )
         .await
         .created();
     assert_eq!(
@@ -61,28 +64,46 @@ async fn a_receipt_needs_an_https_url_and_an_order_holds_twenty() {
     let ann = new_contact(&app, "Ann").await;
     let order = create(&app, order_body(ann)).await;
     invalid(
-        app.post(&proofs_at(&order), json!({"url": "http://files.example/r.pdf"}))
+        app.post(
+            &proofs_at(&order),
+            json!({"url": "http://files.example/r.pdf"}),
+        )
         .await,
         "url",
     );
     invalid(
-        app.post(&proofs_at(&order), json!({"url": "https://files.example/r.pdf", "name": "n".repeat(256)}))
+        app.post(
+            &proofs_at(&order),
+            json!({"url": "https://files.example/r.pdf", "name": "n".repeat(256)}),
+        )
         .await,
         "name",
     );
-    app.post(&proofs_at(&order), json!({"url": "https://files.example/r.pdf", "size": 3}))
+    app.post(
+        &proofs_at(&order),
+        json!({"url": "https://files.example/r.pdf", "size": 3}),
+    )
     .await
     .expect(422);
     not_found(
-        app.post("/orders/999/payment-proofs", json!({"url": "https://a.example/r"}))
+        app.post(
+            "/orders/999/payment-proofs",
+            json!({"url": "https://a.example/r"}),
+        )
         .await,
     );
     for i in 0..20 {
-        app.post(&proofs_at(&order), json!({"url": format!("https://files.example/{i}")}))
+        app.post(
+            &proofs_at(&order),
+            json!({"url": format!("https://files.example/{i}")}),
+        )
         .await
         .expect(201);
     }
-    app.post(&proofs_at(&order), json!({"url": "https://files.example/21"}))
+    app.post(
+        &proofs_at(&order),
+        json!({"url": "https://files.example/21"}),
+    )
     .await
     .expect_error(422, "limit_reached");
     let kept = app.restart().await;

@@ -28,26 +28,26 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
     }
     // A foreign order can't be changed either.
     let foreign_item = &foreign["items"][0];
+    not_found(app.patch(&at(&foreign), json!({"notes": "x"})).await);
     not_found(
-        app.patch(&at(&foreign), json!({"notes": "x"}))
-            .await,
-    );
-    not_found(
-        app.put(&format!("{}/status", at(&foreign)), json!({"status": "shipped"}))
+        app.put(
+            &format!("{}/status", at(&foreign)),
+            json!({"status": "shipped"}),
+        )
         .await,
     );
     not_found(
         app.post(&format!("{}/items", at(&foreign)), item("Jam", 1, 1.0))
-        .await,
+            .await,
     );
     not_found(
         app.patch(&item_at(&foreign, foreign_item), json!({"quantity": 2}))
-        .await,
+            .await,
     );
     not_found(app.delete(&item_at(&foreign, foreign_item)).await);
     not_found(
         app.post(&format!("{}/timeline", at(&foreign)), json!({"note": "x"}))
-        .await,
+            .await,
     );
     let untouched = app.get_as(&other_key, &at(&foreign)).await.ok();
     assert_eq!(untouched, foreign);
@@ -80,14 +80,9 @@ async fn orders_are_listed_newest_first_in_pages() {
     assert_eq!(seen, newest_first);
 
     // Default page size is 25, at most 100.
-    app.get(&format!("{ORDERS}?limit=100"))
-        .await
-        .expect(200);
+    app.get(&format!("{ORDERS}?limit=100")).await.expect(200);
     for bad in ["0", "101", "-1", "abc"] {
-        invalid(
-            app.get(&format!("{ORDERS}?limit={bad}")).await,
-            "limit",
-        );
+        invalid(app.get(&format!("{ORDERS}?limit={bad}")).await, "limit");
     }
     bad_request(app.get(&format!("{ORDERS}?starting_after=garbage!")).await);
 }

@@ -12,10 +12,7 @@ async fn timeline_notes_are_added_with_their_time() {
     let path = format!("{}/timeline", at(&o));
 
     clock.advance(Duration::from_secs(5));
-    let r = app
-        .post(&path, json!({"note": "Packed"}))
-        .await
-        .created();
+    let r = app.post(&path, json!({"note": "Packed"})).await.created();
     assert_eq!(r["object"], "order");
     assert_eq!(r["id"], o["id"]);
     let timeline = r["timeline"].as_array().unwrap();
@@ -27,10 +24,7 @@ async fn timeline_notes_are_added_with_their_time() {
 
     clock.advance(Duration::from_secs(5));
     let long = "é".repeat(2000);
-    let r = app
-        .post(&path, json!({ "note": long }))
-        .await
-        .created();
+    let r = app.post(&path, json!({ "note": long })).await.created();
     let notes: Vec<&str> = r["timeline"]
         .as_array()
         .unwrap()
@@ -44,7 +38,10 @@ async fn timeline_notes_are_added_with_their_time() {
     assert_eq!(get(&app, &o).await, r);
 
     // A note may be added in any state.
-    app.patch(&at(&o), json!({"status": "cancelled", "payment_status": "paid"}))
+    app.patch(
+        &at(&o),
+        json!({"status": "cancelled", "payment_status": "paid"}),
+    )
     .await
     .expect(200);
     app.post(&path, json!({"note": "Refund requested"}))
@@ -72,7 +69,10 @@ async fn a_timeline_note_holds_one_to_two_thousand_characters() {
     .await;
     assert_eq!(get(&app, &o).await["timeline"], json!([]));
     not_found(
-        app.post(&format!("{ORDERS}/999999999/timeline"), json!({"note": "x"}))
+        app.post(
+            &format!("{ORDERS}/999999999/timeline"),
+            json!({"note": "x"}),
+        )
         .await,
     );
 }
@@ -94,7 +94,10 @@ async fn the_orders_of_a_merged_contact_follow_the_primary() {
     )
     .await);
 
-    app.post("/contacts/merge", json!({"primary_contact_id": primary, "secondary_contact_id": secondary}))
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": primary, "secondary_contact_id": secondary}),
+    )
     .await
     .expect(200);
 
@@ -103,10 +106,7 @@ async fn the_orders_of_a_merged_contact_follow_the_primary() {
         vec![moved2, moved1, own]
     );
     for moved in [moved1, moved2] {
-        let o = app
-            .get(&format!("{ORDERS}/{moved}"))
-            .await
-            .ok();
+        let o = app.get(&format!("{ORDERS}/{moved}")).await.ok();
         assert_eq!(o["contact_id"], primary, "{o}");
     }
     // The secondary's id now answers as the primary.
@@ -141,8 +141,8 @@ async fn orders_survive_a_restart() {
         .await
         .expect(201);
     app.post(&format!("{}/timeline", at(&o)), json!({"note": "Packed"}))
-    .await
-    .expect(201);
+        .await
+        .expect(201);
     let done = app
         .patch(&at(&o), json!({"status": "shipped", "payment_status": "paid", "paid_amount": 25.75, "shipping_fee": 0.01, "notes": "Fragile"}))
         .await
@@ -186,7 +186,11 @@ async fn orders_need_the_orders_permission() {
             app.post_as(token, ORDERS, order_body(ann)).await,
             app.get_as(token, &at(&o)).await,
             app.patch_as(token, &at(&o), json!({"notes": "x"})).await,
-            app.put_as(token, &format!("{}/status", at(&o)), json!({"status": "shipped"}))
+            app.put_as(
+                token,
+                &format!("{}/status", at(&o)),
+                json!({"status": "shipped"}),
+            )
             .await,
             app.post_as(token, &format!("{}/items", at(&o)), item("Jam", 1, 1.0))
                 .await,
@@ -211,7 +215,11 @@ async fn orders_need_the_orders_permission() {
     app.patch_as(&with_orders, &at(&made), json!({"notes": "ok"}))
         .await
         .expect(200);
-    app.post_as(&with_orders, &format!("{}/timeline", at(&made)), json!({"note": "ok"}))
+    app.post_as(
+        &with_orders,
+        &format!("{}/timeline", at(&made)),
+        json!({"note": "ok"}),
+    )
     .await
     .expect(201);
     // An admin needs no listed permission.

@@ -79,11 +79,17 @@ async fn wildcards_skip_message_received_and_sent_which_must_be_named() {
         .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .created();
-    app.post("/orders", json!({"contact_id": contact["id"],
-               "items": [{"name": "Tea", "quantity": 1, "unit_price": 5.0}]}))
+    app.post(
+        "/orders",
+        json!({"contact_id": contact["id"],
+               "items": [{"name": "Tea", "quantity": 1, "unit_price": 5.0}]}),
+    )
     .await
     .expect(201);
-    app.post(&format!("/contacts/{}/notes", contact["id"]), json!({"body": "likes tea"}))
+    app.post(
+        &format!("/contacts/{}/notes", contact["id"]),
+        json!({"body": "likes tea"}),
+    )
     .await
     .expect(201);
     for t in [
@@ -133,9 +139,7 @@ async fn a_refused_or_replayed_write_emits_no_event() {
     once().await.expect(201);
     let replay = once().await.expect(201);
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-    app.post("/tags", json!({"name": "Once"}))
-        .await
-        .expect(409);
+    app.post("/tags", json!({"name": "Once"})).await.expect(409);
     app.post("/tags", json!({"name": ""}))
         .await
         .expect_error(422, "validation_failed");
@@ -265,8 +269,8 @@ async fn a_sources_filter_passes_only_the_listed_source_keys_of_its_type() {
     let tag = new_tag(&app, &app.key, "via the api").await;
     trigger(&app, &app.workspace_id, "tag.created", None).await;
     app.patch(&format!("/tags/{}", tag["id"]), json!({"name": "renamed"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     let got = rx.wait_for(2).await;
     rx.stays_at(2, Duration::from_millis(300)).await;
     let mut seen: Vec<(String, String)> = got

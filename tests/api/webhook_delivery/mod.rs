@@ -91,13 +91,21 @@ async fn three_endpoints(app: &TestApp, events: &[&str]) -> [TestReceiver; 3] {
 }
 
 async fn full_contact(app: &TestApp, key: &str) -> Value {
-    app.post_as(key, "/custom-fields", json!({"label": "Nickname", "key": "nickname", "type": "text"}))
+    app.post_as(
+        key,
+        "/custom-fields",
+        json!({"label": "Nickname", "key": "nickname", "type": "text"}),
+    )
     .await
     .expect(201);
-    app.post_as(key, "/contacts", json!({"first_name": "Ann", "last_name": "Lee", "phone": "+15550100123",
+    app.post_as(
+        key,
+        "/contacts",
+        json!({"first_name": "Ann", "last_name": "Lee", "phone": "+15550100123",
                "email": "ann@example.com", "chan_d_phone": "+15550100999",
                "chan_a_username": "ann_a", "chan_c_username": "ann_c",
-               "chan_e_username": "ann_e", "custom_fields": {"nickname": "Annie"}}))
+               "chan_e_username": "ann_e", "custom_fields": {"nickname": "Annie"}}),
+    )
     .await
     .created()
 }
@@ -130,8 +138,8 @@ async fn launch_with_proxy(dir: &Path, proxy: &str) -> Server {
 /// Rotates the endpoint's secret; the new one.
 async fn rotate(app: &TestApp, id: &str) -> String {
     app.post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
-    .await
-    .ok()["secret"]
+        .await
+        .ok()["secret"]
         .as_str()
         .expect("secret")
         .to_string()

@@ -82,7 +82,10 @@ async fn the_delivery_log_and_redelivery_answer_after_the_actor_stopped() {
 
     let d = deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
     let again = app
-        .post(&format!("/webhooks/{id}/deliveries/{}/redeliver", d[0]["id"]), json!({}))
+        .post(
+            &format!("/webhooks/{id}/deliveries/{}/redeliver", d[0]["id"]),
+            json!({}),
+        )
         .await
         .expect(202);
     assert_eq!(again.body["status"], "pending");
@@ -134,20 +137,23 @@ async fn a_paused_endpoint_whose_actor_stopped_sends_what_waits_once_it_is_activ
     new_tag(&app, &app.key, "before").await;
     rx.wait_for(1).await;
     app.patch(&format!("/webhooks/{id}"), json!({"status": "paused"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     // Queued while active, then the endpoint pauses before it goes out: the redelivery
     // waits in the index while the actor stops.
     let d = deliveries(&app, &id).await;
-    app.post(&format!("/webhooks/{id}/deliveries/{}/redeliver", d[0]["id"]), json!({}))
+    app.post(
+        &format!("/webhooks/{id}/deliveries/{}/redeliver", d[0]["id"]),
+        json!({}),
+    )
     .await
     .expect(202);
     passivated(&app).await;
     rx.stays_at(1, Duration::from_millis(200)).await;
 
     app.patch(&format!("/webhooks/{id}"), json!({"status": "active"}))
-    .await
-    .expect(200);
+        .await
+        .expect(200);
     let got = rx.wait_for(2).await;
     assert_eq!(got[1].event_id(), got[0].event_id());
 }

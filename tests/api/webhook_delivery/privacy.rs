@@ -29,7 +29,10 @@ async fn contact_updated_names_private_fields_in_changes_but_never_their_previou
     let app = spawn_webhook_app().await;
     let [plain, _content, details] = three_endpoints(&app, &["contact.updated"]).await;
     let contact = full_contact(&app, &app.key).await;
-    app.patch(&format!("/contacts/{}", contact["id"]), json!({"email": "bea@example.com", "first_name": "Bea", "country_code": "DE"}))
+    app.patch(
+        &format!("/contacts/{}", contact["id"]),
+        json!({"email": "bea@example.com", "first_name": "Bea", "country_code": "DE"}),
+    )
     .await
     .expect(200);
 
@@ -67,7 +70,10 @@ async fn note_created_carries_its_body_only_with_include_content() {
         .post("/contacts", json!({"first_name": "Ann"}))
         .await
         .created();
-    app.post(&format!("/contacts/{}/notes", contact["id"]), json!({"body": "called back about the invoice"}))
+    app.post(
+        &format!("/contacts/{}/notes", contact["id"]),
+        json!({"body": "called back about the invoice"}),
+    )
     .await
     .expect(201);
     for rx in [&plain, &details] {
@@ -127,7 +133,11 @@ async fn a_hipaa_workspace_never_sends_content_or_contact_details() {
         .await
         .expect(201);
     for flag in ["include_content", "include_contact_details"] {
-        app.post_as(&key, "/webhooks", json!({"url": rx.url, "events": ["*"], flag: true}))
+        app.post_as(
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["*"], flag: true}),
+        )
         .await
         .expect_error(422, "validation_failed");
     }

@@ -96,9 +96,7 @@ async fn deleting_an_endpoint_stops_its_pending_retries() {
     let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
     new_tag(&app, &app.key, "orphan").await;
     rx.wait_for(1).await;
-    app.delete(&format!("/webhooks/{id}"))
-        .await
-        .expect(200);
+    app.delete(&format!("/webhooks/{id}")).await.expect(200);
     let n = rx.received().len();
     rx.respond_with(200);
     rx.stays_at(n, Duration::from_millis(1000)).await;

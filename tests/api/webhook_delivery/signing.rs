@@ -91,9 +91,7 @@ async fn update_and_delete_events_name_the_resource_and_list_changed_fields() {
     let tag = new_tag(&app, &app.key, "VIP").await;
     rx.wait_for(1).await;
     let at = format!("/tags/{}", tag["id"]);
-    app.patch(&at, json!({"name": "Gold"}))
-        .await
-        .expect(200);
+    app.patch(&at, json!({"name": "Gold"})).await.expect(200);
     let got = rx.wait_for(2).await;
     let updated = got[1].json();
     assert_eq!(updated["type"], "tag.updated");

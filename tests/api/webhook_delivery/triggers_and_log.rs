@@ -152,9 +152,7 @@ async fn the_test_call_sends_a_signed_sample_now_and_reports_how_it_went() {
         &got[2].json()["data"],
         &["summary", "transcript", "from_number", "to_number"],
     );
-    let r = app
-        .post(&at, json!({"event": "nope.created"}))
-        .await;
+    let r = app.post(&at, json!({"event": "nope.created"})).await;
     let r = r.expect_error(422, "validation_failed");
     assert_eq!(r.paths(), ["event"]);
     app.post(&at, json!({"events": "tag.created"}))
@@ -198,7 +196,10 @@ async fn the_test_event_defaults_to_the_first_exact_entry_else_webhook_test() {
         assert_eq!(got[i].json()["type"], *expected);
     }
     let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
-    app.post(&format!("/webhooks/{id}/test"), json!({"event": "webhook.test"}))
+    app.post(
+        &format!("/webhooks/{id}/test"),
+        json!({"event": "webhook.test"}),
+    )
     .await
     .expect(200);
     let got = rx.wait_for(5).await;
@@ -215,7 +216,10 @@ async fn redeliver_queues_the_same_event_again_and_answers_202() {
     let d = deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
     let delivery = d[0]["id"].as_u64().expect("an integer id");
     let r = app
-        .post(&format!("/webhooks/{id}/deliveries/{delivery}/redeliver"), json!({}))
+        .post(
+            &format!("/webhooks/{id}/deliveries/{delivery}/redeliver"),
+            json!({}),
+        )
         .await
         .expect(202);
     assert_eq!(r.body["object"], "webhook_delivery");
@@ -311,7 +315,9 @@ async fn the_delivery_list_is_paginated_newest_first_with_integer_ids_and_every_
     }
     let cursor = page["next_cursor"].as_str().unwrap();
     let rest = app
-        .get(&format!("/webhooks/{id}/deliveries?limit=2&starting_after={cursor}"))
+        .get(&format!(
+            "/webhooks/{id}/deliveries?limit=2&starting_after={cursor}"
+        ))
         .await
         .ok();
     assert_eq!(rest["has_more"], false);

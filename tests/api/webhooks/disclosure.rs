@@ -9,10 +9,7 @@ async fn only_an_owner_an_admin_or_an_api_key_may_turn_on_content_or_contact_det
     for flag in ["include_content", "include_contact_details"] {
         let body = json!({"url": SAFE_URL, "events": ["*"], flag: true});
         forbidden(app.post_as(&integrator, "/webhooks", body.clone()).await);
-        let r = app
-            .post("/webhooks", body.clone())
-            .await
-            .expect(201);
+        let r = app.post("/webhooks", body.clone()).await.expect(201);
         assert_eq!(r.body[flag], true);
         let admin = app.member_token("admin", &[]).await;
         let r = app
@@ -35,7 +32,11 @@ async fn only_an_owner_an_admin_or_an_api_key_may_turn_on_content_or_contact_det
     }
     // Creating without either stays open to a member with integrations.
     let r = app
-        .post_as(&integrator, "/webhooks", json!({"url": SAFE_URL, "events": ["*"], "include_content": false}))
+        .post_as(
+            &integrator,
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"], "include_content": false}),
+        )
         .await
         .expect(201);
     assert_eq!(r.body["include_content"], false);
@@ -47,7 +48,11 @@ async fn on_a_hipaa_workspace_content_and_contact_details_can_never_be_enabled()
     let (_, key) = hipaa_workspace(&app).await;
     for flag in ["include_content", "include_contact_details"] {
         let r = app
-            .post_as(&key, "/webhooks", json!({"url": SAFE_URL, "events": ["*"], flag: true}))
+            .post_as(
+                &key,
+                "/webhooks",
+                json!({"url": SAFE_URL, "events": ["*"], flag: true}),
+            )
             .await;
         invalid(r, flag);
     }
@@ -63,10 +68,7 @@ async fn on_a_hipaa_workspace_content_and_contact_details_can_never_be_enabled()
             flag,
         );
     }
-    let got = app
-        .get_as(&key, &format!("/webhooks/{id}"))
-        .await
-        .ok();
+    let got = app.get_as(&key, &format!("/webhooks/{id}")).await.ok();
     assert_eq!(got["include_content"], false);
     assert_eq!(got["include_contact_details"], false);
 }
@@ -116,7 +118,11 @@ async fn on_a_disclosing_endpoint_only_an_owner_or_admin_may_change_url_events_o
             .expect(200);
         assert_eq!(r.body["status"], "active");
         let r = app
-            .patch_as(&admin, &at, json!({"url": "https://elsewhere.example.com/in", "events": ["contact.*"]}))
+            .patch_as(
+                &admin,
+                &at,
+                json!({"url": "https://elsewhere.example.com/in", "events": ["contact.*"]}),
+            )
             .await
             .expect(200);
         assert_eq!(r.body["url"], "https://elsewhere.example.com/in");
@@ -126,7 +132,11 @@ async fn on_a_disclosing_endpoint_only_an_owner_or_admin_may_change_url_events_o
     }
     // On an endpoint that discloses nothing the same member may change routing.
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
-    app.patch_as(&integrator, &format!("/webhooks/{id}"), json!({"url": "https://elsewhere.example.com/in", "events": ["tag.*"]}))
+    app.patch_as(
+        &integrator,
+        &format!("/webhooks/{id}"),
+        json!({"url": "https://elsewhere.example.com/in", "events": ["tag.*"]}),
+    )
     .await
     .expect(200);
 }

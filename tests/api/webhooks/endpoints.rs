@@ -78,19 +78,28 @@ async fn creating_an_endpoint_twice_with_one_idempotency_key_creates_it_once() {
 async fn an_endpoint_created_by_a_connector_ignores_its_own_changes_by_default() {
     let app = spawn_app().await;
     let r = app
-        .post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_a"}))
+        .post(
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_a"}),
+        )
         .await
         .expect(201);
     assert_eq!(r.body["created_via"], "tool_a");
     assert_eq!(r.body["filters"]["ignore_own_changes"], true);
     let r = app
-        .post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_b",
-                   "filters": {"ignore_own_changes": false}}))
+        .post(
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"], "created_via": "tool_b",
+                   "filters": {"ignore_own_changes": false}}),
+        )
         .await
         .expect(201);
     assert_eq!(r.body["filters"]["ignore_own_changes"], false);
     invalid(
-        app.post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "created_via": "zapier"}))
+        app.post(
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"], "created_via": "zapier"}),
+        )
         .await,
         "created_via",
     );
@@ -125,9 +134,7 @@ async fn the_endpoint_list_is_paginated_newest_first() {
     let all = app.get("/webhooks").await.expect(200);
     assert_eq!(all.body["data"].as_array().unwrap().len(), 3);
     invalid(app.get("/webhooks?limit=101").await, "limit");
-    app.get("/webhooks?starting_after=nope")
-        .await
-        .expect(400);
+    app.get("/webhooks?starting_after=nope").await.expect(400);
 }
 
 #[tokio::test]
@@ -171,19 +178,18 @@ async fn patch_sets_only_active_or_paused_and_reactivating_resets_the_failure_co
     assert_eq!(paused.body["status"], "paused");
     assert_eq!(paused.body["object"], "webhook_endpoint");
     for status in ["disabled", "bogus", "PAUSED"] {
-        invalid(
-            app.patch(&at, json!({"status": status})).await,
-            "status",
-        );
+        invalid(app.patch(&at, json!({"status": status})).await, "status");
     }
     invalid(
-        app.post("/webhooks", json!({"url": SAFE_URL, "events": ["*"], "status": "paused"}))
+        app.post(
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"], "status": "paused"}),
+        )
         .await,
         "status",
     );
     invalid(
-        app.patch(&at, json!({"created_via": "tool_a"}))
-            .await,
+        app.patch(&at, json!({"created_via": "tool_a"})).await,
         "created_via",
     );
     let r = app.patch(&at, json!({})).await;
@@ -197,9 +203,7 @@ async fn patch_sets_only_active_or_paused_and_reactivating_resets_the_failure_co
         .await
         .expect(200);
     rx.respond_with(410);
-    app.post("/tags", json!({"name": "Gone"}))
-        .await
-        .expect(201);
+    app.post("/tags", json!({"name": "Gone"})).await.expect(201);
     let e = endpoint_when(&app, &id, "disabled", |e| e["status"] == "disabled").await;
     assert_eq!(e["failure_count"], 1, "{e}");
     assert!(e["disabled_reason"].is_string(), "{e}");
@@ -221,8 +225,11 @@ async fn patch_changes_url_events_description_and_filters() {
     let app = spawn_app().await;
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
     let r = app
-        .patch(&format!("/webhooks/{id}"), json!({"url": "https://other.example.com/x", "events": ["order.*"],
-                   "description": "Orders", "filters": {"actor_types": ["human"]}}))
+        .patch(
+            &format!("/webhooks/{id}"),
+            json!({"url": "https://other.example.com/x", "events": ["order.*"],
+                   "description": "Orders", "filters": {"actor_types": ["human"]}}),
+        )
         .await
         .expect(200);
     assert_eq!(r.body["url"], "https://other.example.com/x");
@@ -237,10 +244,7 @@ async fn a_deleted_endpoint_answers_404_everywhere() {
     let app = spawn_app().await;
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
     let (keep, _) = hook(&app, SAFE_URL, &["*"]).await;
-    let r = app
-        .delete(&format!("/webhooks/{id}"))
-        .await
-        .expect(200);
+    let r = app.delete(&format!("/webhooks/{id}")).await.expect(200);
     assert_eq!(
         r.body,
         json!({"object": "webhook_endpoint", "id": id, "deleted": true})
@@ -263,7 +267,11 @@ async fn unknown_ids_and_ids_of_another_workspace_answer_404() {
     every_route_answers_404(&app, &app.key, "nope").await;
     let (_, other_key) = app.new_workspace("Other").await;
     let r = app
-        .post_as(&other_key, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
+        .post_as(
+            &other_key,
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"]}),
+        )
         .await
         .expect(201);
     let theirs = r.body["id"].as_str().unwrap().to_string();
@@ -285,19 +293,33 @@ async fn every_webhook_route_needs_the_integrations_permission() {
     let at = format!("/webhooks/{id}");
     forbidden(app.get_as(&outsider, "/webhooks").await);
     forbidden(
-        app.post_as(&outsider, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
+        app.post_as(
+            &outsider,
+            "/webhooks",
+            json!({"url": SAFE_URL, "events": ["*"]}),
+        )
         .await,
     );
     forbidden(app.get_as(&outsider, &at).await);
-    forbidden(app.patch_as(&outsider, &at, json!({"description": "x"})).await);
+    forbidden(
+        app.patch_as(&outsider, &at, json!({"description": "x"}))
+            .await,
+    );
     forbidden(
         app.post_as(&outsider, &format!("{at}/rotate-secret"), json!({}))
             .await,
     );
-    forbidden(app.post_as(&outsider, &format!("{at}/test"), json!({})).await);
+    forbidden(
+        app.post_as(&outsider, &format!("{at}/test"), json!({}))
+            .await,
+    );
     forbidden(app.get_as(&outsider, &format!("{at}/deliveries")).await);
     forbidden(
-        app.post_as(&outsider, &format!("{at}/deliveries/1/redeliver"), json!({}))
+        app.post_as(
+            &outsider,
+            &format!("{at}/deliveries/1/redeliver"),
+            json!({}),
+        )
         .await,
     );
     forbidden(app.delete_as(&outsider, &at).await);
@@ -306,7 +328,11 @@ async fn every_webhook_route_needs_the_integrations_permission() {
     let integrator = app.member_token("member", &["integrations"]).await;
     app.get_as(&integrator, "/webhooks").await.expect(200);
     app.get_as(&integrator, &at).await.expect(200);
-    app.post_as(&integrator, "/webhooks", json!({"url": SAFE_URL, "events": ["*"]}))
+    app.post_as(
+        &integrator,
+        "/webhooks",
+        json!({"url": SAFE_URL, "events": ["*"]}),
+    )
     .await
     .expect(201);
     app.patch_as(&integrator, &at, json!({"description": "mine"}))

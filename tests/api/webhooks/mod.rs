@@ -83,9 +83,7 @@ pub async fn hook(app: &TestApp, url: &str, events: &[&str]) -> (String, String)
 
 /// GET /webhooks/{id} with the bootstrap key.
 pub async fn endpoint_of(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/webhooks/{id}"))
-        .await
-        .ok()
+    app.get(&format!("/webhooks/{id}")).await.ok()
 }
 
 /// Polls GET /webhooks/{id} (up to 10 s) until `ok` holds; the endpoint.
