@@ -32,6 +32,16 @@ pub trait ApiObject: Serialize {
 /// A record as sent: `{"object": <kind>, ...fields}`.
 pub struct Obj<T>(pub T);
 
+/// A record just created: 201 with the record as sent.
+pub struct Created<T>(pub T);
+
+impl<T: ApiObject> axum::response::IntoResponse for Created<T> {
+    fn into_response(self) -> axum::response::Response {
+        let body = axum::Json(Obj(self.0));
+        (axum::http::StatusCode::CREATED, body).into_response()
+    }
+}
+
 impl<T: ApiObject> Serialize for Obj<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]

@@ -2,7 +2,6 @@
 //! Permission: calendar.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -18,7 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -80,7 +79,7 @@ async fn create_booking(
     State(app): State<AppState>,
     ws: Allowed<need::Calendar>,
     ApiJson(input): ApiJson<NewBookingInput>,
-) -> ApiResult<(StatusCode, BookingJson)> {
+) -> ApiResult<Created<BookingView>> {
     let new = NewBooking::parse(input)?;
     let b = app
         .ask_as(&ws, |origin, reply| BookingMsg::Create {
@@ -89,7 +88,7 @@ async fn create_booking(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(b))))
+    Ok(Created(b))
 }
 
 #[utoipa::path(get, path = "/bookings/{id}", tag = "bookings", params(("id" = u64, Path)),

@@ -1,7 +1,6 @@
 //! Calls reported by the telephony integration. Permission: call_agent.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use switchboard_actors::domain::call::{Call, CallOutcome, NewCall, NewCallInput};
@@ -13,7 +12,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -65,7 +64,7 @@ async fn record_call(
     State(app): State<AppState>,
     ws: Allowed<need::CallAgent>,
     ApiJson(input): ApiJson<NewCallInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Call>>)> {
+) -> ApiResult<Created<Call>> {
     let new = NewCall::parse(input)?;
     let c = app
         .ask_as(&ws, |origin, reply| CallMsg::Record {
@@ -74,7 +73,7 @@ async fn record_call(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(c))))
+    Ok(Created(c))
 }
 
 #[utoipa::path(get, path = "/calls/{id}", tag = "calls", params(("id" = u64, Path)),

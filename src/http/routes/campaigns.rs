@@ -2,7 +2,6 @@
 //! cancelling, and the recipients with their outcomes.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::campaign::{
@@ -17,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -74,7 +73,7 @@ async fn create_campaign(
     State(app): State<AppState>,
     ws: Allowed<need::Campaigns>,
     ApiJson(input): ApiJson<CampaignInput>,
-) -> ApiResult<(StatusCode, CampaignJson)> {
+) -> ApiResult<Created<Campaign>> {
     let change = CampaignChange::parse(input, true)?;
     let c = app
         .ask_as(&ws, |origin, reply| CampaignMsg::Create {
@@ -83,7 +82,7 @@ async fn create_campaign(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(c))))
+    Ok(Created(c))
 }
 
 #[utoipa::path(get, path = "/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),

@@ -1,7 +1,6 @@
 //! Closing notes. Reading: any team member; creating: owner or admin.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use switchboard_actors::domain::closing_note::{ClosingNote, NewClosingNote, NewClosingNoteInput};
 use switchboard_actors::workspace::ClosingNoteMsg;
@@ -10,7 +9,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::ApiJson;
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::ListEnvelope;
 use crate::http::AppState;
 
@@ -36,7 +35,7 @@ async fn create_closing_note(
     State(app): State<AppState>,
     ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(input): ApiJson<NewClosingNoteInput>,
-) -> ApiResult<(StatusCode, Json<Obj<ClosingNote>>)> {
+) -> ApiResult<Created<ClosingNote>> {
     let new = NewClosingNote::parse(input)?;
     let note = app
         .ask_as(&ws, |origin, r| ClosingNoteMsg::Create {
@@ -45,5 +44,5 @@ async fn create_closing_note(
             reply: r,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(note))))
+    Ok(Created(note))
 }

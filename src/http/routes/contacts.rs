@@ -21,7 +21,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -139,7 +139,7 @@ async fn create_contact(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<ContactInput>,
-) -> ApiResult<(StatusCode, ContactJson)> {
+) -> ApiResult<Created<ContactView>> {
     let new = with_member(&app, &ws, NewContact::parse_create(input)?)?;
     let c = app
         .ask_as(&ws, |origin, reply| ContactMsg::Create {
@@ -148,7 +148,7 @@ async fn create_contact(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(c))))
+    Ok(Created(c))
 }
 
 /// One contact by phone, email or handle; every criterion given must match; the oldest
@@ -483,7 +483,7 @@ async fn add_contact_note(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<NewNoteInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Note>>)> {
+) -> ApiResult<Created<Note>> {
     let body = contact::note_body(input)?;
     let note = app
         .ask_as(&ws, |origin, reply| ContactMsg::AddNote {
@@ -493,7 +493,7 @@ async fn add_contact_note(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(note))))
+    Ok(Created(note))
 }
 
 /// `do_not_contact: true` opts the contact out of messages.

@@ -2,7 +2,6 @@
 //! Permission: inbox.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -23,7 +22,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_id, ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -148,7 +147,7 @@ async fn create_conversation(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     ApiJson(input): ApiJson<NewConversationInput>,
-) -> ApiResult<(StatusCode, ConversationJson)> {
+) -> ApiResult<Created<Conversation>> {
     let caller = inbox(&ws)?;
     let new = NewConversation::parse(input)?;
     let c = app
@@ -160,7 +159,7 @@ async fn create_conversation(
             reply: r,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(c))))
+    Ok(Created(c))
 }
 
 #[utoipa::path(get, path = "/conversations/{id}", tag = "conversations",
@@ -317,7 +316,7 @@ async fn team_reply(
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<TeamReplyInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Message>>)> {
+) -> ApiResult<Created<Message>> {
     let body = input.parse()?;
     let m = ask(&app, &ws, |caller, reply| ConversationMsg::TeamReply {
         caller,
@@ -326,7 +325,7 @@ async fn team_reply(
         reply,
     })
     .await?;
-    Ok((StatusCode::CREATED, Json(Obj(m))))
+    Ok(Created(m))
 }
 
 /// Internal comments, newest first; customers never see them.
@@ -358,7 +357,7 @@ async fn add_comment(
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
     ApiJson(input): ApiJson<NewCommentInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Comment>>)> {
+) -> ApiResult<Created<Comment>> {
     let body = input.parse()?;
     let c = ask(&app, &ws, |caller, reply| ConversationMsg::AddComment {
         caller,
@@ -367,7 +366,7 @@ async fn add_comment(
         reply,
     })
     .await?;
-    Ok((StatusCode::CREATED, Json(Obj(c))))
+    Ok(Created(c))
 }
 
 /// Rates a message the AI sent (422 for any other message). A second rating by the same
@@ -382,7 +381,7 @@ async fn rate_message(
     ws: Allowed<need::Inbox>,
     Path((id, message)): Path<(String, String)>,
     ApiJson(input): ApiJson<FeedbackInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Feedback>>)> {
+) -> ApiResult<Created<Feedback>> {
     let caller = inbox(&ws)?;
     let (id, message) = (parse_id(&id)?, parse_id(&message)?);
     let (rating, comment) = input.parse()?;
@@ -396,7 +395,7 @@ async fn rate_message(
             reply: r,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(f))))
+    Ok(Created(f))
 }
 
 /// Handovers, newest first.

@@ -1,7 +1,6 @@
 //! Custom contact fields. Reading needs contacts; creating needs owner or admin.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
 use switchboard_actors::ids::CustomFieldId;
@@ -11,7 +10,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::ListEnvelope;
 use crate::http::AppState;
 
@@ -53,7 +52,7 @@ async fn create_custom_field(
     State(app): State<AppState>,
     ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(input): ApiJson<NewCustomFieldInput>,
-) -> ApiResult<(StatusCode, Json<Obj<CustomField>>)> {
+) -> ApiResult<Created<CustomField>> {
     let new = NewCustomField::parse(input)?;
     let field = app
         .ask_as(&ws, |origin, r| CustomFieldMsg::Create {
@@ -62,5 +61,5 @@ async fn create_custom_field(
             reply: r,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(field))))
+    Ok(Created(field))
 }

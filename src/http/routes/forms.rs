@@ -2,7 +2,6 @@
 //! deleting: owner or admin.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 use switchboard_actors::domain::form::{
@@ -16,7 +15,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -49,7 +48,7 @@ async fn create_form(
     State(app): State<AppState>,
     ws: Allowed<need::OwnerOrAdmin>,
     ApiJson(input): ApiJson<FormInput>,
-) -> ApiResult<(StatusCode, FormJson)> {
+) -> ApiResult<Created<Form>> {
     let change = FormChange::parse(input, true)?;
     let f = app
         .ask_as(&ws, |origin, reply| FormMsg::Create {
@@ -58,7 +57,7 @@ async fn create_form(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(f))))
+    Ok(Created(f))
 }
 
 #[utoipa::path(get, path = "/forms/{id}", tag = "forms", params(("id" = u64, Path)),
@@ -146,7 +145,7 @@ async fn submit_form(
     ws: Allowed<need::Contacts>,
     PathId(id): PathId<FormId>,
     ApiJson(input): ApiJson<SubmissionInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Submission>>)> {
+) -> ApiResult<Created<Submission>> {
     let submitter = Submitter::parse(input.contact)?;
     let values = input.values;
     let s = app
@@ -160,5 +159,5 @@ async fn submit_form(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(s))))
+    Ok(Created(s))
 }

@@ -1,7 +1,6 @@
 //! Orders with items and timelines. Permission: orders.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -18,7 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_id, ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -93,7 +92,7 @@ async fn create_order(
     State(app): State<AppState>,
     ws: Allowed<need::Orders>,
     ApiJson(input): ApiJson<NewOrderInput>,
-) -> ApiResult<(StatusCode, OrderJson)> {
+) -> ApiResult<Created<OrderView>> {
     let new = NewOrder::parse(input)?;
     let o = app
         .ask_as(&ws, |origin, reply| OrderMsg::Create {
@@ -102,7 +101,7 @@ async fn create_order(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(o))))
+    Ok(Created(o))
 }
 
 /// Changes status, payment_status, paid_amount, shipping_fee or notes (at least one).
@@ -158,7 +157,7 @@ async fn add_order_item(
     ws: Allowed<need::Orders>,
     PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<ItemInput>,
-) -> ApiResult<(StatusCode, OrderJson)> {
+) -> ApiResult<Created<OrderView>> {
     let item = order::parse_new_item(input)?;
     let o = app
         .ask_as(&ws, |origin, reply| OrderMsg::AddItem {
@@ -168,7 +167,7 @@ async fn add_order_item(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(o))))
+    Ok(Created(o))
 }
 
 /// The order and item ids of an item's path.
@@ -230,7 +229,7 @@ async fn add_order_timeline_note(
     ws: Allowed<need::Orders>,
     PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<TimelineInput>,
-) -> ApiResult<(StatusCode, OrderJson)> {
+) -> ApiResult<Created<OrderView>> {
     let note = order::parse_timeline_note(input)?;
     let o = app
         .ask_as(&ws, |origin, reply| OrderMsg::AddTimeline {
@@ -240,7 +239,7 @@ async fn add_order_timeline_note(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(o))))
+    Ok(Created(o))
 }
 
 /// Attaches a payment receipt (an https URL; name and content_type optional) in any
@@ -253,7 +252,7 @@ async fn add_order_payment_proof(
     ws: Allowed<need::Orders>,
     PathId(id): PathId<OrderId>,
     ApiJson(input): ApiJson<DocumentInput>,
-) -> ApiResult<(StatusCode, OrderJson)> {
+) -> ApiResult<Created<OrderView>> {
     let proof = NewDocument::parse(input)?;
     let o = app
         .ask_as(&ws, |origin, reply| OrderMsg::AddPaymentProof {
@@ -263,5 +262,5 @@ async fn add_order_payment_proof(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(o))))
+    Ok(Created(o))
 }

@@ -1,7 +1,6 @@
 //! The product catalog. Reading: any team member; writing: business_pages.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::product::{
@@ -16,7 +15,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -91,7 +90,7 @@ async fn create_product(
     State(app): State<AppState>,
     ws: Allowed<need::BusinessPages>,
     ApiJson(input): ApiJson<ProductInput>,
-) -> ApiResult<(StatusCode, Json<Obj<ProductView>>)> {
+) -> ApiResult<Created<ProductView>> {
     let change = ProductChange::parse(input, true)?;
     let p = app
         .ask_as(&ws, |origin, reply| ProductMsg::Create {
@@ -100,7 +99,7 @@ async fn create_product(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(p))))
+    Ok(Created(p))
 }
 
 /// Changes the fields sent (at least one); null clears a field.

@@ -1,7 +1,6 @@
 //! Reminders and the notifications they leave. Any team member.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::Principal;
@@ -18,7 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::Ws;
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, ApiQuery, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
 
@@ -104,7 +103,7 @@ async fn create_reminder(
     State(app): State<AppState>,
     ws: Ws,
     ApiJson(input): ApiJson<NewReminderInput>,
-) -> ApiResult<(StatusCode, ReminderJson)> {
+) -> ApiResult<Created<Reminder>> {
     let mut new = NewReminder::parse(input, app.dispatcher.now())?;
     let assignees = match (new.assignees.take(), &ws.principal) {
         (Some(ids), _) => ids,
@@ -125,7 +124,7 @@ async fn create_reminder(
             reply,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(r))))
+    Ok(Created(r))
 }
 
 #[utoipa::path(get, path = "/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),

@@ -1,7 +1,6 @@
 //! The workspace tag list. Permission: contacts.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use switchboard_actors::domain::tag::{
     NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,
@@ -13,7 +12,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
 use crate::http::extract::{ApiJson, PathId};
-use crate::http::object::Obj;
+use crate::http::object::{Created, Obj};
 use crate::http::pagination::ListEnvelope;
 use crate::http::AppState;
 
@@ -41,7 +40,7 @@ async fn create_tag(
     State(app): State<AppState>,
     ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<NewTagInput>,
-) -> ApiResult<(StatusCode, Json<Obj<Tag>>)> {
+) -> ApiResult<Created<Tag>> {
     let new = NewTag::parse(input)?;
     let tag = app
         .ask_as(&ws, |origin, r| TagMsg::Create {
@@ -50,7 +49,7 @@ async fn create_tag(
             reply: r,
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(Obj(tag))))
+    Ok(Created(tag))
 }
 
 /// Renames or recolours a tag; a rename reaches every contact carrying it.
