@@ -8,6 +8,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard_actors::clock::{Clock, ManualClock};
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::TestReceiver;
 use crate::webhooks::{fast_webhooks, new_endpoint};
@@ -18,16 +19,12 @@ fn at(clock: &ManualClock, minutes: i64) -> String {
     (clock.now() + chrono::Duration::minutes(minutes)).to_rfc3339()
 }
 
-async fn contact(app: &TestApp, body: Value) -> Value {
-    app.post("/contacts", body).await.created()["id"].clone()
-}
-
 async fn booking(app: &TestApp, body: Value) -> Value {
     app.post("/bookings", body).await.created()
 }
 
 /// Every message of the contact's conversations, oldest first.
-async fn messages_of(app: &TestApp, contact: &Value) -> Vec<Value> {
+async fn messages_of(app: &TestApp, contact: u64) -> Vec<Value> {
     let mut all = Vec::new();
     for c in listed(
         app.get(&format!("/conversations?contact_id={contact}"))
@@ -45,20 +42,13 @@ async fn messages_of(app: &TestApp, contact: &Value) -> Vec<Value> {
 #[tokio::test]
 async fn creating_checks_every_field_and_shows_the_customer() {
     let app = spawn_app().await;
-    let ann = contact(
+    let ann = new_contact_id(
         &app,
         json!({"first_name": "Ann", "last_name": "Lee", "phone": "+15550100"}),
     )
     .await;
-    let bob = contact(&app, json!({"first_name": "Bob"})).await;
-    let bobs = app
-        .post(
-            "/conversations",
-            json!({"contact_id": bob, "channel": "api"}),
-        )
-        .await
-        .created()["id"]
-        .clone();
+    let bob = new_contact_id(&app, json!({"first_name": "Bob"})).await;
+    let bobs = id(&new_conversation(&app, bob, "api").await);
     let ok = json!({"contact_id": ann, "service": "Haircut", "starts_at": "2030-05-01T10:00:00+02:00", "duration_minutes": 45});
     let with = |extra: Value| {
         let mut b = ok.clone();
@@ -122,8 +112,8 @@ async fn creating_checks_every_field_and_shows_the_customer() {
 #[tokio::test]
 async fn lists_filter_by_contact_status_and_inclusive_time_bounds() {
     let app = spawn_app().await;
-    let ann = contact(&app, json!({"first_name": "Ann"})).await;
-    let bob = contact(&app, json!({"first_name": "Bob"})).await;
+    let ann = new_contact_id(&app, json!({"first_name": "Ann"})).await;
+    let bob = new_contact_id(&app, json!({"first_name": "Bob"})).await;
     let mut ids = Vec::new();
     for (who, day) in [(&ann, 1), (&bob, 2), (&ann, 3)] {
         let b = booking(
@@ -176,7 +166,7 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
     .await;
     let bare = TestReceiver::start().await;
     new_endpoint(&app, json!({"url": bare.url, "events": ["booking.*"]})).await;
-    let ann = contact(&app, json!({"first_name": "Ann", "phone": "+15550100"})).await;
+    let ann = new_contact_id(&app, json!({"first_name": "Ann", "phone": "+15550100"})).await;
     let b = booking(
         &app,
         json!({"contact_id": ann, "service": "Haircut", "starts_at": "2030-05-01T10:00:00Z", "duration_minutes": 30, "conversation_summary": "a trim"}),
@@ -244,9 +234,11 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
     );
     conflict(app.patch(&path, json!({"notes": "late"})).await);
 
-    let events = rx.wait_for(9).await;
+    rx.wait_for(9).await;
+    let events = rx.in_event_order();
+    let types: Vec<&str> = events.iter().map(|e| e.event_type()).collect();
     assert_eq!(
-        rx.event_types(),
+        types,
         [
             "booking.created",
             "booking.rescheduled",
@@ -313,7 +305,7 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
 #[tokio::test]
 async fn a_cancel_keeps_its_reason_and_a_booking_holds_at_most_100_files() {
     let app = spawn_app().await;
-    let ann = contact(&app, json!({"first_name": "Ann"})).await;
+    let ann = new_contact_id(&app, json!({"first_name": "Ann"})).await;
     let b = booking(
         &app,
         json!({"contact_id": ann, "service": "Visit", "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
@@ -364,14 +356,8 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
         json!({"url": rx.url, "events": ["appointment_reminder.sent"]}),
     )
     .await;
-    let ann = contact(&app, json!({"first_name": "Ann"})).await;
-    let sms = app
-        .post(
-            "/conversations",
-            json!({"contact_id": ann, "channel": "api"}),
-        )
-        .await
-        .created();
+    let ann = new_contact_id(&app, json!({"first_name": "Ann"})).await;
+    let sms = new_conversation(&app, ann, "api").await;
     // 25 h ahead: the default 24 h reminder is due in 1 h.
     let b = booking(
         &app,
@@ -386,14 +372,14 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     .await;
     clock.advance(HOUR - Duration::from_secs(60));
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(messages_of(&app, &ann).await.is_empty(), "not early");
+    assert!(messages_of(&app, ann).await.is_empty(), "not early");
 
     clock.advance(Duration::from_secs(120));
     eventually("the reminder", async || {
-        messages_of(&app, &ann).await.len() == 1
+        messages_of(&app, ann).await.len() == 1
     })
     .await;
-    let m = &messages_of(&app, &ann).await[0];
+    let m = &messages_of(&app, ann).await[0];
     assert_eq!(
         m["conversation_id"], sms["id"],
         "on the contact's conversation"
@@ -417,7 +403,7 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     // Past the "Late" booking and well past: still one message.
     clock.advance(3 * HOUR);
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(messages_of(&app, &ann).await.len(), 1, "exactly once");
+    assert_eq!(messages_of(&app, ann).await.len(), 1, "exactly once");
 
     // Rescheduling re-arms; a 1 h lead added later applies to the booking too.
     app.patch(
@@ -434,12 +420,12 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     .expect(200);
     clock.advance(6 * HOUR + Duration::from_secs(60));
     eventually("the 24 h reminder of the new time", async || {
-        messages_of(&app, &ann).await.len() == 2
+        messages_of(&app, ann).await.len() == 2
     })
     .await;
     clock.advance(23 * HOUR);
     eventually("the 1 h reminder", async || {
-        messages_of(&app, &ann).await.len() == 3
+        messages_of(&app, ann).await.len() == 3
     })
     .await;
     let leads: Vec<String> = rx
@@ -456,14 +442,14 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
 async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_an_api_conversation()
 {
     let (app, clock) = clocked(|_| {}).await;
-    let ann = contact(&app, json!({"first_name": "Ann"})).await;
-    let bob = contact(&app, json!({"first_name": "Bob"})).await;
-    let cy = contact(&app, json!({"first_name": "Cy"})).await;
+    let ann = new_contact_id(&app, json!({"first_name": "Ann"})).await;
+    let bob = new_contact_id(&app, json!({"first_name": "Bob"})).await;
+    let cy = new_contact_id(&app, json!({"first_name": "Cy"})).await;
     let starts = at(&clock, 25 * 60);
-    let new = |who: &Value| json!({"contact_id": who, "service": "Visit", "starts_at": starts, "duration_minutes": 30});
-    let a = booking(&app, new(&ann)).await;
-    let b = booking(&app, new(&bob)).await;
-    booking(&app, new(&cy)).await;
+    let new = |who: u64| json!({"contact_id": who, "service": "Visit", "starts_at": starts, "duration_minutes": 30});
+    let a = booking(&app, new(ann)).await;
+    let b = booking(&app, new(bob)).await;
+    booking(&app, new(cy)).await;
     app.post(&format!("/bookings/{}/cancel", a["id"]), json!({}))
         .await
         .expect(200);
@@ -475,15 +461,15 @@ async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_a
     .expect(200);
     clock.advance(2 * HOUR);
     eventually("Cy's reminder", async || {
-        messages_of(&app, &cy).await.len() == 1
+        messages_of(&app, cy).await.len() == 1
     })
     .await;
     let conversations = listed(app.get(&format!("/conversations?contact_id={cy}")).await);
     assert_eq!(conversations.len(), 1);
     assert_eq!(conversations[0]["channel"], "api");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(messages_of(&app, &ann).await.is_empty(), "cancelled");
-    assert!(messages_of(&app, &bob).await.is_empty(), "completed");
+    assert!(messages_of(&app, ann).await.is_empty(), "cancelled");
+    assert!(messages_of(&app, bob).await.is_empty(), "completed");
 }
 
 #[tokio::test]
@@ -534,8 +520,8 @@ async fn an_appointment_reminder_armed_before_kill_9_goes_out_once_after_the_res
 async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merge() {
     let app = crate::webhooks::spawn_webhook_app().await;
     let rx = TestReceiver::start().await;
-    let primary = contact(&app, json!({"first_name": "Primary"})).await;
-    let secondary = contact(
+    let primary = new_contact_id(&app, json!({"first_name": "Primary"})).await;
+    let secondary = new_contact_id(
         &app,
         json!({"first_name": "Secondary", "phone": "+15550199"}),
     )

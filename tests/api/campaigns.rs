@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use switchboard::config::Settings;
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::*;
 use crate::sending::fast_relays;
@@ -91,15 +92,6 @@ async fn opt_out(app: &TestApp, contact: u64) {
     app.put(
         &format!("/contacts/{contact}/dnc"),
         json!({"do_not_contact": true}),
-    )
-    .await
-    .expect(200);
-}
-
-async fn set_allowance(app: &TestApp, allowance: u64) {
-    app.admin_post(
-        &format!("/admin/workspaces/{}/credits", app.workspace_id),
-        json!({"allowance": allowance}),
     )
     .await
     .expect(200);

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchboard_actors::events::{catalog, signature};
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::TestReceiver;
 use crate::sending::fast_relays;
@@ -45,10 +46,6 @@ async fn model() -> String {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     url
-}
-
-fn id(v: &Value) -> Value {
-    v["id"].clone()
 }
 
 async fn created(app: &TestApp, path: &str, body: Value) -> Value {
@@ -223,28 +220,12 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         json!({"first_name": "Dee", "chan_c_username": "dee_c"}),
     )
     .await;
-    let on_relay = created(
-        &app,
-        "/conversations",
-        json!({"contact_id": id(&dee), "channel": "chan_c"}),
-    )
-    .await;
-    let reply = |text: &str| json!({"text": text});
-    created(
-        &app,
-        &format!("/conversations/{}/messages", id(&on_relay)),
-        reply("one"),
-    )
-    .await;
+    let on_relay = id(&new_conversation(&app, id(&dee), "chan_c").await);
+    team_reply(&app, on_relay, "one").await;
     received(&rx, "channel.disconnected").await;
     received(&rx, "message.send_failed").await;
     relay.respond_with(200);
-    created(
-        &app,
-        &format!("/conversations/{}/messages", id(&on_relay)),
-        reply("two"),
-    )
-    .await;
+    team_reply(&app, on_relay, "two").await;
     received(&rx, "channel.reconnected").await;
 
     // Campaigns: one on the api channel that Bea answers, one whose relay fails.
@@ -365,13 +346,8 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
 
     // Credits: an allowance just above what was used; the next message crosses 100%.
     let used = app.get("/credits").await.ok()["used"].as_u64().unwrap();
-    app.admin_post(
-        &format!("/admin/workspaces/{}/credits", app.workspace_id),
-        json!({"allowance": used + 1}),
-    )
-    .await
-    .expect(200);
-    created(&app, &c("/messages"), reply("one more")).await;
+    set_allowance(&app, used + 1).await;
+    created(&app, &c("/messages"), json!({"text": "one more"})).await;
 
     let every: BTreeSet<&str> = catalog::CATALOG.iter().map(|t| t.name).collect();
     let all = rx

@@ -96,13 +96,8 @@ async fn an_invalid_path_id_is_400() {
 async fn unknown_routes_are_404_and_wrong_methods_405_in_the_error_envelope() {
     let app = spawn_app().await;
     not_found(app.get("/no-such-thing").await);
-    let r = app
-        .client
-        .get(format!("{}/nowhere", app.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
+    let r = app.client.get(format!("{}/nowhere", app.api));
+    assert_eq!(status_of(r).await, 404);
     let r = app
         .call(Method::PUT, "/tags")
         .token(&app.key)

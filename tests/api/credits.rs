@@ -8,6 +8,7 @@ use chrono::{TimeZone, Utc};
 use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::*;
 use crate::sending::fast_relays;
@@ -17,39 +18,14 @@ async fn credits(app: &TestApp) -> Value {
     app.get("/credits").await.ok()
 }
 
-/// A conversation on `channel` with a new contact; its id.
+/// A conversation on `channel` with a new contact, Ann; its id.
 async fn conversation(app: &TestApp, channel: &str) -> u64 {
-    let contact = app
-        .post("/contacts", json!({"first_name": "Ann"}))
-        .await
-        .created()["id"]
-        .clone();
-    app.post(
-        "/conversations",
-        json!({"contact_id": contact, "channel": channel}),
-    )
-    .await
-    .created()["id"]
-        .as_u64()
-        .unwrap()
+    conversation_with(app, json!({"first_name": "Ann"}), channel).await
 }
 
+/// A team reply "hello" on conversation `c`; the message.
 async fn reply(app: &TestApp, c: u64) -> Value {
-    app.post(
-        &format!("/conversations/{c}/messages"),
-        json!({"text": "hello"}),
-    )
-    .await
-    .created()
-}
-
-async fn set_allowance(app: &TestApp, allowance: u64) -> Value {
-    app.admin_post(
-        &format!("/admin/workspaces/{}/credits", app.workspace_id),
-        json!({"allowance": allowance}),
-    )
-    .await
-    .ok()
+    team_reply(app, c, "hello").await
 }
 
 #[tokio::test]

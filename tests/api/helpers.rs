@@ -318,13 +318,7 @@ impl TestApp {
 
     /// GET /health, which needs no credential; its status.
     pub async fn health(&self) -> u16 {
-        self.client
-            .get(format!("{}/health", self.api))
-            .send()
-            .await
-            .expect("health answers")
-            .status()
-            .as_u16()
+        status_of(self.client.get(format!("{}/health", self.api))).await
     }
 
     /// The served OpenAPI document.
@@ -929,6 +923,12 @@ pub async fn break_workspace_actor(
     app.post("/tags", json!({"name": "after"}))
         .await
         .expect(201);
+}
+
+/// Sends a request built by hand; its status.
+pub async fn status_of(req: reqwest::RequestBuilder) -> u16 {
+    let r = req.send().await.expect("request sent");
+    r.status().as_u16()
 }
 
 /// Sends a request built by hand; its body as text, whatever the status.

@@ -256,13 +256,8 @@ async fn an_open_loop_skips_what_is_due_while_the_in_flight_bound_is_reached() {
 #[tokio::test]
 async fn the_process_route_answers_cpu_time_and_memory_to_the_operator_only() {
     let app = spawn_app().await;
-    let anonymous = app
-        .client
-        .get(format!("{}/admin/process", app.admin))
-        .send()
-        .await
-        .expect("request sent");
-    assert_eq!(anonymous.status().as_u16(), 401);
+    let anonymous = app.client.get(format!("{}/admin/process", app.admin));
+    assert_eq!(status_of(anonymous).await, 401);
 
     let before = app
         .admin_call(Method::GET, "/admin/process")

@@ -18,21 +18,13 @@ fn sample(text: &str, metric: &str, labels: &[&str]) -> Option<f64> {
 #[tokio::test]
 async fn metrics_need_the_admin_token() {
     let app = spawn_app().await;
+    let r = app.client.get(format!("{}/metrics", app.admin));
+    assert_eq!(status_of(r).await, 401);
     let r = app
         .client
         .get(format!("{}/metrics", app.admin))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    let r = app
-        .client
-        .get(format!("{}/metrics", app.admin))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+        .bearer_auth(&app.key);
+    assert_eq!(status_of(r).await, 401);
 }
 
 #[tokio::test]

@@ -28,13 +28,8 @@ async fn a_handler_panic_answers_the_500_envelope_and_the_service_lives_on() {
 #[tokio::test]
 async fn the_test_hook_is_absent_unless_asked_for() {
     let app = spawn_app().await;
-    let r = app
-        .client
-        .post(format!("{}/__test/panic", app.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
+    let r = app.client.post(format!("{}/__test/panic", app.api));
+    assert_eq!(status_of(r).await, 404);
 }
 
 #[tokio::test]

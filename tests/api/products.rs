@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
 use crate::contacts::no_such;
+use crate::fixtures::*;
 use crate::helpers::*;
 
 const PRODUCTS: &str = "/products";
@@ -611,16 +612,13 @@ async fn deleting_a_product_answers_the_deletion_then_404() {
 #[tokio::test]
 async fn an_order_item_may_reference_a_product_while_it_exists() {
     let app = spawn_app().await;
-    let contact = app
-        .post("/contacts", json!({"first_name": "Ann"}))
-        .await
-        .created();
+    let contact = contact_named(&app, "Ann").await;
     let p = create(&app, json!({"name": "Teapot", "price": 20})).await;
     let line = json!({"name": "Teapot", "quantity": 1, "unit_price": 20, "product_id": id(&p)});
     let order = app
         .post(
             "/orders",
-            json!({"contact_id": id(&contact), "items": [line.clone()]}),
+            json!({"contact_id": contact, "items": [line.clone()]}),
         )
         .await
         .created();
@@ -636,7 +634,7 @@ async fn an_order_item_may_reference_a_product_while_it_exists() {
     let r = app
         .post(
             "/orders",
-            json!({"contact_id": id(&contact), "items": [line.clone()]}),
+            json!({"contact_id": contact, "items": [line.clone()]}),
         )
         .await;
     no_such(r, "items[0].product_id: no such product");

@@ -156,6 +156,14 @@ impl TestReceiver {
     }
 
     /// The event types received so far, in arrival order.
+    /// The requests so far in the order their events happened (`occurred_at`, stable):
+    /// deliveries may arrive out of order, a retry overtaken by a later event.
+    pub fn in_event_order(&self) -> Vec<Received> {
+        let mut got = self.received();
+        got.sort_by_key(|r| r.json()["occurred_at"].as_str().unwrap_or("").to_string());
+        got
+    }
+
     pub fn event_types(&self) -> Vec<String> {
         self.received()
             .iter()

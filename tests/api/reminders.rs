@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::TestReceiver;
 use crate::webhooks::{fast_webhooks, new_endpoint};
@@ -86,24 +87,9 @@ async fn creating_checks_every_field_and_names_what_is_wrong() {
     .await
     .expect(422);
 
-    let ann = app
-        .post("/contacts", json!({"first_name": "Ann"}))
-        .await
-        .created()["id"]
-        .clone();
-    let bob = app
-        .post("/contacts", json!({"first_name": "Bob"}))
-        .await
-        .created()["id"]
-        .clone();
-    let conv = app
-        .post(
-            "/conversations",
-            json!({"contact_id": bob, "channel": "api"}),
-        )
-        .await
-        .created()["id"]
-        .clone();
+    let ann = contact_named(&app, "Ann").await;
+    let bob = contact_named(&app, "Bob").await;
+    let conv = id(&new_conversation(&app, bob, "api").await);
     invalid(
         app.post(
             "/reminders",
@@ -178,11 +164,7 @@ async fn lists_filter_by_status_assignee_and_contact_newest_first() {
     let (app, clock) = clocked(|_| {}).await;
     let (ann, ann_token) = plain_member(&app, "Ann").await;
     let me = owner(&app).await;
-    let contact = app
-        .post("/contacts", json!({"first_name": "Cy"}))
-        .await
-        .created()["id"]
-        .clone();
+    let contact = contact_named(&app, "Cy").await;
     let mut ids = Vec::new();
     for (i, who) in [&me, &ann, &me].iter().enumerate() {
         let body = if i == 1 {

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use switchboard::config::Settings;
 use switchboard_actors::events::signature;
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::*;
 use crate::webhooks::{fast_webhooks, hook};
@@ -39,40 +40,15 @@ async fn connect(app: &TestApp, kind: &str, relay: &str) -> (String, String) {
 
 /// A contact with every address a relay may need, and a conversation with it on `channel`.
 async fn conversation(app: &TestApp, channel: &str) -> u64 {
-    let contact = app
-        .post(
-            "/contacts",
-            json!({
-                "first_name": "Ann",
-                "phone": "+15550100",
-                "chan_d_phone": "+15550199",
-                "email": "ann@example.com",
-                "chan_a_username": "ann_a",
-                "chan_e_username": "ann_e",
-            }),
-        )
-        .await
-        .created()["id"]
-        .as_u64()
-        .unwrap();
-    app.post(
-        "/conversations",
-        json!({"contact_id": contact, "channel": channel}),
-    )
-    .await
-    .created()["id"]
-        .as_u64()
-        .unwrap()
-}
-
-/// A team reply on conversation `c`; the message as the 201 answers it.
-async fn reply(app: &TestApp, c: u64, text: &str) -> Value {
-    app.post(
-        &format!("/conversations/{c}/messages"),
-        json!({"text": text}),
-    )
-    .await
-    .created()
+    let contact = json!({
+        "first_name": "Ann",
+        "phone": "+15550100",
+        "chan_d_phone": "+15550199",
+        "email": "ann@example.com",
+        "chan_a_username": "ann_a",
+        "chan_e_username": "ann_e",
+    });
+    conversation_with(app, contact, channel).await
 }
 
 /// Message `m` of conversation `c` once its status is `status` (fails after 10 s).
@@ -117,7 +93,7 @@ async fn a_reply_on_a_connected_channel_is_relayed_signed_and_then_sent() {
     let (_, secret) = connect(&app, "chan_a", &relay.url).await;
     let c = conversation(&app, "chan_a").await;
 
-    let m = reply(&app, c, "Your order shipped").await;
+    let m = team_reply(&app, c, "Your order shipped").await;
     assert_eq!(m["status"], "queued", "a relay channel answers queued");
 
     let got = relay.wait_for(1).await;
@@ -179,7 +155,7 @@ async fn operators_see_one_relay_actor_per_connection_that_sent() {
     let relay = TestReceiver::start().await;
     let (channel, _) = connect(&app, "chan_a", &relay.url).await;
     let c = conversation(&app, "chan_a").await;
-    let m = reply(&app, c, "hi").await;
+    let m = team_reply(&app, c, "hi").await;
     message_when(&app, c, &m, "sent").await;
     let actors = app
         .admin_call(reqwest::Method::GET, "/admin/actors")
@@ -203,7 +179,7 @@ async fn the_relay_is_told_the_chan_d_phone_on_chan_d_and_no_username() {
     let relay = TestReceiver::start().await;
     connect(&app, "chan_d", &relay.url).await;
     let c = conversation(&app, "chan_d").await;
-    reply(&app, c, "hi").await;
+    team_reply(&app, c, "hi").await;
     let to = relay.wait_for(1).await[0].json()["to"].clone();
     assert_eq!(
         to,
@@ -218,11 +194,11 @@ async fn the_api_channel_sends_at_once_and_an_unconnected_channel_fails_at_once(
     hook(&app, &hooks.url, &["message.sent", "message.send_failed"]).await;
 
     let on_api = conversation(&app, "api").await;
-    let m = reply(&app, on_api, "at once").await;
+    let m = team_reply(&app, on_api, "at once").await;
     assert_eq!(m["status"], "sent");
 
     let on_sms = conversation(&app, "sms").await;
-    let failed = reply(&app, on_sms, "nowhere to go").await;
+    let failed = team_reply(&app, on_sms, "nowhere to go").await;
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"], "channel_not_connected");
 
@@ -247,7 +223,7 @@ async fn a_failing_relay_is_tried_three_times_then_the_message_fails_and_a_succe
     let (channel, _) = connect(&app, "chan_c", &relay.url).await;
     let c = conversation(&app, "chan_c").await;
 
-    let m = reply(&app, c, "are you there?").await;
+    let m = team_reply(&app, c, "are you there?").await;
     let failed = message_when(&app, c, &m, "failed").await;
     assert!(
         failed["error"].as_str().unwrap().contains("500"),
@@ -261,7 +237,7 @@ async fn a_failing_relay_is_tried_three_times_then_the_message_fails_and_a_succe
     assert!(conn["last_error"].as_str().unwrap().contains("500"));
 
     relay.respond_with(200);
-    let next = reply(&app, c, "hello again").await;
+    let next = team_reply(&app, c, "hello again").await;
     message_when(&app, c, &next, "sent").await;
     assert_eq!(channel_of(&app, &channel).await["status"], "connected");
     assert!(channel_of(&app, &channel).await["last_error"].is_null());
@@ -286,18 +262,18 @@ async fn a_401_disconnects_at_once_without_retries_and_tells_it_once() {
     let (channel, _) = connect(&app, "chan_e", &relay.url).await;
     let c = conversation(&app, "chan_e").await;
 
-    let first = reply(&app, c, "one").await;
+    let first = team_reply(&app, c, "one").await;
     let failed = message_when(&app, c, &first, "failed").await;
     assert!(failed["error"].as_str().unwrap().contains("401"));
     relay.stays_at(1, Duration::from_millis(300)).await;
     assert_eq!(channel_of(&app, &channel).await["status"], "disconnected");
 
     relay.respond_with(403);
-    let second = reply(&app, c, "two").await;
+    let second = team_reply(&app, c, "two").await;
     message_when(&app, c, &second, "failed").await;
 
     relay.respond_with(202);
-    let third = reply(&app, c, "three").await;
+    let third = team_reply(&app, c, "three").await;
     message_when(&app, c, &third, "sent").await;
     assert_eq!(channel_of(&app, &channel).await["status"], "connected");
 
@@ -341,7 +317,7 @@ async fn the_newest_connection_of_a_type_sends_and_deleting_one_fails_what_waits
     let c = conversation(&app, "chan_b").await;
 
     newer.respond_with(503);
-    let waiting = reply(&app, c, "to the newest").await;
+    let waiting = team_reply(&app, c, "to the newest").await;
     newer.wait_for(1).await;
     older.stays_at(0, Duration::from_millis(200)).await;
 
@@ -351,7 +327,7 @@ async fn the_newest_connection_of_a_type_sends_and_deleting_one_fails_what_waits
     let got = hooks.wait_for(1).await;
     assert_eq!(got[0].json()["data"]["id"], waiting["id"]);
 
-    let next = reply(&app, c, "to the older one").await;
+    let next = team_reply(&app, c, "to the older one").await;
     message_when(&app, c, &next, "sent").await;
     assert_eq!(older.received().len(), 1);
     newer.stays_at(1, Duration::from_millis(200)).await;

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::fixtures::*;
 use crate::helpers::*;
-use crate::receiver::TestReceiver;
 use crate::store_safety::assert_store_checks;
 use crate::webhook_delivery::new_tag;
-use crate::webhooks::{deliveries_when, hook, restart_webhook_app, spawn_webhook_app_with};
+use crate::webhooks::{deliveries_when, restart_webhook_app, spawn_webhook_app_with};
 use switchboard::config::Settings;
 
 /// A tmpfs of a given size mounted on a temporary folder, unmounted on drop. Mounting needs
@@ -159,9 +159,7 @@ async fn a_data_folder_without_the_pending_index_builds_it_once_and_sends_what_w
         s.webhooks.retry_delays = vec![Duration::from_millis(1500); 6];
     };
     let mut app = spawn_webhook_app_with(slow_ladder).await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     new_tag(&app, &app.key, "from before").await;
     let first = rx.wait_for(1).await[0].event_id().to_string();
     deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;

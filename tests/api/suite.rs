@@ -1,6 +1,7 @@
 // The modules of the black-box suite, shared by both test binaries (main.rs: sled,
 // postgres_main.rs: PostgreSQL).
 
+mod fixtures;
 mod helpers;
 mod receiver;
 

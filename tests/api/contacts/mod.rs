@@ -45,15 +45,9 @@ pub(crate) async fn new_contact(app: &TestApp, body: Value) -> Value {
     r.body
 }
 
-pub(crate) fn id_of(v: &Value) -> u64 {
-    v["id"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no integer id: {v}"))
-}
-
 /// The contact's URL below /api/v1.
 pub(crate) fn at(contact: &Value) -> String {
-    format!("/contacts/{}", id_of(contact))
+    format!("/contacts/{}", id(contact))
 }
 
 /// A 404 `not_found` for an id in the body: the message names the field, as in

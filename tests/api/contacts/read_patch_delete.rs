@@ -161,9 +161,9 @@ async fn delete_removes_the_contact_from_get_lists_lookup_search_and_its_notes()
     not_found(app.delete(&at(&c)).await);
     not_found(app.get(&format!("{}/notes", at(&c))).await);
     not_found(app.get(&format!("{}/channels", at(&c))).await);
-    let ids = |b: &Value| -> Vec<u64> { b["data"].as_array().unwrap().iter().map(id_of).collect() };
+    let ids = |b: &Value| -> Vec<u64> { b["data"].as_array().unwrap().iter().map(id).collect() };
     let all = app.get("/contacts").await.ok();
-    assert_eq!(ids(&all), [id_of(&keep)]);
+    assert_eq!(ids(&all), [id(&keep)]);
     for query in [
         "q=zelda",
         "q=pineapple",

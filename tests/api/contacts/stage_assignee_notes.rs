@@ -190,7 +190,7 @@ async fn notes_list_newest_first_and_paginate() {
             .post(&path, json!({"body": format!("note {i}")}))
             .await
             .created();
-        made.push(id_of(&n));
+        made.push(id(&n));
     }
     app.post(
         &format!("{}/notes", at(&other)),
@@ -217,7 +217,7 @@ async fn notes_list_newest_first_and_paginate() {
         let page = app.get(&url).await.ok();
         let data = page["data"].as_array().unwrap();
         assert!(data.len() <= 2);
-        seen.extend(data.iter().map(id_of));
+        seen.extend(data.iter().map(id));
         if page["has_more"] == true {
             cursor = Some(page["next_cursor"].as_str().expect("cursor").to_string());
         } else {

@@ -100,8 +100,8 @@ async fn renaming_a_tag_shows_the_new_name_on_every_contact_carrying_it() {
     assert_eq!(tags_of(&b), ["Gold"]);
     assert_eq!(tags_of(&other), ["Lead"]);
     let gold = app.get("/contacts?tag=GOLD&limit=100").await.ok();
-    let ids: BTreeSet<u64> = gold["data"].as_array().unwrap().iter().map(id_of).collect();
-    assert_eq!(ids, BTreeSet::from([id_of(&a), id_of(&b)]));
+    let ids: BTreeSet<u64> = gold["data"].as_array().unwrap().iter().map(id).collect();
+    assert_eq!(ids, BTreeSet::from([id(&a), id(&b)]));
     let vip_left = app.get("/contacts?tag=vip").await.ok();
     assert_eq!(vip_left["data"], json!([]));
 }

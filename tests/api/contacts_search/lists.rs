@@ -7,20 +7,17 @@ async fn contacts_list_newest_first_and_pages_walk_without_gaps_or_repeats() {
     let app = spawn_app().await;
     let mut made = Vec::new();
     for i in 0..27 {
-        made.push(id_of(
-            &new_contact(&app, json!({"first_name": format!("P{i}")})).await,
-        ));
+        made.push(id(&new_contact(
+            &app,
+            json!({"first_name": format!("P{i}")}),
+        )
+        .await));
     }
     made.reverse();
     let first = app.get("/contacts").await.ok();
     assert_eq!(first["object"], "list");
     assert_eq!(first["has_more"], true);
-    let page: Vec<u64> = first["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(id_of)
-        .collect();
+    let page: Vec<u64> = first["data"].as_array().unwrap().iter().map(id).collect();
     assert_eq!(page, made[..25], "default page of 25, newest first");
     assert_eq!(ids(&app, "").await, made);
     for limit in [1, 2, 5, 26, 27, 100] {

@@ -25,7 +25,7 @@ async fn lookup_finds_by_phone_email_or_handle_with_or_without_at() {
         .ok();
     let full = app.get(&at(&c)).await.ok();
     assert_eq!(found, full, "lookup answers the whole contact record");
-    let id = id_of(&c);
+    let ann = id(&c);
     for query in [
         format!("phone={}", enc("+15550100100")),
         format!("email={}", enc("ann@example.com")),
@@ -45,11 +45,11 @@ async fn lookup_finds_by_phone_email_or_handle_with_or_without_at() {
         ),
         format!("email={}&handle=ann_c", enc("ann@example.com")),
     ] {
-        assert_eq!(looked_up(&app, &query).await, id, "lookup {query}");
+        assert_eq!(looked_up(&app, &query).await, ann, "lookup {query}");
     }
     assert_eq!(
         looked_up(&app, &format!("phone={}", enc("+15550100999"))).await,
-        id_of(&other)
+        id(&other)
     );
     for query in [
         "handle=only_a&channel=chan_c".to_string(),
@@ -96,15 +96,15 @@ async fn lookup_answers_the_oldest_of_several_matches() {
     )
     .await;
     let phone = format!("phone={}", enc("+15550100100"));
-    assert_eq!(looked_up(&app, &phone).await, id_of(&first));
+    assert_eq!(looked_up(&app, &phone).await, id(&first));
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("dup@example.com"))).await,
-        id_of(&first)
+        id(&first)
     );
-    assert_eq!(looked_up(&app, "handle=dup").await, id_of(&first));
+    assert_eq!(looked_up(&app, "handle=dup").await, id(&first));
     assert_eq!(
         looked_up(&app, "handle=dup&channel=chan_a").await,
-        id_of(&third)
+        id(&third)
     );
     // A newer contact changed to match stays behind the older one.
     app.patch(&at(&third), json!({"email": "dup@example.com"}))
@@ -112,11 +112,11 @@ async fn lookup_answers_the_oldest_of_several_matches() {
         .expect(200);
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("dup@example.com"))).await,
-        id_of(&first)
+        id(&first)
     );
     app.delete(&at(&first)).await.expect(200);
-    assert_eq!(looked_up(&app, &phone).await, id_of(&second));
-    assert_eq!(looked_up(&app, "handle=dup").await, id_of(&second));
+    assert_eq!(looked_up(&app, &phone).await, id(&second));
+    assert_eq!(looked_up(&app, "handle=dup").await, id(&second));
 }
 
 #[tokio::test]
@@ -232,7 +232,7 @@ async fn upsert_creates_with_201_then_updates_with_200_adding_tags() {
     assert_eq!(u["created_at"], c["created_at"]);
     let got = app.get(&at(c)).await.ok();
     assert_eq!(&got, u);
-    assert_eq!(ids(&app, "").await, [id_of(c)]);
+    assert_eq!(ids(&app, "").await, [id(c)]);
     no_such(
         upsert(
             &app,
@@ -300,7 +300,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
     let matched = |r: Resp| {
         let r = r.expect(200);
         assert_eq!(r.body["created"], false, "{}", r.body);
-        id_of(&r.body["contact"])
+        id(&r.body["contact"])
     };
     let r = upsert(
         &app,
@@ -308,7 +308,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
                "last_name": "S1"}),
     )
     .await;
-    assert_eq!(matched(r), id_of(&by_phone), "phone first");
+    assert_eq!(matched(r), id(&by_phone), "phone first");
     for c in [&by_user, &by_email] {
         let got = app.get(&at(c)).await.ok();
         assert_eq!(got["last_name"], Value::Null, "untouched: {got}");
@@ -318,7 +318,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
         json!({"email": "E1@example.com", "chan_a_username": "@handle1", "last_name": "S2"}),
     )
     .await;
-    assert_eq!(matched(r), id_of(&by_email), "then email");
+    assert_eq!(matched(r), id(&by_email), "then email");
     let got = app.get(&at(&by_user)).await.ok();
     assert_eq!(got["last_name"], Value::Null, "untouched: {got}");
     let r = upsert(
@@ -326,7 +326,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
         json!({"chan_a_username": "handle1", "last_name": "S3"}),
     )
     .await;
-    assert_eq!(matched(r), id_of(&by_user), "then usernames, oldest first");
+    assert_eq!(matched(r), id(&by_user), "then usernames, oldest first");
     let r = upsert(
         &app,
         json!({"phone": "+19990000001", "email": "e1@example.com", "last_name": "S4"}),
@@ -334,7 +334,7 @@ async fn upsert_matches_phone_before_email_before_usernames() {
     .await;
     assert_eq!(
         matched(r),
-        id_of(&by_email),
+        id(&by_email),
         "an unmatched phone falls through to email"
     );
     let by_chan_d = new_contact(
@@ -347,26 +347,18 @@ async fn upsert_matches_phone_before_email_before_usernames() {
         json!({"phone": "+4930111222", "email": "e1@example.com", "last_name": "S5"}),
     )
     .await;
-    assert_eq!(
-        matched(r),
-        id_of(&by_chan_d),
-        "phone matches a channel phone"
-    );
+    assert_eq!(matched(r), id(&by_chan_d), "phone matches a channel phone");
     let r = upsert(
         &app,
         json!({"chan_d_phone": "+4930111222", "last_name": "S6"}),
     )
     .await;
-    assert_eq!(matched(r), id_of(&by_chan_d));
+    assert_eq!(matched(r), id(&by_chan_d));
     let r = upsert(
         &app,
         json!({"chan_d_phone": "+15550100100", "email": "e1@example.com", "last_name": "S7"}),
     )
     .await;
-    assert_eq!(
-        matched(r),
-        id_of(&by_phone),
-        "a channel phone matches a phone"
-    );
+    assert_eq!(matched(r), id(&by_phone), "a channel phone matches a phone");
     assert_eq!(ids(&app, "").await.len(), 4, "no upsert created a contact");
 }

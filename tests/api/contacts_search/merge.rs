@@ -36,8 +36,8 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     assert_eq!(got, m);
     let notes = app.get(&format!("{}/notes", at(&primary))).await.ok();
     let notes = notes["data"].as_array().unwrap();
-    let note_ids: Vec<u64> = notes.iter().map(id_of).collect();
-    assert_eq!(note_ids, [id_of(&n3), id_of(&n2), id_of(&n1)]);
+    let note_ids: Vec<u64> = notes.iter().map(id).collect();
+    assert_eq!(note_ids, [id(&n3), id(&n2), id(&n1)]);
     for n in notes {
         assert_eq!(n["contact_id"], primary["id"], "{n}");
     }
@@ -47,21 +47,21 @@ async fn merge_moves_notes_and_tags_and_fills_only_the_primarys_empty_fields() {
     let via_notes = app.get(&format!("{}/notes", at(&secondary))).await.ok();
     assert_eq!(via_notes["data"].as_array().unwrap().len(), 3);
     // Lists and lookups show only the primary.
-    assert_eq!(ids(&app, "").await, [id_of(&bystander), id_of(&primary)]);
+    assert_eq!(ids(&app, "").await, [id(&bystander), id(&primary)]);
     assert_eq!(id_set(&app, "tag=lead").await, set(&[&primary]));
     assert_eq!(id_set(&app, "q=memo").await, set(&[&primary]));
-    assert!(!id_set(&app, "q=annie").await.contains(&id_of(&secondary)));
-    assert!(!id_set(&app, "q=0200").await.contains(&id_of(&secondary)));
+    assert!(!id_set(&app, "q=annie").await.contains(&id(&secondary)));
+    assert!(!id_set(&app, "q=0200").await.contains(&id(&secondary)));
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("annie@example.com"))).await,
-        id_of(&primary)
+        id(&primary)
     );
-    assert_eq!(looked_up(&app, "handle=annie_c").await, id_of(&primary));
+    assert_eq!(looked_up(&app, "handle=annie_c").await, id(&primary));
     let r = app
         .get(&format!("/contacts/lookup?phone={}", enc("+15550100200")))
         .await;
     assert!(
-        r.status == 404 || id_of(&r.body) == id_of(&primary),
+        r.status == 404 || id(&r.body) == id(&primary),
         "a lookup never answers the secondary: {}",
         r.body
     );
@@ -162,11 +162,7 @@ async fn merge_answers_404_for_unknown_or_foreign_ids_and_422_for_the_same_conta
     ] {
         invalid(app.post("/contacts/merge", body).await, path);
     }
-    assert_eq!(
-        ids(&app, "").await,
-        [id_of(&b), id_of(&a)],
-        "nothing merged"
-    );
+    assert_eq!(ids(&app, "").await, [id(&b), id(&a)], "nothing merged");
     let still = app.get_as(&other_key, &at(&foreign)).await.ok();
     assert_eq!(still["first_name"], "Fay");
     merge(&app, &a, &b).await.expect(200);
@@ -187,7 +183,7 @@ async fn redirects_follow_chains_of_merges_and_end_with_the_primary() {
         let got = app.get(&at(old)).await.ok();
         assert_eq!(got["id"], c["id"], "{got}");
     }
-    assert_eq!(ids(&app, "").await, [id_of(&c)]);
+    assert_eq!(ids(&app, "").await, [id(&c)]);
     app.delete(&at(&c)).await.expect(200);
     for gone in [&a, &b, &c] {
         not_found(app.get(&at(gone)).await);
@@ -246,22 +242,22 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     assert_eq!(id_set(&app, "tag=lead").await, set(&[&a]));
     assert_eq!(
         looked_up(&app, &format!("phone={}", enc("+15550100100"))).await,
-        id_of(&a)
+        id(&a)
     );
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("bob@example.com"))).await,
-        id_of(&a)
+        id(&a)
     );
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("carl@example.com"))).await,
-        id_of(&c)
+        id(&c)
     );
-    assert_eq!(looked_up(&app, "handle=ann_a").await, id_of(&a));
+    assert_eq!(looked_up(&app, "handle=ann_a").await, id(&a));
     let d = new_contact(&app, json!({"first_name": "Dora", "tags": ["vip"]})).await;
     assert_eq!(tags_of(&d), ["VIP"], "existing tags still match");
     assert_eq!(
         ids(&app, "").await,
-        [id_of(&d), id_of(&c), id_of(&a)],
+        [id(&d), id(&c), id(&a)],
         "a contact made after the restart is the newest"
     );
     let n = add_note(&app, &b, "after restart").await;

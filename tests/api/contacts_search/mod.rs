@@ -1,7 +1,7 @@
 //! Contacts over HTTP: lists and filters, search, lookup, upsert, merge, and what survives
 //! a restart.
 
-use crate::contacts::{at, enc, id_of, new_contact, no_such, tags_of, workspace_tags};
+use crate::contacts::{at, enc, new_contact, no_such, tags_of, workspace_tags};
 use crate::helpers::*;
 
 use std::collections::BTreeSet;
@@ -25,7 +25,7 @@ async fn ids(app: &TestApp, query: &str) -> Vec<u64> {
         .iter()
         .map(|c| {
             assert_eq!(c["object"], "contact", "{c}");
-            id_of(c)
+            id(c)
         })
         .collect()
 }
@@ -35,7 +35,7 @@ async fn id_set(app: &TestApp, query: &str) -> BTreeSet<u64> {
 }
 
 fn set(contacts: &[&Value]) -> BTreeSet<u64> {
-    contacts.iter().map(|c| id_of(c)).collect()
+    contacts.iter().map(|c| id(c)).collect()
 }
 
 /// Every page of GET /contacts?{query} at `limit` per page; the ids in order.
@@ -53,7 +53,7 @@ async fn walk(app: &TestApp, query: &str, limit: usize) -> Vec<u64> {
         }
         let body = app.get(&path).await.ok();
         let data = body["data"].as_array().expect("data");
-        out.extend(data.iter().map(id_of));
+        out.extend(data.iter().map(id));
         if body["has_more"] == true {
             assert_eq!(data.len(), limit, "a page before the last is full: {path}");
             cursor = Some(body["next_cursor"].as_str().expect("cursor").to_string());
@@ -70,7 +70,7 @@ async fn looked_up(app: &TestApp, query: &str) -> u64 {
     let r = app.get(&format!("/contacts/lookup?{query}")).await;
     assert_eq!(r.status, 200, "lookup {query}: {}", r.body);
     assert_eq!(r.body["object"], "contact", "lookup {query}: {}", r.body);
-    id_of(&r.body)
+    id(&r.body)
 }
 
 async fn upsert(app: &TestApp, body: Value) -> Resp {

@@ -109,7 +109,7 @@ async fn search_follows_patches_and_ignores_other_workspaces() {
     );
     assert_eq!(
         looked_up(&app, &format!("email={}", enc("new@example.com"))).await,
-        id_of(&c)
+        id(&c)
     );
     assert_eq!(id_set(&app, "q=old").await, set(&[]));
     assert_eq!(id_set(&app, "q=oldname").await, set(&[]));
@@ -127,7 +127,7 @@ async fn search_follows_patches_and_ignores_other_workspaces() {
     );
     assert_eq!(
         looked_up(&app, &format!("phone={}", enc("+15550100200"))).await,
-        id_of(&c)
+        id(&c)
     );
 }
 
@@ -171,7 +171,7 @@ async fn a_search_shared_by_300_contacts_paginates_without_gaps_or_repeats() {
                     json!({"first_name": "Zebra", "last_name": last, "email": format!("z{n}@example.com")}),
                 )
                 .await;
-                (id_of(&c), last == "Even")
+                (id(&c), last == "Even")
             }
         }))
         .await;
@@ -207,7 +207,7 @@ async fn a_search_shared_by_300_contacts_paginates_without_gaps_or_repeats() {
     let first = app.get("/contacts?q=zebra&limit=100").await.ok();
     assert_eq!(first["has_more"], true);
     assert_eq!(
-        id_of(&first["data"][0]),
+        id(&first["data"][0]),
         *all.iter().next_back().unwrap(),
         "the newest zebra first"
     );

@@ -3,8 +3,8 @@ use super::*;
 #[tokio::test]
 async fn a_conversation_is_created_open_with_every_field() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let conv = conversation(&app, c, "chan_a").await;
+    let c = contact_named(&app, "Ann").await;
+    let conv = new_conversation(&app, c, "chan_a").await;
     assert_fields(
         &conv,
         "object id contact_id channel status assigned_to_user_id ai_paused ai_paused_reason \
@@ -25,7 +25,7 @@ async fn a_conversation_is_created_open_with_every_field() {
 #[tokio::test]
 async fn a_first_message_is_sent_by_the_team_with_the_conversation() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
+    let c = contact_named(&app, "Ann").await;
     let conv = app
         .post(
             "/conversations",
@@ -64,7 +64,7 @@ async fn a_first_message_is_sent_by_the_team_with_the_conversation() {
 #[tokio::test]
 async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
+    let c = contact_named(&app, "Ann").await;
     let unknown = app
         .post(
             "/conversations",
@@ -116,8 +116,8 @@ async fn creating_refuses_unknown_contacts_bad_channels_and_empty_text() {
 #[tokio::test]
 async fn the_inbox_permission_is_required() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let conv = conversation(&app, c, "api").await;
+    let c = contact_named(&app, "Ann").await;
+    let conv = new_conversation(&app, c, "api").await;
     let without = app.member_token("member", &["contacts"]).await;
     for (method, path) in [
         (Method::GET, "/conversations".to_string()),
@@ -140,10 +140,13 @@ async fn the_inbox_permission_is_required() {
 #[tokio::test]
 async fn lists_filter_and_page_newest_first() {
     let app = spawn_app().await;
-    let (ann, bob) = (contact(&app, "Ann").await, contact(&app, "Bob").await);
-    let a1 = conversation(&app, ann, "api").await;
-    let b1 = conversation(&app, bob, "sms").await;
-    let a2 = conversation(&app, ann, "sms").await;
+    let (ann, bob) = (
+        contact_named(&app, "Ann").await,
+        contact_named(&app, "Bob").await,
+    );
+    let a1 = new_conversation(&app, ann, "api").await;
+    let b1 = new_conversation(&app, bob, "sms").await;
+    let a2 = new_conversation(&app, ann, "sms").await;
     app.post(&format!("/conversations/{}/close", id(&a1)), json!({}))
         .await
         .expect(200);
@@ -183,8 +186,8 @@ async fn lists_filter_and_page_newest_first() {
 #[tokio::test]
 async fn closing_records_the_note_and_who_closed_and_reopening_clears_it() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let conv = conversation(&app, c, "api").await;
+    let c = contact_named(&app, "Ann").await;
+    let conv = new_conversation(&app, c, "api").await;
     let note = app
         .post("/closing-notes", json!({"name": "Resolved"}))
         .await
@@ -270,10 +273,10 @@ async fn only_members_can_be_assigned_and_null_unassigns() {
 #[tokio::test]
 async fn the_ai_pauses_and_resumes_once_each() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
+    let c = contact_named(&app, "Ann").await;
     let path = format!(
         "/conversations/{}/ai",
-        id(&conversation(&app, c, "api").await)
+        id(&new_conversation(&app, c, "api").await)
     );
     let paused = app
         .post(&format!("{path}/pause"), json!({}))
@@ -304,7 +307,7 @@ async fn the_ai_pauses_and_resumes_once_each() {
     assert_eq!(spam.body["ai_paused_reason"], "spam");
     let other = format!(
         "/conversations/{}/ai",
-        id(&conversation(&app, c, "sms").await)
+        id(&new_conversation(&app, c, "sms").await)
     );
     invalid(
         app.post(&format!("{other}/pause"), json!({"reason": "bored"}))

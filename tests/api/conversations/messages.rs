@@ -49,8 +49,11 @@ async fn a_team_reply_reopens_takes_over_from_the_ai_and_keeps_an_earlier_pause_
 #[tokio::test]
 async fn closing_lifts_a_takeover_pause_but_not_a_spam_pause() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let taken = format!("/conversations/{}", id(&conversation(&app, c, "api").await));
+    let c = contact_named(&app, "Ann").await;
+    let taken = format!(
+        "/conversations/{}",
+        id(&new_conversation(&app, c, "api").await)
+    );
     app.post(&format!("{taken}/messages"), json!({"text": "hi"}))
         .await
         .expect(201);
@@ -60,7 +63,10 @@ async fn closing_lifts_a_takeover_pause_but_not_a_spam_pause() {
         .expect(200);
     assert_eq!(closed.body["ai_paused"], false);
 
-    let spam = format!("/conversations/{}", id(&conversation(&app, c, "sms").await));
+    let spam = format!(
+        "/conversations/{}",
+        id(&new_conversation(&app, c, "sms").await)
+    );
     app.post(&format!("{spam}/ai/pause"), json!({"reason": "spam"}))
         .await
         .expect(200);
@@ -162,8 +168,8 @@ async fn comments_are_internal_notes_listed_newest_first() {
 #[tokio::test]
 async fn feedback_is_only_taken_on_ai_messages() {
     let app = spawn_app().await;
-    let c = contact(&app, "Ann").await;
-    let conv = id(&conversation(&app, c, "api").await);
+    let c = contact_named(&app, "Ann").await;
+    let conv = id(&new_conversation(&app, c, "api").await);
     let team = id(&app
         .post(
             &format!("/conversations/{conv}/messages"),
@@ -208,8 +214,11 @@ async fn handovers_list_empty_and_unknown_ones_are_not_found() {
 #[tokio::test]
 async fn a_contact_merge_moves_conversations_to_the_primary() {
     let app = spawn_app().await;
-    let (primary, secondary) = (contact(&app, "Ann").await, contact(&app, "Annie").await);
-    let conv = conversation(&app, secondary, "api").await;
+    let (primary, secondary) = (
+        contact_named(&app, "Ann").await,
+        contact_named(&app, "Annie").await,
+    );
+    let conv = new_conversation(&app, secondary, "api").await;
     app.post(
         &format!("/conversations/{}/messages", id(&conv)),
         json!({"text": "hi"}),

@@ -4,31 +4,15 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use crate::fixtures::*;
 use crate::helpers::*;
-
-async fn contact(app: &TestApp, name: &str) -> u64 {
-    app.post("/contacts", json!({"first_name": name}))
-        .await
-        .created()["id"]
-        .as_u64()
-        .unwrap()
-}
-
-async fn conversation(app: &TestApp, contact: u64, channel: &str) -> Value {
-    app.post(
-        "/conversations",
-        json!({"contact_id": contact, "channel": channel}),
-    )
-    .await
-    .created()
-}
 
 /// The path (below /api/v1) of a new conversation on `channel` with a new contact, Ann.
 async fn anns_conversation(app: &TestApp, channel: &str) -> String {
-    let c = contact(app, "Ann").await;
+    let c = contact_named(app, "Ann").await;
     format!(
         "/conversations/{}",
-        id(&conversation(app, c, channel).await)
+        id(&new_conversation(app, c, channel).await)
     )
 }
 
@@ -37,7 +21,7 @@ async fn anns_conversation(app: &TestApp, channel: &str) -> String {
 mod events {
     use serde_json::json;
 
-    use super::{anns_conversation, contact, id};
+    use super::{anns_conversation, contact_named, id};
     use crate::receiver::TestReceiver;
     use crate::webhooks::{new_endpoint, spawn_webhook_app};
 
@@ -53,7 +37,7 @@ mod events {
         let app = spawn_webhook_app().await;
         let rx = TestReceiver::start().await;
         new_endpoint(&app, json!({"url": rx.url, "events": TYPES})).await;
-        let c = contact(&app, "Ann").await;
+        let c = contact_named(&app, "Ann").await;
         let conv = app
             .post(
                 "/conversations",

@@ -5,7 +5,7 @@ use super::*;
 #[tokio::test]
 async fn totals_are_computed_exactly_without_float_drift() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
 
     let tens = create(
         &app,
@@ -40,7 +40,7 @@ async fn totals_are_computed_exactly_without_float_drift() {
 #[tokio::test]
 async fn amounts_follow_the_decimal_places_of_the_currency() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let in_cur = |currency: &str, items: Vec<Value>, extra: Value| {
         with(
             with(with_items(ann, items), json!({ "currency": currency })),
@@ -123,7 +123,7 @@ async fn amounts_follow_the_decimal_places_of_the_currency() {
 #[tokio::test]
 async fn an_amount_with_more_decimals_than_the_currency_is_refused_at_every_size() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
     let items_of = format!("{}/items", at(&o));
     let mut wrong = Vec::new();
@@ -191,7 +191,7 @@ async fn an_amount_with_more_decimals_than_the_currency_is_refused_at_every_size
 #[tokio::test]
 async fn totals_are_answered_exactly_near_the_limits() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let body = json!({
         "contact_id": ann,
         "shipping_fee": number("4999.99"),
@@ -214,7 +214,7 @@ async fn totals_are_answered_exactly_near_the_limits() {
 #[tokio::test]
 async fn totals_stay_exact_for_the_largest_order_the_limits_allow() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let items: Vec<Value> = (0..200)
         .map(|_| item("Big", 100_000, 100_000_000.0))
         .collect();
@@ -245,7 +245,7 @@ async fn totals_stay_exact_for_the_largest_order_the_limits_allow() {
 #[tokio::test]
 async fn a_huge_amount_is_kept_exactly_or_refused_never_altered() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let kept_or_refused = |r: &Resp, field: &str, sent: f64| -> Option<String> {
         if r.status == 422 {
             let ok = r.code() == "validation_failed" && r.paths() == vec![field.to_string()];

@@ -5,7 +5,7 @@ use super::*;
 #[tokio::test]
 async fn a_patch_needs_at_least_one_field() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
     app.patch(&at(&o), json!({}))
         .await
@@ -32,7 +32,7 @@ async fn patching_each_field_changes_only_that_field() {
     let start: DateTime<Utc> = "2026-03-01T10:00:00Z".parse().unwrap();
     let clock = ManualClock::new(start);
     let app = spawn_app_with_clock(clock.clone()).await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = two_item_order(&app, ann).await;
     assert_eq!(o["grand_total"], json!(13.5));
     clock.advance(Duration::from_secs(60));
@@ -91,7 +91,7 @@ async fn patching_each_field_changes_only_that_field() {
 #[tokio::test]
 async fn each_patch_rule_names_its_field() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
     refusals(
         &app,
@@ -124,7 +124,7 @@ async fn each_patch_rule_names_its_field() {
 #[tokio::test]
 async fn put_status_sets_the_fulfillment_status() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, with(order_body(ann), json!({"notes": "keep"}))).await;
     let path = format!("{}/status", at(&o));
     for status in ["shipped", "delivered", "failed", "cancelled", "unfulfilled"] {

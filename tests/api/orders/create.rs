@@ -5,7 +5,7 @@ use super::*;
 #[tokio::test]
 async fn creating_an_order_answers_201_with_every_field_and_the_defaults() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, with_items(ann, vec![item("Green tea", 2, 4.5)])).await;
 
     assert_fields(&o, ORDER_FIELDS);
@@ -39,7 +39,7 @@ async fn creating_an_order_answers_201_with_every_field_and_the_defaults() {
 #[tokio::test]
 async fn creating_an_order_stores_every_optional_field_sent() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let product = app
         .post("/products", json!({"name": "Teapot"}))
         .await
@@ -81,7 +81,7 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
     let app = spawn_app().await;
     let (_, other_key) = app.new_workspace("Other").await;
     let foreign = new_contact_in(&app, &other_key, "Zed").await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     assert_ne!(foreign, ann);
 
     for missing in [999_999_999, foreign] {
@@ -117,7 +117,7 @@ async fn an_order_needs_a_contact_of_its_own_workspace() {
 #[tokio::test]
 async fn an_order_is_created_with_one_to_two_hundred_items() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let many = |n: usize| (0..n).map(|i| item(&format!("Item {i}"), 1, 1.0)).collect();
 
     refusals(
@@ -142,7 +142,7 @@ async fn an_order_is_created_with_one_to_two_hundred_items() {
 #[tokio::test]
 async fn each_item_rule_names_the_faulty_item_field() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let one = |i: Value| with_items(ann, vec![i]);
     let second = |i: Value| with_items(ann, vec![item("Fine", 1, 1.0), i]);
     let with_item = |extra: Value| with(item("Tea", 1, 5.0), extra);
@@ -241,7 +241,7 @@ async fn each_item_rule_names_the_faulty_item_field() {
 async fn an_item_naming_a_product_of_another_workspace_answers_404() {
     let app = spawn_app().await;
     let (_, foreign) = foreign_record(&app, "/products", json!({"name": "Elsewhere"})).await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let body = with_items(
         ann,
         vec![with(
@@ -259,7 +259,7 @@ async fn an_item_naming_a_product_of_another_workspace_answers_404() {
 #[tokio::test]
 async fn the_currency_is_a_known_three_letter_iso_code_in_any_case() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let cur = |c: Value| with(order_body(ann), json!({ "currency": c }));
     refusals(
         &app,
@@ -289,7 +289,7 @@ async fn the_currency_is_a_known_three_letter_iso_code_in_any_case() {
 #[tokio::test]
 async fn notes_hold_up_to_two_thousand_characters() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     invalid(
         app.post(
             ORDERS,
@@ -309,7 +309,7 @@ async fn notes_hold_up_to_two_thousand_characters() {
 #[tokio::test]
 async fn statuses_come_from_their_enums() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     order_refusals(
         &app,
         ann,
@@ -345,7 +345,7 @@ async fn statuses_come_from_their_enums() {
 #[tokio::test]
 async fn paid_amount_and_shipping_fee_are_never_negative() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     order_refusals(
         &app,
         ann,

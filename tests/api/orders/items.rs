@@ -5,7 +5,7 @@ use super::*;
 #[tokio::test]
 async fn adding_an_item_answers_201_with_the_order() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let product = app
         .post("/products", json!({"name": "Jam"}))
         .await
@@ -49,7 +49,7 @@ async fn adding_an_item_answers_201_with_the_order() {
 #[tokio::test]
 async fn each_rule_of_an_added_item_names_its_field() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
     let yen = create(
         &app,
@@ -195,7 +195,7 @@ async fn removing_an_item_keeps_the_rest_but_never_the_last_one() {
 #[tokio::test]
 async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let locked = [
         ("shipped", "pending"),
         ("delivered", "pending"),
@@ -275,7 +275,7 @@ async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
 #[tokio::test]
 async fn an_order_created_shipped_or_paid_is_not_editable() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     for state in [
         json!({"status": "shipped"}),
         json!({"payment_status": "paid"}),

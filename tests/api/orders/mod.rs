@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use switchboard_actors::clock::ManualClock;
 
 use crate::contacts::no_such;
+use crate::fixtures::*;
 use crate::helpers::*;
 
 const ORDERS: &str = "/orders";
@@ -55,10 +56,6 @@ async fn new_contact_in(app: &TestApp, key: &str, name: &str) -> u64 {
     id(&r.created())
 }
 
-async fn new_contact(app: &TestApp, name: &str) -> u64 {
-    new_contact_in(app, &app.key, name).await
-}
-
 async fn create(app: &TestApp, body: Value) -> Value {
     app.post(ORDERS, body).await.created()
 }
@@ -75,7 +72,7 @@ async fn two_item_order(app: &TestApp, contact: u64) -> Value {
 /// A fresh app with the contact Ann and her [`two_item_order`]: (app, Ann, the order).
 async fn app_with_two_item_order() -> (TestApp, u64, Value) {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let order = two_item_order(&app, ann).await;
     (app, ann, order)
 }

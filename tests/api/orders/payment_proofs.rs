@@ -14,7 +14,7 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     let app = spawn_webhook_app().await;
     let rx = TestReceiver::start().await;
     new_endpoint(&app, json!({"url": rx.url, "events": ["order.*"]})).await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let order = create(&app, with(order_body(ann), json!({"status": "cancelled"}))).await;
     let answered = app
         .post(&proofs_at(&order), json!({"url": "https://files.example/receipt.pdf", "name": "receipt.pdf", "content_type": "application/pdf"}))
@@ -61,7 +61,7 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
 #[tokio::test]
 async fn a_receipt_needs_an_https_url_and_an_order_holds_twenty() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let order = create(&app, order_body(ann)).await;
     invalid(
         app.post(

@@ -11,7 +11,7 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
         .post_as(&other_key, ORDERS, order_body(zed))
         .await
         .created();
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
 
     let read = get(&app, &o).await;
@@ -58,7 +58,7 @@ async fn an_order_is_read_by_id_and_unknown_or_foreign_ids_are_not_found() {
 #[tokio::test]
 async fn orders_are_listed_newest_first_in_pages() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let mut made = Vec::new();
     for _ in 0..7 {
         made.push(id(&create(&app, order_body(ann)).await));
@@ -90,7 +90,7 @@ async fn orders_are_listed_newest_first_in_pages() {
 #[tokio::test]
 async fn the_default_page_holds_twenty_five_orders() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     for _ in 0..26 {
         create(&app, order_body(ann)).await;
     }
@@ -105,8 +105,8 @@ async fn the_default_page_holds_twenty_five_orders() {
 #[tokio::test]
 async fn orders_filter_by_status_payment_status_and_contact() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
-    let bob = new_contact(&app, "Bob").await;
+    let ann = contact_named(&app, "Ann").await;
+    let bob = contact_named(&app, "Bob").await;
     let make = |contact: u64, status: &str, payment: &str| {
         with(
             order_body(contact),
@@ -184,7 +184,7 @@ async fn created_since_is_inclusive_and_needs_an_offset() {
     let start: DateTime<Utc> = "2026-03-01T10:00:00Z".parse().unwrap();
     let clock = ManualClock::new(start);
     let app = spawn_app_with_clock(clock.clone()).await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let a = create(&app, order_body(ann)).await;
     clock.advance(Duration::from_secs(1));
     let b = create(&app, order_body(ann)).await;

@@ -7,7 +7,7 @@ async fn timeline_notes_are_added_with_their_time() {
     let start: DateTime<Utc> = "2026-03-01T10:00:00Z".parse().unwrap();
     let clock = ManualClock::new(start);
     let app = spawn_app_with_clock(clock.clone()).await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
     let path = format!("{}/timeline", at(&o));
 
@@ -52,7 +52,7 @@ async fn timeline_notes_are_added_with_their_time() {
 #[tokio::test]
 async fn a_timeline_note_holds_one_to_two_thousand_characters() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let o = create(&app, order_body(ann)).await;
     refusals(
         &app,
@@ -82,9 +82,9 @@ async fn a_timeline_note_holds_one_to_two_thousand_characters() {
 #[tokio::test]
 async fn the_orders_of_a_merged_contact_follow_the_primary() {
     let app = spawn_app().await;
-    let primary = new_contact(&app, "Ann").await;
-    let secondary = new_contact(&app, "Annie").await;
-    let bystander = new_contact(&app, "Bob").await;
+    let primary = contact_named(&app, "Ann").await;
+    let secondary = contact_named(&app, "Annie").await;
+    let bystander = contact_named(&app, "Bob").await;
     let own = id(&create(&app, order_body(primary)).await);
     let moved1 = id(&create(&app, order_body(secondary)).await);
     let other = id(&create(&app, order_body(bystander)).await);
@@ -230,7 +230,7 @@ async fn orders_need_the_orders_permission() {
 #[tokio::test]
 async fn creating_an_order_with_an_idempotency_key_creates_it_once() {
     let app = spawn_app().await;
-    let ann = new_contact(&app, "Ann").await;
+    let ann = contact_named(&app, "Ann").await;
     let send = |body: Value| {
         app.call(Method::POST, ORDERS)
             .token(&app.key)

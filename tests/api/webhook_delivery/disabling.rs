@@ -3,9 +3,7 @@ use super::*;
 #[tokio::test]
 async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owner() {
     let app = spawn_webhook_app().await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(410);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 410).await;
     new_tag(&app, &app.key, "gone").await;
     rx.wait_for(1).await;
     let e = endpoint_when(&app, &id, "disabled", |e| e["status"] == "disabled").await;
@@ -18,14 +16,7 @@ async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owne
     assert_eq!(d[0]["attempt_count"], 1);
     assert_eq!(d[0]["next_attempt_at"], Value::Null);
 
-    let n = app
-        .admin_call(
-            Method::GET,
-            &format!("/admin/workspaces/{}/notifications", app.workspace_id),
-        )
-        .send()
-        .await
-        .ok();
+    let n = notifications(&app).await;
     assert_eq!(n["object"], "list");
     let data = n["data"].as_array().unwrap();
     assert_eq!(data.len(), 1, "{n}");
@@ -41,9 +32,7 @@ async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owne
 #[tokio::test]
 async fn after_seven_failed_attempts_the_delivery_is_failed_and_no_eighth_comes() {
     let app = spawn_webhook_app().await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     new_tag(&app, &app.key, "doomed").await;
     let got = rx.wait_for(7).await;
     let attempts: Vec<u32> = got.iter().map(Received::attempt).collect();
@@ -68,9 +57,7 @@ async fn the_default_ladder_waits_30_s_2_m_10_m_1_h_6_h_and_24_h() {
         s.webhooks.retry_delays = switchboard::config::DeliverySettings::default().retry_delays;
     })
     .await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(503);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 503).await;
     new_tag(&app, &app.key, "ladder").await;
     rx.wait_for(1).await;
     let ladder = [
@@ -109,9 +96,7 @@ async fn failing_within_an_hour() -> (TestApp, ManualClock, TestReceiver, String
         s.webhooks.disable_after = HOUR;
     })
     .await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     (app, clock, rx, id)
 }
 

@@ -5,8 +5,7 @@ use super::*;
 #[tokio::test]
 async fn a_paused_endpoint_receives_nothing_and_events_of_the_pause_are_not_sent_after_resume() {
     let app = spawn_webhook_app().await;
-    let rx = TestReceiver::start().await;
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook(&app).await;
     let at = format!("/webhooks/{id}");
     app.patch(&at, json!({"status": "paused"}))
         .await
@@ -31,9 +30,7 @@ async fn deliveries_pending_before_a_pause_wait_and_go_out_after_resume() {
         s.webhooks.retry_delays = vec![Duration::from_millis(300); 6];
     })
     .await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     let at = format!("/webhooks/{id}");
     new_tag(&app, &app.key, "before the pause").await;
     rx.wait_for(1).await;
@@ -75,19 +72,16 @@ async fn wildcards_skip_message_received_and_sent_which_must_be_named() {
     hook(&app, &exact.url, &["tag.created", "order.paid"]).await;
 
     new_tag(&app, &app.key, "Wholesale").await;
-    let contact = app
-        .post("/contacts", json!({"first_name": "Ann"}))
-        .await
-        .created();
+    let contact = contact_named(&app, "Ann").await;
     app.post(
         "/orders",
-        json!({"contact_id": contact["id"],
+        json!({"contact_id": contact,
                "items": [{"name": "Tea", "quantity": 1, "unit_price": 5.0}]}),
     )
     .await
     .expect(201);
     app.post(
-        &format!("/contacts/{}/notes", contact["id"]),
+        &format!("/contacts/{}/notes", contact),
         json!({"body": "likes tea"}),
     )
     .await

@@ -13,6 +13,7 @@ use switchboard::config::Settings;
 use switchboard_actors::clock::{Clock, ManualClock};
 use switchboard_actors::events::signature;
 
+use crate::fixtures::*;
 use crate::helpers::*;
 use crate::receiver::*;
 use crate::webhooks::*;
@@ -45,6 +46,7 @@ pub(crate) async fn new_tag(app: &TestApp, token: &str, name: &str) -> Value {
 
 // ----- 7. The failure window -----
 
+/// The bootstrap workspace's operator notifications (GET, answering 200).
 async fn notifications(app: &TestApp) -> Value {
     app.admin_call(
         Method::GET,

@@ -49,8 +49,7 @@ fn idle_soon(s: &mut Settings) {
 #[tokio::test]
 async fn an_idle_endpoint_actor_stops_and_the_next_event_starts_it_again_and_is_delivered() {
     let app = spawn_webhook_app_with(idle_soon).await;
-    let rx = TestReceiver::start().await;
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook(&app).await;
     new_tag(&app, &app.key, "first").await;
     rx.wait_for(1).await;
     eventually("the endpoint actor is listed", async || {
@@ -74,8 +73,7 @@ async fn an_idle_endpoint_actor_stops_and_the_next_event_starts_it_again_and_is_
 #[tokio::test]
 async fn the_delivery_log_and_redelivery_answer_after_the_actor_stopped() {
     let app = spawn_webhook_app_with(idle_soon).await;
-    let rx = TestReceiver::start().await;
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook(&app).await;
     new_tag(&app, &app.key, "logged").await;
     rx.wait_for(1).await;
     passivated(&app).await;
@@ -101,9 +99,7 @@ async fn a_retry_due_hours_after_the_actor_stopped_goes_out_on_time_also_after_a
         s.actor_idle = Duration::from_millis(100);
     };
     let app = spawn_clocked_webhook_app(clock.clone(), settings).await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     new_tag(&app, &app.key, "later").await;
     let first = rx.wait_for(1).await[0].event_id().to_string();
     deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
@@ -132,8 +128,7 @@ async fn a_retry_due_hours_after_the_actor_stopped_goes_out_on_time_also_after_a
 #[tokio::test]
 async fn a_paused_endpoint_whose_actor_stopped_sends_what_waits_once_it_is_active_again() {
     let app = spawn_webhook_app_with(idle_soon).await;
-    let rx = TestReceiver::start().await;
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook(&app).await;
     new_tag(&app, &app.key, "before").await;
     rx.wait_for(1).await;
     app.patch(&format!("/webhooks/{id}"), json!({"status": "paused"}))

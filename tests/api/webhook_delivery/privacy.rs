@@ -66,12 +66,9 @@ async fn contact_updated_names_private_fields_in_changes_but_never_their_previou
 async fn note_created_carries_its_body_only_with_include_content() {
     let app = spawn_webhook_app().await;
     let [plain, content, details] = three_endpoints(&app, &["note.created"]).await;
-    let contact = app
-        .post("/contacts", json!({"first_name": "Ann"}))
-        .await
-        .created();
+    let contact = contact_named(&app, "Ann").await;
     app.post(
-        &format!("/contacts/{}/notes", contact["id"]),
+        &format!("/contacts/{}/notes", contact),
         json!({"body": "called back about the invoice"}),
     )
     .await

@@ -8,9 +8,7 @@ async fn a_pending_delivery_of_an_acknowledged_write_is_sent_after_a_restart() {
         s.webhooks.retry_delays = vec![Duration::from_millis(1500); 6];
     };
     let app = spawn_webhook_app_with(slow_ladder).await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     new_tag(&app, &app.key, "survives").await;
     let first = rx.wait_for(1).await[0].event_id().to_string();
     deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;
@@ -34,9 +32,7 @@ async fn after_a_restart_a_pending_retry_keeps_its_schedule() {
     let clock = ManualClock::new(chrono::Utc::now());
     let ladder = |s: &mut Settings| s.webhooks.retry_delays = vec![HOUR; 6];
     let app = spawn_clocked_webhook_app(clock.clone(), ladder).await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     new_tag(&app, &app.key, "scheduled").await;
     let first = rx.wait_for(1).await[0].event_id().to_string();
     let d = deliveries_when(&app, &id, "attempt 1", |d| d[0]["attempt_count"] == 1).await;

@@ -91,9 +91,7 @@ async fn deleting_an_endpoint_stops_its_pending_retries() {
         s.webhooks.retry_delays = vec![Duration::from_millis(400); 6];
     })
     .await;
-    let rx = TestReceiver::start().await;
-    rx.respond_with(500);
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook_answering(&app, 500).await;
     new_tag(&app, &app.key, "orphan").await;
     rx.wait_for(1).await;
     app.delete(&format!("/webhooks/{id}")).await.expect(200);

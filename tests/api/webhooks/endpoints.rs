@@ -1,4 +1,5 @@
 use super::*;
+use crate::fixtures::tag_hook;
 
 // ----- 1. The endpoints API -----
 
@@ -167,8 +168,7 @@ async fn get_shows_no_last_delivery_before_the_first_and_its_result_after_it() {
 #[tokio::test]
 async fn patch_sets_only_active_or_paused_and_reactivating_resets_the_failure_count() {
     let app = spawn_webhook_app().await;
-    let rx = TestReceiver::start().await;
-    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    let (rx, id) = tag_hook(&app).await;
     let at = format!("/webhooks/{id}");
 
     let paused = app
