@@ -86,9 +86,7 @@ pub(super) fn handle(msg: BookingMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             page,
             reply,
         } => {
-            let contact = filter
-                .contact_id
-                .map(|c| data.contacts.resolve(c).unwrap_or(c));
+            let contact = filter.contact_id.map(|c| data.contacts.current(c));
             let found = page.select(&data.bookings, |b| {
                 contact.is_none_or(|c| b.contact_id == c)
                     && filter.status.is_none_or(|s| b.status == s)
@@ -167,7 +165,7 @@ fn check_conversation(
         .conversations
         .get(id)
         .ok_or_else(|| DomainError::missing("conversation_id", "conversation"))?;
-    if data.contacts.resolve(c.contact_id).unwrap_or(c.contact_id) != contact {
+    if data.contacts.current(c.contact_id) != contact {
         return Err(DomainError::invalid(
             "conversation_id",
             "must be a conversation of the booking's contact",
@@ -181,10 +179,7 @@ fn create(
     ctx: &Ctx,
     new: NewBooking,
 ) -> Result<Change<BookingView>, DomainError> {
-    let contact_id = data
-        .contacts
-        .resolve(new.contact_id)
-        .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
+    let contact_id = data.contacts.named(new.contact_id)?;
     check_conversation(data, contact_id, new.conversation_id)?;
     let b = Booking {
         id: ctx.next_id()?,

@@ -50,9 +50,7 @@ pub(super) fn handle(msg: CallMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
             page,
             reply,
         } => {
-            let contact = filter
-                .contact_id
-                .map(|c| data.contacts.resolve(c).unwrap_or(c));
+            let contact = filter.contact_id.map(|c| data.contacts.current(c));
             let found = page.select(&data.calls, |c| {
                 contact.is_none_or(|k| c.contact_id == k)
                     && filter.outcome.is_none_or(|o| c.outcome == o)
@@ -82,10 +80,7 @@ fn record(data: &mut WorkspaceData, ctx: &Ctx, new: NewCall) -> Result<Change<Ca
     };
     let (mut writes, mut events) = (Batch::default(), Vec::new());
     call.contact_id = match new.contact_id {
-        Some(id) => data
-            .contacts
-            .resolve(id)
-            .ok_or_else(|| DomainError::missing("contact_id", "contact"))?,
+        Some(id) => data.contacts.named(id)?,
         None => {
             let caller = NewContact::parse(ContactInput {
                 phone: Some(call.customer_number().to_string()),

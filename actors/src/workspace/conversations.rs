@@ -866,10 +866,7 @@ fn receive(
             into = Some(c.clone());
             c.contact_id
         }
-        InboundFrom::Contact(id) => data
-            .contacts
-            .resolve(id)
-            .ok_or_else(|| DomainError::missing("contact_id", "contact"))?,
+        InboundFrom::Contact(id) => data.contacts.named(id)?,
         InboundFrom::Details(new) => {
             let found = super::contacts::for_inbound(data, ctx, *new, inbound.channel)?;
             step.writes.extend(found.writes);
@@ -1235,10 +1232,7 @@ fn create(
     channel: Channel,
     text: Option<String>,
 ) -> Result<Change<Conversation>, DomainError> {
-    let contact = data
-        .contacts
-        .resolve(contact_id)
-        .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
+    let contact = data.contacts.named(contact_id)?;
     let mut step = Step::new(ctx);
     let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
     step.announce("conversation.created", &c);

@@ -149,9 +149,7 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
             page,
             reply,
         } => {
-            let contact = filter
-                .contact_id
-                .map(|c| data.contacts.resolve(c).unwrap_or(c));
+            let contact = filter.contact_id.map(|c| data.contacts.current(c));
             let found = page.select(&data.orders.by_id, |o| {
                 filter.status.is_none_or(|s| o.status == s)
                     && filter.payment_status.is_none_or(|s| o.payment_status == s)
@@ -353,10 +351,7 @@ fn create(
     ctx: &Ctx,
     new: NewOrder,
 ) -> Result<Change<OrderView>, DomainError> {
-    let contact_id = data
-        .contacts
-        .resolve(new.contact_id)
-        .ok_or_else(|| DomainError::missing("contact_id", "contact"))?;
+    let contact_id = data.contacts.named(new.contact_id)?;
     let c = new.currency;
     let mut items = Vec::new();
     for (i, item) in new.items.into_iter().enumerate() {

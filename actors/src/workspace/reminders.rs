@@ -103,9 +103,7 @@ pub(super) fn handle(msg: ReminderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> H
             page,
             reply,
         } => {
-            let contact = filter
-                .contact_id
-                .map(|c| data.contacts.resolve(c).unwrap_or(c));
+            let contact = filter.contact_id.map(|c| data.contacts.current(c));
             let found = page.select(&data.reminders.by_id, |r| {
                 filter.status.is_none_or(|s| r.status == s)
                     && filter
@@ -140,13 +138,7 @@ fn subject(
     contact: Option<ContactId>,
     conversation: Option<ConversationId>,
 ) -> Result<(Option<ContactId>, Option<ConversationId>), DomainError> {
-    let contact = contact
-        .map(|c| {
-            data.contacts
-                .resolve(c)
-                .ok_or_else(|| DomainError::missing("contact_id", "contact"))
-        })
-        .transpose()?;
+    let contact = contact.map(|c| data.contacts.named(c)).transpose()?;
     let Some(conversation) = conversation else {
         return Ok((contact, None));
     };
@@ -154,10 +146,7 @@ fn subject(
         .conversations
         .get(conversation)
         .ok_or_else(|| DomainError::missing("conversation_id", "conversation"))?;
-    let owner = data
-        .contacts
-        .resolve(conv.contact_id)
-        .unwrap_or(conv.contact_id);
+    let owner = data.contacts.current(conv.contact_id);
     match contact {
         Some(c) if c != owner => Err(DomainError::invalid(
             "conversation_id",

@@ -247,6 +247,18 @@ impl Contacts {
             .copied()
     }
 
+    /// The live contact a body's `contact_id` names (following merges), or 422 there.
+    pub fn named(&self, id: ContactId) -> Result<ContactId, DomainError> {
+        self.resolve(id)
+            .ok_or_else(|| DomainError::missing("contact_id", "contact"))
+    }
+
+    /// The contact an id stands for now: a merged-away id answers as the contact it
+    /// became; any other id stays as it is (a filter, a stored record's contact).
+    pub fn current(&self, id: ContactId) -> ContactId {
+        self.resolve(id).unwrap_or(id)
+    }
+
     /// The live contact a path id names, or 404.
     fn live(&self, id: ContactId) -> Result<ContactId, DomainError> {
         self.resolve(id).ok_or(DomainError::NotFound("contact"))
