@@ -441,6 +441,15 @@ fn comment_prefix(ws: &WorkspaceId, conversation: ConversationId) -> Vec<u8> {
         .prefix()
 }
 
+fn comment_key(ws: &WorkspaceId, conversation: ConversationId, id: CommentId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(COMMENT)
+        .id(conversation.get())
+        .id(id.get())
+        .build()
+}
+
 fn feedback_key(ws: &WorkspaceId, message: MessageId, credential: &str) -> Vec<u8> {
     Key::new("w")
         .str(ws.as_str())
@@ -614,6 +623,20 @@ impl<'a> Step<'a> {
     fn announce(&mut self, event_type: &'static str, c: &Conversation) {
         self.events
             .push(DomainEvent::new(event_type, "conversation", c.id, c));
+    }
+
+    /// Stores a record under `key` and announces it: `(event type, resource type, id)`,
+    /// the record as data.
+    fn put_announced<T: serde::Serialize>(
+        &mut self,
+        key: Vec<u8>,
+        record: &T,
+        (event_type, resource, id): (&'static str, &'static str, impl ToString),
+    ) -> Result<(), DomainError> {
+        self.writes.put(key, record)?;
+        self.events
+            .push(DomainEvent::new(event_type, resource, id, record));
+        Ok(())
     }
 
     /// Stores the conversation and announces `event_type` with it as data.
@@ -1133,9 +1156,8 @@ fn apply_turn(
             resolved_at: None,
             resolved_by: None,
         };
-        step.writes.put(ctx.key(HANDOVER, h.id.get()), &h)?;
-        step.events
-            .push(DomainEvent::new("handover.requested", "handover", h.id, &h));
+        let event = ("handover.requested", "handover", h.id);
+        step.put_announced(ctx.key(HANDOVER, h.id.get()), &h, event)?;
         data.conversations.remember_handover(h);
         if c.pause_ai(AiPauseReason::Handover, *ctx.now) {
             step.announce("conversation.ai_paused", &c);
@@ -1469,19 +1491,9 @@ fn add_comment(
         created_at: ctx.now,
     };
     let mut step = Step::new(ctx);
-    let key = Key::new("w")
-        .str(ctx.workspace.as_str())
-        .str(COMMENT)
-        .id(id.get())
-        .id(comment.id.get())
-        .build();
-    step.writes.put(key, &comment)?;
-    step.events.push(DomainEvent::new(
-        "conversation.comment_created",
-        "comment",
-        comment.id,
-        &comment,
-    ));
+    let key = comment_key(ctx.workspace, id, comment.id);
+    let event = ("conversation.comment_created", "comment", comment.id);
+    step.put_announced(key, &comment, event)?;
     Ok(step.done(comment))
 }
 
@@ -1520,13 +1532,8 @@ fn feedback(
         created_at: ctx.now,
     };
     let mut step = Step::new(ctx);
-    step.writes.put(key, &fb)?;
-    step.events.push(DomainEvent::new(
-        "message_feedback.submitted",
-        "message_feedback",
-        fb.id,
-        &fb,
-    ));
+    let event = ("message_feedback.submitted", "message_feedback", fb.id);
+    step.put_announced(key, &fb, event)?;
     Ok(step.done(fb))
 }
 
@@ -1546,9 +1553,8 @@ fn resolve_handover(
         return Err(DomainError::conflict("the handover is already resolved"));
     }
     let mut step = Step::new(ctx);
-    step.writes.put(ctx.key(HANDOVER, id.get()), &h)?;
-    step.events
-        .push(DomainEvent::new("handover.resolved", "handover", id, &h));
+    let event = ("handover.resolved", "handover", id);
+    step.put_announced(ctx.key(HANDOVER, id.get()), &h, event)?;
     data.conversations.remember_handover(h.clone());
     Ok(step.done(h))
 }
