@@ -121,3 +121,64 @@ impl<T: Record> DerefMut for Records<T> {
         &mut self.by_id
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{SystemClock, Timestamp};
+    use crate::registry::Outlets;
+    use serde::Deserialize;
+
+    #[derive(Debug, Serialize, Deserialize)]
+    struct Item {
+        id: u64,
+        contact: Option<ContactId>,
+    }
+
+    record!(Item, u64, "test_item", "item");
+
+    #[tokio::test]
+    async fn records_are_put_found_moved_to_a_merged_contact_and_loaded_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock = std::sync::Arc::new(SystemClock);
+        let outlets =
+            Outlets::new(store.clone(), clock, Default::default(), Default::default()).unwrap();
+        let ws = WorkspaceId::generate();
+        let ctx = Ctx {
+            workspace: &ws,
+            store: &store,
+            dispatcher: &outlets.dispatcher,
+            relays: &outlets.relays,
+            now: Timestamp(chrono::Utc::now()),
+            later: Default::default(),
+            wake: Default::default(),
+            pace_soon: Default::default(),
+        };
+        let mut items = Records::<Item>::default();
+        let mut batch = Batch::default();
+        for (id, contact) in [(1, Some(7)), (2, Some(8)), (3, None)] {
+            let item = Item {
+                id,
+                contact: contact.map(ContactId),
+            };
+            items.put(&ctx, item, &mut batch).unwrap();
+        }
+        store.apply(batch).unwrap();
+        assert_eq!(items.find(2).unwrap().contact, Some(ContactId(8)));
+        assert!(matches!(items.find(9), Err(DomainError::NotFound("item"))));
+
+        let mut batch = Batch::default();
+        let merge = (ContactId(7), ContactId(8));
+        items
+            .reassign(&ctx, &mut batch, merge, |i| i.contact.as_mut())
+            .unwrap();
+        store.apply(batch).unwrap();
+
+        let loaded = Records::<Item>::load(&store, &ws).unwrap();
+        let stored: Vec<(u64, Option<ContactId>)> =
+            loaded.values().map(|i| (i.id, i.contact)).collect();
+        let eight = Some(ContactId(8));
+        assert_eq!(stored, [(1, eight), (2, eight), (3, None)]);
+    }
+}
