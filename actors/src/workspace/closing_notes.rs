@@ -25,12 +25,6 @@ record!(ClosingNote, ClosingNoteId, KIND, "closing note");
 
 pub type ClosingNotes = Records<ClosingNote>;
 
-impl ClosingNotes {
-    pub fn get(&self, id: ClosingNoteId) -> Option<&ClosingNote> {
-        self.map().get(&id)
-    }
-}
-
 pub(super) fn handle(msg: ClosingNoteMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         ClosingNoteMsg::List(reply) => {

@@ -1278,7 +1278,7 @@ fn close(
 ) -> Result<Change<Conversation>, DomainError> {
     let mut c = found(data, id)?.clone();
     if let Some(note_id) = note.id {
-        if data.closing_notes.get(note_id).is_none() {
+        if !data.closing_notes.contains_key(&note_id) {
             return Err(DomainError::missing("closing_note_id", "closing note"));
         }
     }

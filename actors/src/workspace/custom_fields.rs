@@ -36,12 +36,12 @@ pub type CustomFields = Records<CustomField>;
 
 impl CustomFields {
     pub fn by_key(&self, key: &str) -> Option<&CustomField> {
-        self.map().values().find(|f| f.key.as_str() == key)
+        self.values().find(|f| f.key.as_str() == key)
     }
 
     /// Oldest first: the order the fields were defined in, as a table shows them.
     pub fn list(&self) -> Vec<CustomField> {
-        self.map().values().cloned().collect()
+        self.values().cloned().collect()
     }
 }
 

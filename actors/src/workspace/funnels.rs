@@ -26,14 +26,9 @@ record!(Funnel, FunnelId, KIND, "funnel");
 pub type Funnels = Records<Funnel>;
 
 impl Funnels {
-    pub fn contains(&self, funnel_id: FunnelId) -> bool {
-        self.map().contains_key(&funnel_id)
-    }
-
     /// The funnel a stage belongs to, with the stage.
     pub fn stage(&self, stage_id: StageId) -> Option<(&Funnel, &Stage)> {
-        self.map()
-            .values()
+        self.values()
             .find_map(|f| f.stages.iter().find(|s| s.id == stage_id).map(|s| (f, s)))
     }
 }

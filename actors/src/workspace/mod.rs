@@ -105,19 +105,15 @@ pub enum WorkspaceMsg {
     Panic,
 }
 
-/// `From` each resource's message into `WorkspaceMsg`, boxed where the variant is.
+/// `From` each resource's message into `WorkspaceMsg` (boxed where the variant is: `into`
+/// is the identity or `Box::new`).
 macro_rules! into_workspace_msg {
-    ($($msg:ident => $variant:ident),* $(; boxed $($bmsg:ident => $bvariant:ident),*)?) => {
+    ($($msg:ident => $variant:ident),* $(,)?) => {
         $(impl From<$msg> for WorkspaceMsg {
             fn from(m: $msg) -> Self {
-                WorkspaceMsg::$variant(m)
+                WorkspaceMsg::$variant(m.into())
             }
         })*
-        $($(impl From<$bmsg> for WorkspaceMsg {
-            fn from(m: $bmsg) -> Self {
-                WorkspaceMsg::$bvariant(Box::new(m))
-            }
-        })*)?
     };
 }
 
@@ -126,8 +122,8 @@ into_workspace_msg!(
     CustomFieldMsg => CustomField,
     ClosingNoteMsg => ClosingNote,
     FunnelMsg => Funnel,
-    CreditsMsg => Credits;
-    boxed ContactMsg => Contact,
+    CreditsMsg => Credits,
+    ContactMsg => Contact,
     ConversationMsg => Conversation,
     AiSettingsMsg => AiSettings,
     OrderMsg => Order,
@@ -138,7 +134,7 @@ into_workspace_msg!(
     ReminderMsg => Reminder,
     ChannelMsg => Channel,
     WebhookMsg => Webhook,
-    ProductMsg => Product
+    ProductMsg => Product,
 );
 
 /// Told by a workspace actor that is about to passivate, so no new caller reaches it.

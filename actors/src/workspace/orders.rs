@@ -341,7 +341,7 @@ fn check_product(
     id: Option<ProductId>,
 ) -> Result<(), DomainError> {
     match id {
-        Some(p) if !data.products.contains(p) => Err(DomainError::missing(path, "product")),
+        Some(p) if !data.products.contains_key(&p) => Err(DomainError::missing(path, "product")),
         _ => Ok(()),
     }
 }

@@ -47,20 +47,6 @@ record!(Product, ProductId, KIND, "product");
 
 pub type Products = Records<Product>;
 
-impl Products {
-    pub fn contains(&self, id: ProductId) -> bool {
-        self.map().contains_key(&id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.map().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map().is_empty()
-    }
-}
-
 pub(super) fn handle(msg: ProductMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         ProductMsg::List {

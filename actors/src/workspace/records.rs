@@ -63,12 +63,6 @@ impl<T: Record> Records<T> {
         Ok(Self { by_id })
     }
 
-    /// The records by id (what `Deref` reaches, for methods that share a name with one
-    /// of the map's).
-    pub fn map(&self) -> &BTreeMap<T::Id, T> {
-        &self.by_id
-    }
-
     /// The record, or the resource's 404.
     pub fn find(&self, id: T::Id) -> Result<&T, DomainError> {
         self.by_id.get(&id).ok_or(DomainError::NotFound(T::NAME))

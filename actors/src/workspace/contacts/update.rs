@@ -84,7 +84,7 @@ pub(super) fn set_stage(
 ) -> Result<Change<ContactView>, DomainError> {
     data.contacts.live(id)?;
     if let Some((stage_id, funnel_id)) = stage {
-        if funnel_id.is_some_and(|f| !data.funnels.contains(f)) {
+        if funnel_id.is_some_and(|f| !data.funnels.contains_key(&f)) {
             return Err(DomainError::missing("funnel_id", "funnel"));
         }
         check_stage(data, stage_id, "stage_id")?;
