@@ -155,7 +155,6 @@ impl TestReceiver {
         }
     }
 
-    /// The event types received so far, in arrival order.
     /// The requests so far in the order their events happened (`occurred_at`, stable):
     /// deliveries may arrive out of order, a retry overtaken by a later event.
     pub fn in_event_order(&self) -> Vec<Received> {
@@ -164,10 +163,23 @@ impl TestReceiver {
         got
     }
 
+    /// The event types received so far, sorted by name: deliveries may arrive in any
+    /// order (even the events of one change), so tests compare what arrived, not when.
     pub fn event_types(&self) -> Vec<String> {
-        self.received()
+        let mut types: Vec<String> = self
+            .received()
             .iter()
             .map(|r| r.event_type().to_string())
+            .collect();
+        types.sort();
+        types
+    }
+
+    /// The requests so far that carry `event_type`, in arrival order.
+    pub fn of_type(&self, event_type: &str) -> Vec<Received> {
+        self.received()
+            .into_iter()
+            .filter(|r| r.event_type() == event_type)
             .collect()
     }
 

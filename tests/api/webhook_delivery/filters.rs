@@ -106,13 +106,13 @@ async fn wildcards_skip_message_received_and_sent_which_must_be_named() {
     star.wait_for(expected_star.len()).await;
     let quiet = Duration::from_millis(300);
     star.stays_at(expected_star.len(), quiet).await;
-    assert_eq!(sorted(star.event_types()), expected_star);
+    assert_eq!(star.event_types(), expected_star);
     assert_eq!(named.event_types(), ["message.received"]);
     assert_eq!(messages.event_types(), ["message.send_failed"]);
     assert_eq!(contacts.event_types(), ["contact.created"]);
-    assert_eq!(sorted(exact.event_types()), ["order.paid", "tag.created"]);
+    assert_eq!(exact.event_types(), ["order.paid", "tag.created"]);
     assert_eq!(
-        sorted(overlapping.event_types()),
+        overlapping.event_types(),
         expected_star,
         "an event matching several entries is delivered once"
     );

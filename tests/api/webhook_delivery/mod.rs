@@ -25,11 +25,6 @@ fn now_unix() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
-
 /// A person with `role` in the bootstrap workspace: (user id, token).
 async fn person(app: &TestApp, role: &str) -> (String, String) {
     let user = app.new_user("Pat Person").await;
