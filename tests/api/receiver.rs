@@ -156,7 +156,9 @@ impl TestReceiver {
     }
 
     /// The requests so far in the order their events happened (`occurred_at`, stable):
-    /// deliveries may arrive out of order, a retry overtaken by a later event.
+    /// deliveries may arrive out of order, a retry overtaken by a later event. Events of
+    /// one change share their `occurred_at` (as may changes in one millisecond) and stay
+    /// in arrival order: this orders only events apart in time, as on a manual clock.
     pub fn in_event_order(&self) -> Vec<Received> {
         let mut got = self.received();
         got.sort_by_key(|r| r.json()["occurred_at"].as_str().unwrap_or("").to_string());
