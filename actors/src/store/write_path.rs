@@ -5,7 +5,10 @@
 //!   sled batch (sled's `apply_batch` takes a database-wide lock, so one call for many
 //!   writers beats many calls racing for it), applies it, counts its writes as applied
 //!   (releasing the reads that wait for them), and hands the writers' "when durable"
-//!   callbacks to the flusher.
+//!   callbacks to the flusher. It starts an apply no sooner than [`APPLY_GATHER`] after
+//!   the previous one started: while it sleeps, writers queue without waking it (a wake
+//!   is a system call on the writer's async worker and a thread switch, which cost more
+//!   per write than the apply itself under load), and each apply carries more writes.
 //! - The **flusher** flushes back to back, but starts a flush no sooner than
 //!   [`GATHER`] after the previous one started: under load, writes gather into fewer
 //!   flushes (each flush costs sled a log write and wakes its I/O threads), while a write
@@ -43,6 +46,42 @@ const MOST_PER_APPLY: usize = 1024;
 /// The shortest time from one flush's start to the next's. Adds at most this much to a
 /// write's latency, and only when the flusher was busy just before.
 const GATHER: Duration = Duration::from_micros(1000);
+
+/// The shortest time from one apply's start to the next's; like [`GATHER`], it delays
+/// only a write that follows closely on another, and reads wait at most this much more.
+const APPLY_GATHER: Duration = Duration::from_micros(500);
+
+/// Keeps rounds of work (applies, flushes) at least `gap` apart, start to start.
+struct Pace {
+    gap: Duration,
+    last_start: Option<Instant>,
+}
+
+impl Pace {
+    fn new(gap: Duration) -> Self {
+        Self {
+            gap,
+            last_start: None,
+        }
+    }
+
+    /// Sleeps out what is left of the gap since the last round started.
+    fn wait(&self) {
+        if let Some(left) = self
+            .last_start
+            .and_then(|t| self.gap.checked_sub(t.elapsed()))
+        {
+            std::thread::sleep(left);
+        }
+    }
+
+    /// A round starts now.
+    fn start(&mut self) -> Instant {
+        let now = Instant::now();
+        self.last_start = Some(now);
+        now
+    }
+}
 
 pub(super) enum Job {
     Write {
@@ -158,7 +197,11 @@ pub(super) fn start(shared: Shared) -> std::io::Result<Sender<Job>> {
 type Waiting = (Option<Owner>, AfterDurable);
 
 fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<Waiting>>) {
-    while let Ok(first) = jobs.recv() {
+    let mut pace = Pace::new(APPLY_GATHER);
+    loop {
+        pace.wait();
+        let Ok(first) = jobs.recv() else { break };
+        pace.start();
         let mut group = vec![first];
         while group.len() < MOST_PER_APPLY {
             match jobs.try_recv() {
@@ -212,16 +255,13 @@ fn apply(on: &Shared, batches: Vec<(Option<Owner>, Batch)>) -> StoreResult<()> {
 }
 
 fn run_flusher(shared: &Shared, requests: Receiver<Vec<Waiting>>) {
-    let mut last_start: Option<Instant> = None;
+    let mut pace = Pace::new(GATHER);
     while let Ok(mut waiting) = requests.recv() {
-        if let Some(gap) = last_start.and_then(|t| GATHER.checked_sub(t.elapsed())) {
-            std::thread::sleep(gap);
-        }
+        pace.wait();
         while let Ok(more) = requests.try_recv() {
             waiting.extend(more);
         }
-        let started = Instant::now();
-        last_start = Some(started);
+        let started = pace.start();
         let outcome = shared
             .health
             .writable()
