@@ -6,9 +6,9 @@
 //!   writers beats many calls racing for it), applies it, counts its writes as applied
 //!   (releasing the reads that wait for them), and hands the writers' "when durable"
 //!   callbacks to the flusher. It starts an apply no sooner than [`APPLY_GATHER`] after
-//!   the previous one started: while it sleeps, writers queue without waking it (a wake
-//!   is a system call on the writer's async worker and a thread switch, which cost more
-//!   per write than the apply itself under load), and each apply carries more writes.
+//!   the previous one started: while it sleeps, writers queue without waking it (each
+//!   wake is a system call on the writer's async worker and a switch of threads), and
+//!   each apply carries more writes.
 //! - The **flusher** flushes back to back, but starts a flush no sooner than
 //!   [`GATHER`] after the previous one started: under load, writes gather into fewer
 //!   flushes (each flush costs sled a log write and wakes its I/O threads), while a write
@@ -306,5 +306,33 @@ fn copy(outcome: &StoreResult<()>) -> StoreResult<()> {
         Ok(()) => Ok(()),
         Err(StoreError::FlusherGone) => Err(StoreError::FlusherGone),
         Err(e) => Err(StoreError::Unavailable(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_waits_out_what_is_left_of_the_gap_since_the_previous_start() {
+        let pace = Pace::new(Duration::from_secs(10));
+        let before = Instant::now();
+        pace.wait();
+        assert!(before.elapsed() < Duration::from_secs(5), "no round yet");
+
+        let mut pace = Pace::new(Duration::from_millis(30));
+        let started = pace.start();
+        pace.wait();
+        assert!(started.elapsed() >= Duration::from_millis(30));
+
+        let mut pace = Pace::new(Duration::from_secs(10));
+        pace.last_start = Instant::now().checked_sub(Duration::from_secs(20));
+        assert!(pace.last_start.is_some());
+        let before = Instant::now();
+        pace.wait();
+        assert!(
+            before.elapsed() < Duration::from_secs(5),
+            "a gap already over waits for nothing"
+        );
     }
 }
