@@ -444,13 +444,14 @@ async fn a_failed_turn_emits_ai_turn_failed_naming_the_message() {
     assert!(failed["data"]["error"].as_str().unwrap().contains("500"));
 }
 
-mod timers {
+pub(crate) mod timers {
     use std::time::Duration;
 
     use serde_json::{json, Value};
 
     use super::chat;
     use crate::helpers::*;
+    use switchboard_actors::clock::ManualClock;
 
     const MINUTE: Duration = Duration::from_secs(60);
 
@@ -572,14 +573,13 @@ mod timers {
         happens_once("the follow-up went out after the restart", 3, count).await;
     }
 
-    #[tokio::test]
-    async fn the_follow_up_and_the_auto_close_are_announced() {
-        use crate::receiver::TestReceiver;
-        use crate::webhooks::{fast_webhooks, new_endpoint};
-
-        let (app, clock) = clocked(fast_webhooks).await;
-        let rx = TestReceiver::start().await;
-        new_endpoint(
+    /// An app on the manual clock whose AI follows up after 10 minutes and closes after an
+    /// hour, announcing both to a receiver.
+    pub(crate) async fn announcing_follow_ups_and_auto_closes(
+    ) -> (TestApp, ManualClock, crate::receiver::TestReceiver) {
+        let (app, clock) = clocked(crate::webhooks::fast_webhooks).await;
+        let rx = crate::receiver::TestReceiver::start().await;
+        crate::webhooks::new_endpoint(
             &app,
             json!({"url": rx.url, "events": ["conversation.followup_sent", "conversation.closed"]}),
         )
@@ -590,6 +590,12 @@ mod timers {
         )
         .await
         .expect(200);
+        (app, clock, rx)
+    }
+
+    #[tokio::test]
+    async fn the_follow_up_and_the_auto_close_are_announced() {
+        let (app, clock, rx) = announcing_follow_ups_and_auto_closes().await;
         chat(
             &app,
             json!({"message": "hello", "contact": {"phone": "+15550100"}}),

@@ -459,6 +459,14 @@ fn feedback_key(ws: &WorkspaceId, message: MessageId, credential: &str) -> Vec<u
         .build()
 }
 
+fn feedback_prefix(ws: &WorkspaceId, message: MessageId) -> Vec<u8> {
+    Key::new("w")
+        .str(ws.as_str())
+        .str(FEEDBACK)
+        .id(message.get())
+        .prefix()
+}
+
 pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     use ConversationMsg as M;
     match msg {
@@ -1592,6 +1600,67 @@ pub(super) fn reassign(
         h.contact_id = to;
         writes.put(ctx.key(HANDOVER, h.id.get()), &h)?;
         data.conversations.remember_handover(h);
+    }
+    Ok(())
+}
+
+/// Erases the conversations of a deleted contact with everything that hangs off them
+/// (messages, their feedback, comments, handovers, armed timers), inside the deletion's
+/// batch: the spec's "the contact and derived data". contact.deleted covers them, so no
+/// events of their own. A reply already queued for its channel's relay still settles: it
+/// finds its message gone and changes nothing.
+pub(super) fn erase_of_contact(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    contact: ContactId,
+    writes: &mut Batch,
+) -> Result<(), DomainError> {
+    let convs = &mut data.conversations;
+    let erased: Vec<Conversation> = convs
+        .by_id
+        .values()
+        .filter(|c| c.contact_id == contact)
+        .cloned()
+        .collect();
+    for c in &erased {
+        for key in ctx.store.keys(&message_prefix(ctx.workspace, c.id))? {
+            if let Some(message) = crate::store::trailing_id(&key) {
+                let feedback = feedback_prefix(ctx.workspace, MessageId(message));
+                ctx.store
+                    .keys(&feedback)?
+                    .into_iter()
+                    .for_each(|k| writes.delete(k));
+            }
+            writes.delete(key);
+        }
+        for key in ctx.store.keys(&comment_prefix(ctx.workspace, c.id))? {
+            writes.delete(key);
+        }
+        if let Some(timers) = convs.timers.remove(&c.id) {
+            for (kind, due) in [
+                (TimerKind::Followup, timers.followup_at),
+                (TimerKind::AutoClose, timers.auto_close_at),
+            ] {
+                if let Some(due) = due {
+                    Timer::new(ctx.workspace, kind.name(c.id), *due).disarm(writes);
+                }
+            }
+            writes.delete(ctx.key(TIMERS, c.id.get()));
+        }
+        convs.open_handover.remove(&c.id);
+        convs.latest.remove(&(contact, c.channel));
+        convs.by_id.remove(&c.id.get());
+        writes.delete(conversation_key(ctx, c.id));
+    }
+    let handovers: Vec<u64> = convs
+        .handovers
+        .iter()
+        .filter(|(_, h)| h.contact_id == contact)
+        .map(|(id, _)| *id)
+        .collect();
+    for id in handovers {
+        convs.handovers.remove(&id);
+        writes.delete(ctx.key(HANDOVER, id));
     }
     Ok(())
 }

@@ -320,6 +320,18 @@ impl WorkspaceData {
         Ok(())
     }
 
+    /// Erases what is derived from deleted contact `id`: its conversations, with their
+    /// messages, comments, feedback, handovers and timers. Orders, bookings, reminders
+    /// and calls are records of the business and stay, as they were.
+    fn erase_contact_records(
+        &mut self,
+        ctx: &Ctx,
+        id: crate::ids::ContactId,
+        writes: &mut Batch,
+    ) -> Result<(), DomainError> {
+        conversations::erase_of_contact(self, ctx, id, writes)
+    }
+
     /// The appointment reminder lead times changed from `old`: every upcoming booking's
     /// reminder timers follow.
     fn rearm_appointment_reminders(

@@ -133,5 +133,6 @@ mod events {
     }
 }
 
+mod erasure;
 mod lifecycle;
 mod messages;

@@ -25,6 +25,7 @@ pub(super) fn delete(
         cs.redirects.remove(&from);
         writes.delete(ctx.key(REDIRECT, from));
     }
+    data.erase_contact_records(ctx, id, &mut writes)?;
     Ok(Change {
         value: id,
         writes,
