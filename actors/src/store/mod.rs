@@ -218,7 +218,7 @@ impl Store {
     }
 
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> StoreResult<Option<T>> {
-        self.progress.caught_up();
+        self.progress.caught_up(self.scope.as_ref());
         self.engine.get(key, decode)
     }
 
@@ -229,7 +229,7 @@ impl Store {
         limit: usize,
         mut make: impl FnMut(&[u8], &[u8]) -> StoreResult<T>,
     ) -> StoreResult<Vec<T>> {
-        self.progress.caught_up();
+        self.progress.caught_up(self.scope.as_ref());
         let mut out = Vec::new();
         if limit == 0 {
             return Ok(out);
@@ -302,14 +302,14 @@ impl Store {
 
     /// A stored value as bytes.
     pub fn get_raw(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
-        self.progress.caught_up();
+        self.progress.caught_up(self.scope.as_ref());
         self.engine.get(key, |v| Ok(v.to_vec()))
     }
 
     /// Every entry of every keyspace as (keyspace name, key, value); the main keyspace's
     /// name is empty. For the offline check.
     pub fn raw_entries(&self) -> StoreResult<Vec<RawEntry>> {
-        self.progress.caught_up();
+        self.progress.caught_up(self.scope.as_ref());
         let mut out = Vec::new();
         for space in self.engine.spaces()? {
             self.engine.walk_space(&space, &mut |k, v| {
@@ -353,14 +353,14 @@ impl Store {
         if let Err(e) = self.health.writable() {
             return durable(Err(e));
         }
-        self.progress.queued();
+        self.progress.queued(self.scope.as_ref());
         let job = write_path::Job::Write {
             batch,
             durable,
             scope: self.scope.clone(),
         };
         if let Err(lost) = self.jobs.send(job) {
-            self.progress.done(1);
+            self.progress.done([self.scope.as_ref()]);
             (lost.0.into_durable())(Err(StoreError::FlusherGone));
         }
     }
@@ -418,7 +418,7 @@ impl Store {
             .gate
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.progress.caught_up();
+        self.progress.caught_up(self.scope.as_ref());
         match &self.engine {
             Engine::Sled(_) => backup::write(&self.engine, out),
             // This node holds only its own workspaces: the backup reads the whole database,

@@ -20,8 +20,8 @@
 //! (`StoreError::Fenced`) instead of an acknowledgement.
 //!
 //! A writer therefore waits for nothing before its next write (pipelining): reads wait
-//! instead, until every write submitted before them is applied ([`Progress`]), so a
-//! writer still reads its own writes. Acknowledgements follow the disk and stay in write
+//! instead, until every write of their workspace submitted before them is applied
+//! ([`Progress`]), so a writer still reads its own writes. Acknowledgements follow the disk and stay in write
 //! order. A barrier (`Store::durable`) goes through the same queue, so it covers every
 //! write submitted before it.
 
@@ -111,13 +111,15 @@ pub(super) struct Shared {
     pub progress: Arc<Progress>,
 }
 
-/// How far the applier has come: writes count in as they are queued and out as they are
-/// applied, and a read waits until every write queued before it is applied. Two atomic
-/// loads when the applier has caught up, which is almost always.
-#[derive(Default)]
+/// How far the applier has come, per workspace: writes count in as they are queued and
+/// out as they are applied, and a read waits until every write queued before it is
+/// applied, but only the writes of its own workspace (and unscoped ones): a workspace's
+/// reads never wait for another workspace's writes. Workspaces share [`SHARDS`] counters
+/// by a hash of their id, so a read may now and then wait for a neighbour's write too.
+/// Two atomic loads when the applier has caught up, which is almost always.
 pub(super) struct Progress {
-    submitted: AtomicU64,
-    applied: AtomicU64,
+    /// Per shard of workspaces, and last the writes of no workspace.
+    counts: [Counts; SHARDS + 1],
     waiters: AtomicU64,
     lock: Mutex<()>,
     advanced: Condvar,
@@ -127,37 +129,98 @@ pub(super) struct Progress {
     pub refuse_applies: std::sync::atomic::AtomicBool,
 }
 
+/// How many counters the workspaces' writes are spread over.
+const SHARDS: usize = 64;
+
+/// Every counter, for a reader of no workspace.
+const EVERY_SHARD: [usize; SHARDS + 1] = {
+    let mut all = [0; SHARDS + 1];
+    let mut i = 0;
+    while i <= SHARDS {
+        all[i] = i;
+        i += 1;
+    }
+    all
+};
+
+#[derive(Default)]
+struct Counts {
+    submitted: AtomicU64,
+    applied: AtomicU64,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self {
+            counts: std::array::from_fn(|_| Counts::default()),
+            waiters: AtomicU64::new(0),
+            lock: Mutex::new(()),
+            advanced: Condvar::new(),
+            #[cfg(test)]
+            refuse_applies: Default::default(),
+        }
+    }
+}
+
+/// The counter of the writes of `scope`.
+fn shard(scope: Option<&Owner>) -> usize {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    match scope {
+        Some(ws) => {
+            let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(ws);
+            (hash % SHARDS as u64) as usize
+        }
+        None => SHARDS,
+    }
+}
+
 /// A read gives up waiting after this long (a stuck applier is a bug, not a reason to
 /// hang every reader) and reads what is there.
 const LONGEST_READ_WAIT: Duration = Duration::from_secs(5);
 
 impl Progress {
-    /// Counts a write in; call before queueing it, so that the queue order and the count
-    /// agree for every reader that starts after the queueing.
-    pub(super) fn queued(&self) {
-        self.submitted.fetch_add(1, SeqCst);
+    /// Counts a write of `scope` in; call before queueing it, so that the queue order and
+    /// the count agree for every reader that starts after the queueing.
+    pub(super) fn queued(&self, scope: Option<&Owner>) {
+        self.counts[shard(scope)].submitted.fetch_add(1, SeqCst);
     }
 
     /// Counts writes out once applied (or refused: a write that will never be applied
-    /// must not keep readers waiting).
-    pub(super) fn done(&self, writes: u64) {
-        self.applied.fetch_add(writes, SeqCst);
+    /// must not keep readers waiting), by the workspace each was for.
+    pub(super) fn done<'a>(&self, scopes: impl IntoIterator<Item = Option<&'a Owner>>) {
+        for scope in scopes {
+            self.counts[shard(scope)].applied.fetch_add(1, SeqCst);
+        }
         if self.waiters.load(SeqCst) > 0 {
             let _held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
             self.advanced.notify_all();
         }
     }
 
-    /// Returns once every write queued before this call is applied.
-    pub(super) fn caught_up(&self) {
-        let target = self.submitted.load(SeqCst);
-        if self.applied.load(SeqCst) >= target {
+    /// Returns once every write queued before this call is applied: the writes of
+    /// `scope` and unscoped ones, or every write for an unscoped reader.
+    pub(super) fn caught_up(&self, scope: Option<&Owner>) {
+        let own = [shard(scope), SHARDS];
+        let watched: &[usize] = match scope {
+            Some(_) => &own,
+            None => &EVERY_SHARD,
+        };
+        let mut targets = [0u64; SHARDS + 1];
+        for &i in watched {
+            targets[i] = self.counts[i].submitted.load(SeqCst);
+        }
+        let behind = || {
+            watched
+                .iter()
+                .any(|&i| self.counts[i].applied.load(SeqCst) < targets[i])
+        };
+        if !behind() {
             return;
         }
         let deadline = Instant::now() + LONGEST_READ_WAIT;
         let mut held = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         self.waiters.fetch_add(1, SeqCst);
-        while self.applied.load(SeqCst) < target {
+        while behind() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 tracing::error!("a read stopped waiting for the store's applier");
@@ -210,11 +273,10 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<Waiting
             }
         }
         let mut batches = Vec::with_capacity(group.len());
-        let (mut writes, mut jobs) = (0, 0);
+        let mut writes = 0;
         for job in &mut group {
             if let Job::Write { batch, scope, .. } = job {
                 writes += batch.len();
-                jobs += 1;
                 batches.push((scope.clone(), std::mem::take(batch)));
             }
         }
@@ -223,7 +285,12 @@ fn run_applier(shared: &Shared, jobs: Receiver<Job>, flusher: Sender<Vec<Waiting
         } else {
             apply(shared, batches)
         };
-        shared.progress.done(jobs);
+        shared
+            .progress
+            .done(group.iter().filter_map(|job| match job {
+                Job::Write { scope, .. } => Some(scope.as_ref()),
+                Job::Barrier(_) => None,
+            }));
         let mut waiting = Vec::with_capacity(group.len());
         for job in group {
             match job {
@@ -312,6 +379,59 @@ fn copy(outcome: &StoreResult<()>) -> StoreResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Starts `read` on a thread of its own; `name` arrives on the channel once it returns.
+    fn reader(
+        progress: &Arc<Progress>,
+        scope: Option<Owner>,
+        name: &'static str,
+        done: &std::sync::mpsc::Sender<&'static str>,
+    ) {
+        let (progress, done) = (progress.clone(), done.clone());
+        std::thread::spawn(move || {
+            progress.caught_up(scope.as_ref());
+            let _ = done.send(name);
+        });
+    }
+
+    #[test]
+    fn a_read_waits_for_the_writes_of_its_own_workspace_and_unscoped_ones_only() {
+        let progress = Arc::new(Progress::default());
+        let a: Owner = "ws_a".into();
+        let b: Owner = (0..)
+            .map(|n| Owner::from(format!("ws_b{n}").as_str()))
+            .find(|b| shard(Some(b)) != shard(Some(&a)))
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let soon = Duration::from_secs(2);
+
+        progress.queued(Some(&a));
+        reader(&progress, Some(b.clone()), "b", &tx);
+        assert_eq!(
+            rx.recv_timeout(soon),
+            Ok("b"),
+            "b never waits for a's write"
+        );
+        reader(&progress, Some(a.clone()), "a", &tx);
+        reader(&progress, None, "unscoped", &tx);
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "a's reader and an unscoped one wait for a's write"
+        );
+        progress.done([Some(&a)]);
+        let mut woke = [rx.recv_timeout(soon), rx.recv_timeout(soon)].map(Result::ok);
+        woke.sort();
+        assert_eq!(woke, [Some("a"), Some("unscoped")]);
+
+        progress.queued(None);
+        reader(&progress, Some(b), "b", &tx);
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "an unscoped write holds every reader"
+        );
+        progress.done([None]);
+        assert_eq!(rx.recv_timeout(soon), Ok("b"));
+    }
 
     #[test]
     fn a_round_waits_out_what_is_left_of_the_gap_since_the_previous_start() {
