@@ -56,6 +56,13 @@ pub struct LoadtestArgs {
     /// request, and its ratios to the `health` phase when there is one.
     #[arg(long, conflicts_with_all = ["mix", "rate"])]
     pub phases: Option<Phases>,
+    /// With --phases: runs them this many times over, alternating (health, writes,
+    /// health, writes, ...), every phase for an equal share of --duration. Each phase is
+    /// compared with the health phase of its own round, and the report adds each class's
+    /// median over the rounds: on a noisy machine the median moves much less than one run.
+    #[arg(long, default_value_t = 1, requires = "phases",
+        value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
     /// Open loop: offer this many requests per second in all (across every workspace,
     /// classes from --mix) on a fixed schedule, whether or not earlier ones were
     /// answered. Runs for --duration, or for --requests.

@@ -133,7 +133,7 @@ pub async fn execute(args: &LoadtestArgs) -> Result<Report, LoadtestError> {
         }
         Mode::HealthThenMix | Mode::Phases(_) => {
             let phases = match &mode {
-                Mode::Phases(classes) => run::each_alone(classes, args.duration),
+                Mode::Phases(classes) => run::each_alone(classes, args.duration, args.rounds),
                 _ => run::health_then_mix(args.duration),
             };
             if progress {

@@ -27,14 +27,18 @@ use super::stats::{Latency, Series, StatusCounts};
 ///   longest wait for webhook deliveries after the last answer); `bootstrap_s` (creating
 ///   workspaces, endpoints and seeding, not part of the timed run).
 /// - `phases`: the phases in the order they ran, each `{phase, seconds, requests,
-///   per_second, latency, status, server_cpu_s, server_cpu_per_request_us,
+///   round, per_second, latency, status, server_cpu_s, server_cpu_per_request_us,
 ///   client_cpu_per_request_us, server_resident_memory_bytes, throughput_vs_health,
 ///   server_cpu_per_request_vs_health}`. `phase` is `health`, a class name (with
 ///   `--phases`), `mixed` or `open_loop`. CPU time is user plus system, read from the
 ///   server's `GET /admin/process` just before and just after the phase (after the drain,
 ///   for the last phase, so it includes finishing the webhook deliveries), divided by
 ///   the requests answered in the phase; `client_cpu_per_request_us` is the load
-///   tester's own. The two ratios compare with the `health` phase of the same run.
+///   tester's own. The two ratios compare with the `health` phase of the same run (of
+///   the same round, with `--rounds`; `round` counts from 1).
+/// - `rounds` (only with `--rounds` above 1): per class, in the order the phases ran,
+///   `{phase, rounds, throughput_vs_health, server_cpu_per_request_vs_health, p99_ms}`,
+///   each `{median, min, max}` over the rounds (`null` when not measured).
 /// - `total`, `health_phase`, `mixed_phase`: `{requests, seconds, per_second}`. The health
 ///   phase is GET /health from every connection (by default the first 20% of the
 ///   duration); the mixed phase is every other phase together. `total` spans all.
@@ -71,6 +75,8 @@ use super::stats::{Latency, Series, StatusCounts};
 pub struct Report {
     pub config: ConfigReport,
     pub phases: Vec<PhaseReport>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<RoundSummary>,
     pub total: Throughput,
     pub health_phase: Throughput,
     pub mixed_phase: Throughput,
@@ -217,6 +223,7 @@ pub struct PhaseReport {
     pub label: &'static str,
     pub seconds: f64,
     pub requests: u64,
+    pub round: u32,
     pub per_second: f64,
     pub latency: Latency,
     pub status: StatusCounts,
@@ -242,6 +249,7 @@ impl PhaseReport {
             label: p.kind.label(),
             seconds: p.secs,
             requests: all.requests(),
+            round: 1,
             per_second: per_second(all.requests(), p.secs),
             latency: all.latency(),
             status: all.status,
@@ -262,6 +270,86 @@ impl PhaseReport {
             .zip(health.server_cpu_per_request_us)
             .and_then(|(mine, theirs)| ratio(mine, theirs));
     }
+}
+
+/// A class's figures over the rounds of `--rounds`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundSummary {
+    pub phase: &'static str,
+    #[serde(skip)]
+    pub label: &'static str,
+    pub rounds: usize,
+    pub throughput_vs_health: Option<Spread>,
+    pub server_cpu_per_request_vs_health: Option<Spread>,
+    pub p99_ms: Option<Spread>,
+}
+
+/// The median of some measurements, and their extremes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` when nothing was measured.
+    fn of(values: impl IntoIterator<Item = f64>) -> Option<Self> {
+        let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = match n {
+            0 => return None,
+            _ if n % 2 == 1 => v[n / 2],
+            _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        };
+        Some(Self {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        })
+    }
+}
+
+/// Numbers each phase's round (its class's 1st, 2nd... phase), compares it with the
+/// health phase of its round, and sums up every class that ran more than once.
+fn by_round(phases: &mut [PhaseReport]) -> Vec<RoundSummary> {
+    for i in 0..phases.len() {
+        let before = phases[..i].iter().filter(|p| p.phase == phases[i].phase);
+        phases[i].round = before.count() as u32 + 1;
+    }
+    let healths: Vec<PhaseReport> = phases
+        .iter()
+        .filter(|p| p.phase == PhaseKind::Alone(Class::Health).key())
+        .cloned()
+        .collect();
+    for p in phases.iter_mut() {
+        if let Some(health) = healths.iter().find(|h| h.round == p.round) {
+            p.compare_with(health);
+        }
+    }
+    if phases.iter().all(|p| p.round == 1) {
+        return Vec::new();
+    }
+    let mut summaries: Vec<RoundSummary> = Vec::new();
+    for p in phases.iter().filter(|p| p.round == 1) {
+        let of_class: Vec<&PhaseReport> = phases.iter().filter(|q| q.phase == p.phase).collect();
+        summaries.push(RoundSummary {
+            phase: p.phase,
+            label: p.label,
+            rounds: of_class.len(),
+            throughput_vs_health: Spread::of(
+                of_class.iter().filter_map(|q| q.throughput_vs_health),
+            ),
+            server_cpu_per_request_vs_health: Spread::of(
+                of_class
+                    .iter()
+                    .filter_map(|q| q.server_cpu_per_request_vs_health),
+            ),
+            p99_ms: Spread::of(of_class.iter().map(|q| q.latency.p99_ms)),
+        });
+    }
+    summaries
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -379,16 +467,7 @@ impl Report {
             holds: workspaces.quiet.status.rate_limited_429 == 0,
         };
         let mut phases: Vec<PhaseReport> = out.phases.iter().map(PhaseReport::new).collect();
-        if let Some(health) = out
-            .phases
-            .iter()
-            .position(is_health)
-            .map(|i| phases[i].clone())
-        {
-            for p in &mut phases {
-                p.compare_with(&health);
-            }
-        }
+        let rounds = by_round(&mut phases);
         let mut all_notes = plan.notes.clone();
         all_notes.extend(notes);
         if status.transport_errors > 0 {
@@ -431,6 +510,7 @@ impl Report {
                 bootstrap_s: plan.bootstrap_secs,
             },
             phases,
+            rounds,
             total: Throughput::new(status.total(), health_secs + mixed_secs),
             health_phase: Throughput::new(health_requests, health_secs),
             mixed_phase: Throughput::new(mixed_requests, mixed_secs),
@@ -629,6 +709,41 @@ impl Report {
         s
     }
 
+    /// The medians over the rounds, with their extremes.
+    fn rounds_text(&self, s: &mut String) {
+        let Some(first) = self.rounds.first() else {
+            return;
+        };
+        let shown = |spread: Option<Spread>, unit: &str| {
+            spread.map_or("n/a".to_string(), |r| {
+                format!("{:.2}{unit} ({:.2}-{:.2})", r.median, r.min, r.max)
+            })
+        };
+        let _ = writeln!(
+            s,
+            "\n{:<30}{:>22}{:>22}{:>22}",
+            format!("over {} rounds", first.rounds),
+            "x health req/s",
+            "x health CPU/req",
+            "p99 ms"
+        );
+        let _ = writeln!(
+            s,
+            "{:<30}{:>22}{:>22}{:>22}",
+            "", "median (min-max)", "median (min-max)", "median (min-max)"
+        );
+        for r in &self.rounds {
+            let _ = writeln!(
+                s,
+                "{:<30}{:>22}{:>22}{:>22}",
+                r.label,
+                shown(r.throughput_vs_health, "x"),
+                shown(r.server_cpu_per_request_vs_health, "x"),
+                shown(r.p99_ms, "")
+            );
+        }
+    }
+
     /// The table of phases: rate, latency and the server's CPU per request.
     fn phases_text(&self, s: &mut String) {
         let _ = writeln!(
@@ -654,10 +769,14 @@ impl Report {
             let cpu = p
                 .server_cpu_per_request_us
                 .map_or("n/a".to_string(), |us| format!("{us:.1} us"));
+            let label = match self.rounds.is_empty() {
+                true => p.label.to_string(),
+                false => format!("{} #{}", p.label, p.round),
+            };
             let _ = writeln!(
                 s,
                 "{:<22}{:>9.1}{:>10}{:>11.1}{:>9.2}{:>9.2}{:>13}{:>12}{:>12}",
-                p.label,
+                label,
                 p.seconds,
                 p.requests,
                 p.per_second,
@@ -672,8 +791,12 @@ impl Report {
             .phases
             .iter()
             .filter_map(|p| {
+                let round = match self.rounds.is_empty() {
+                    true => String::new(),
+                    false => format!(" #{}", p.round),
+                };
                 p.client_cpu_per_request_us
-                    .map(|us| format!("{} {us:.1} us", p.label))
+                    .map(|us| format!("{}{round} {us:.1} us", p.label))
             })
             .collect();
         if !client.is_empty() {
@@ -683,6 +806,7 @@ impl Report {
                 client.join(", ")
             );
         }
+        self.rounds_text(s);
         if let Some(bytes) = self
             .phases
             .last()
@@ -695,5 +819,26 @@ impl Report {
             );
         }
         let _ = writeln!(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_is_the_median_and_the_extremes_of_what_was_measured() {
+        let odd = Spread::of([0.3, 0.1, 0.2]).unwrap();
+        assert_eq!(
+            odd,
+            Spread {
+                median: 0.2,
+                min: 0.1,
+                max: 0.3
+            }
+        );
+        assert_eq!(Spread::of([4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
+        assert_eq!(Spread::of([f64::NAN, 1.0]).unwrap().median, 1.0);
+        assert_eq!(Spread::of([]), None);
     }
 }

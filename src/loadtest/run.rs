@@ -51,12 +51,17 @@ pub fn health_then_mix(duration: Duration) -> Vec<(PhaseKind, Duration)> {
     ]
 }
 
-/// `--phases`: each class alone, in order, for an equal share of `duration`.
-pub fn each_alone(classes: &[Class], duration: Duration) -> Vec<(PhaseKind, Duration)> {
-    let share = duration / (classes.len().max(1) as u32);
-    classes
-        .iter()
-        .map(|&c| (PhaseKind::Alone(c), share))
+/// `--phases`: each class alone, in order, `rounds` times over, every phase for an equal
+/// share of `duration`.
+pub fn each_alone(
+    classes: &[Class],
+    duration: Duration,
+    rounds: u32,
+) -> Vec<(PhaseKind, Duration)> {
+    let rounds = rounds.max(1);
+    let share = duration / (classes.len().max(1) as u32 * rounds);
+    (0..rounds)
+        .flat_map(|_| classes.iter().map(move |&c| (PhaseKind::Alone(c), share)))
         .collect()
 }
 
@@ -229,9 +234,19 @@ mod tests {
                 (PhaseKind::Mixed, Duration::from_secs(24))
             ]
         );
-        let p = each_alone(&[Class::Health, Class::Reads, Class::Writes], d);
+        let p = each_alone(&[Class::Health, Class::Reads, Class::Writes], d, 1);
         assert_eq!(p.len(), 3);
         assert!(p.iter().all(|(_, len)| *len == Duration::from_secs(10)));
         assert_eq!(p[1].0, PhaseKind::Alone(Class::Reads));
+        let twice = each_alone(&[Class::Health, Class::Writes], d, 2);
+        let kinds: Vec<PhaseKind> = twice.iter().map(|(k, _)| *k).collect();
+        let (health, writes) = (
+            PhaseKind::Alone(Class::Health),
+            PhaseKind::Alone(Class::Writes),
+        );
+        assert_eq!(kinds, [health, writes, health, writes], "rounds alternate");
+        assert!(twice
+            .iter()
+            .all(|(_, len)| *len == Duration::from_millis(7500)));
     }
 }

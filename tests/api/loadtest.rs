@@ -35,6 +35,16 @@ async fn run_loadtest(app: &TestApp, args: &[&str]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
 }
 
+/// Two workspaces of five contacts, two connections: a run small enough for a test.
+const TINY: &[&str] = &[
+    "--workspaces",
+    "2",
+    "--contacts-per-workspace",
+    "5",
+    "--connections",
+    "2",
+];
+
 /// A number at `path` of the report.
 fn number(report: &Value, path: &str) -> f64 {
     report
@@ -119,17 +129,10 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
 async fn phases_measure_each_class_alone_with_the_servers_cpu_per_request() {
     let app = spawn_app().await;
     let args = [
-        "--workspaces",
-        "2",
-        "--contacts-per-workspace",
-        "5",
-        "--connections",
-        "2",
-        "--duration",
-        "3s",
-        "--phases",
-        "health,reads,writes",
-    ];
+        TINY,
+        &["--duration", "3s", "--phases", "health,reads,writes"],
+    ]
+    .concat();
     let report = run_loadtest(&app, &args).await;
     let n = |path: &str| number(&report, path);
 
@@ -164,6 +167,75 @@ async fn phases_measure_each_class_alone_with_the_servers_cpu_per_request() {
         n("/phases/1/throughput_vs_health"),
         "{report:#}"
     );
+}
+
+/// Rounds alternate the phases; each phase is compared with its own round's health phase,
+/// and every class gets its median and extremes over the rounds.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_alternate_the_phases_and_report_medians_over_them() {
+    let app = spawn_app().await;
+    let phases = [
+        "--duration",
+        "4s",
+        "--phases",
+        "health,writes",
+        "--rounds",
+        "2",
+    ];
+    let report = run_loadtest(&app, &[TINY, &phases].concat()).await;
+    let n = |path: &str| number(&report, path);
+    let phases = report["phases"].as_array().expect("phases");
+    let run: Vec<(&str, u64)> = phases
+        .iter()
+        .map(|p| (p["phase"].as_str().unwrap(), p["round"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        run,
+        [("health", 1), ("writes", 1), ("health", 2), ("writes", 2)],
+        "{report:#}"
+    );
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * a.abs().max(1.0);
+    for (writes, health) in [(1, 0), (3, 2)] {
+        let (w, h) = (
+            n(&format!("/phases/{writes}/per_second")),
+            n(&format!("/phases/{health}/per_second")),
+        );
+        let got = n(&format!("/phases/{writes}/throughput_vs_health"));
+        assert!(
+            close(got, w / h),
+            "its own round's health: {got} vs {}",
+            w / h
+        );
+    }
+    let rounds = report["rounds"].as_array().expect("rounds");
+    assert_eq!(rounds.len(), 2, "{report:#}");
+    assert_eq!(rounds[1]["phase"], "writes");
+    assert_eq!(rounds[1]["rounds"], 2);
+    let (a, b) = (
+        n("/phases/1/throughput_vs_health"),
+        n("/phases/3/throughput_vs_health"),
+    );
+    assert!(close(
+        n("/rounds/1/throughput_vs_health/median"),
+        (a + b) / 2.0
+    ));
+    assert!(close(n("/rounds/1/throughput_vs_health/min"), a.min(b)));
+    assert!(close(n("/rounds/1/throughput_vs_health/max"), a.max(b)));
+    assert!(close(n("/rounds/0/throughput_vs_health/median"), 1.0));
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args([
+            "loadtest",
+            "--api-url",
+            &app.api,
+            "--admin-token",
+            ADMIN_TOKEN,
+        ])
+        .args(["--rounds", "2"])
+        .output()
+        .expect("the binary runs");
+    assert!(!refused.status.success(), "--rounds needs --phases");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
