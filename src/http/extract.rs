@@ -12,6 +12,12 @@ use super::error::ApiError;
 /// A JSON body.
 pub struct ApiJson<T>(pub T);
 
+/// The body of an action that takes no fields (reopen, resume, rotate a secret...):
+/// empty or `{}`, and like every body, 400 when it is not JSON and 422 for any field.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoFields {}
+
 /// A body the idempotency layer already parsed (to compare repeats), so that the handler
 /// reads it from the tree instead of parsing it again.
 #[derive(Clone)]

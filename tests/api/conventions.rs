@@ -85,6 +85,36 @@ async fn unknown_fields_and_wrong_types_are_422_with_the_field_path() {
 }
 
 #[tokio::test]
+async fn actions_without_fields_take_an_empty_body_and_refuse_others() {
+    let app = spawn_app().await;
+    let actions = [
+        "/conversations/1/reopen",
+        "/conversations/1/ai/resume",
+        "/handovers/1/resolve",
+        "/reminders/1/close",
+        "/campaigns/1/cancel",
+        "/channels/1/rotate-secret",
+        "/webhooks/we_doesnotexist0000000000/rotate-secret",
+        "/webhooks/we_doesnotexist0000000000/deliveries/1/redeliver",
+    ];
+    for path in actions {
+        let r = app
+            .post(path, json!({"foo": 1}))
+            .await
+            .expect_error(422, "validation_failed");
+        assert_eq!(r.paths(), ["foo"], "{path}");
+        let malformed = app.call(Method::POST, path).token(&app.key).raw("{oops");
+        malformed.send().await.expect_error(400, "invalid_request");
+        let nothing = app.call(Method::POST, path).token(&app.key).send().await;
+        assert_eq!(
+            nothing.status, 404,
+            "{path}: an empty body reaches the action"
+        );
+        assert_eq!(app.post(path, json!({})).await.status, 404, "{path}");
+    }
+}
+
+#[tokio::test]
 async fn an_invalid_path_id_is_400() {
     let app = spawn_app().await;
     for id in ["abc", "-1", "0", "1.5"] {

@@ -490,13 +490,17 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             apply_turn(data, ctx, id, message, outcome),
         ),
         M::List {
-            filter,
+            mut filter,
             page,
             reply,
-        } => answer(
-            reply,
-            Ok(page.select(&data.conversations.by_id, |c| filter.keeps(c))),
-        ),
+        } => {
+            // A merged contact's id names the primary, which now has its conversations.
+            filter.contact_id = filter.contact_id.map(|c| data.contacts.current(c));
+            answer(
+                reply,
+                Ok(page.select(&data.conversations.by_id, |c| filter.keeps(c))),
+            )
+        }
         M::Get { id, reply } => answer(reply, found(data, id).cloned()),
         M::Create {
             caller,

@@ -15,7 +15,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiResult, ErrorBody};
-use crate::http::extract::{ApiJson, ApiQuery, PathId};
+use crate::http::extract::{ApiJson, ApiQuery, NoFields, PathId};
 use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -173,13 +173,14 @@ async fn send_campaign(
 
 /// Cancels a scheduled or sending campaign: queued recipients become `cancelled` and no
 /// campaign.completed fires. A draft answers 409 (delete it instead).
-#[utoipa::path(post, path = "/campaigns/{id}/cancel", tag = "campaigns", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/campaigns/{id}/cancel", request_body = Option<NoFields>, tag = "campaigns", params(("id" = u64, Path)),
     responses((status = 200, body = Campaign), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
 async fn cancel_campaign(
     State(app): State<AppState>,
     ws: Allowed<need::Campaigns>,
     PathId(id): PathId<CampaignId>,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<CampaignJson> {
     let c = app
         .ask_as(&ws, |origin, reply| CampaignMsg::Cancel {

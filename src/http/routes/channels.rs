@@ -14,7 +14,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, NoFields};
 use crate::http::object::Obj;
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -174,13 +174,14 @@ async fn delete_channel(
 }
 
 /// A new signing secret, which relay requests carry from now on.
-#[utoipa::path(post, path = "/channels/{id}/rotate-secret", tag = "channels",
+#[utoipa::path(post, path = "/channels/{id}/rotate-secret", request_body = Option<NoFields>, tag = "channels",
     params(("id" = String, Path)),
     responses((status = 200, body = ChannelWithSecret), (status = 404, body = ErrorBody)))]
 async fn rotate_channel_secret(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
     Path(id): Path<String>,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<Json<ChannelWithSecret>> {
     let id = channel_id(&id)?;
     let (view, secret) = app

@@ -21,7 +21,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{parse_id, ApiJson, ApiQuery, PathId};
+use crate::http::extract::{parse_id, ApiJson, ApiQuery, NoFields, PathId};
 use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -202,7 +202,7 @@ async fn close_conversation(
 }
 
 /// Opens a closed conversation again. 409 when it is open.
-#[utoipa::path(post, path = "/conversations/{id}/reopen", tag = "conversations",
+#[utoipa::path(post, path = "/conversations/{id}/reopen", request_body = Option<NoFields>, tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
@@ -210,6 +210,7 @@ async fn reopen_conversation(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<ConversationJson> {
     act(&app, &ws, |caller, reply| ConversationMsg::Reopen {
         caller,
@@ -268,7 +269,7 @@ async fn pause_ai(
 }
 
 /// Switches the AI back on. 409 when it is not paused.
-#[utoipa::path(post, path = "/conversations/{id}/ai/resume", tag = "conversations",
+#[utoipa::path(post, path = "/conversations/{id}/ai/resume", request_body = Option<NoFields>, tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
@@ -276,6 +277,7 @@ async fn resume_ai(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<ConversationJson> {
     act(&app, &ws, |caller, reply| ConversationMsg::ResumeAi {
         caller,
@@ -423,7 +425,7 @@ async fn list_handovers(
 }
 
 /// Marks a handover handled. 409 when it already is.
-#[utoipa::path(post, path = "/handovers/{id}/resolve", tag = "conversations",
+#[utoipa::path(post, path = "/handovers/{id}/resolve", request_body = Option<NoFields>, tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Handover), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
@@ -431,6 +433,7 @@ async fn resolve_handover(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     PathId(id): PathId,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<Json<Obj<Handover>>> {
     let h = ask(&app, &ws, |caller, reply| {
         ConversationMsg::ResolveHandover {

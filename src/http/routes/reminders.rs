@@ -16,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::Ws;
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{ApiJson, ApiQuery, PathId};
+use crate::http::extract::{ApiJson, ApiQuery, NoFields, PathId};
 use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -194,12 +194,13 @@ async fn delete_reminder(
 }
 
 /// Marks the reminder done; 409 when it is done already.
-#[utoipa::path(post, path = "/reminders/{id}/close", tag = "reminders", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/reminders/{id}/close", request_body = Option<NoFields>, tag = "reminders", params(("id" = u64, Path)),
     responses((status = 200, body = Reminder), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 async fn close_reminder(
     State(app): State<AppState>,
     ws: Ws,
     PathId(id): PathId<ReminderId>,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<ReminderJson> {
     let r = app
         .ask_as(&ws, |origin, reply| ReminderMsg::Close {

@@ -18,7 +18,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{parse_id, ApiJson};
+use crate::http::extract::{parse_id, ApiJson, NoFields};
 use crate::http::object::Obj;
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -214,12 +214,13 @@ pub struct RotatedSecret {
 }
 
 /// A new signing secret; the previous one keeps signing for the overlap (24 hours).
-#[utoipa::path(post, path = "/webhooks/{id}/rotate-secret", tag = "webhooks", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/webhooks/{id}/rotate-secret", request_body = Option<NoFields>, tag = "webhooks", params(("id" = String, Path)),
     responses((status = 200, body = RotatedSecret), (status = 404, body = ErrorBody)))]
 async fn rotate_webhook_secret(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
     EndpointPath(id): EndpointPath,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<Json<RotatedSecret>> {
     let (secret, until) = app
         .ask(&ws, |r| WebhookMsg::RotateSecret {
@@ -343,13 +344,14 @@ async fn list_webhook_deliveries(
 }
 
 /// Queues the delivery again (as a new delivery of the same event); answers 202.
-#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
+#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", request_body = Option<NoFields>, tag = "webhooks",
     params(("id" = String, Path), ("delivery_id" = u64, Path)),
     responses((status = 202, body = DeliveryView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 async fn redeliver_webhook_delivery(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
     Path((id, delivery)): Path<(String, String)>,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<(StatusCode, Json<Obj<DeliveryView>>)> {
     let delivery = DeliveryId(parse_id(&delivery)?);
     let (_, cfg) = endpoint(&app, &ws, &endpoint_id(&id)?).await?;

@@ -241,6 +241,11 @@ async fn a_contact_merge_moves_conversations_to_the_primary() {
             .await,
     );
     assert_eq!(of_primary.len(), 1);
+    let by_old_id = listed(
+        app.get(&format!("/conversations?contact_id={secondary}"))
+            .await,
+    );
+    assert_eq!(by_old_id, of_primary, "the filter follows the merge");
     let messages = listed(
         app.get(&format!("/conversations/{}/messages", id(&conv)))
             .await,
