@@ -94,6 +94,21 @@ impl DomainEvent {
         }
     }
 
+    /// An event whose data is the record as `GET` answers it: with its `object` field,
+    /// named by `resource_type` (plus any extra fields `data` already carries).
+    pub fn record(
+        event_type: &'static str,
+        resource_type: &'static str,
+        resource_id: impl ToString,
+        data: impl Serialize,
+    ) -> Self {
+        let mut event = Self::new(event_type, resource_type, resource_id, data);
+        if let Some(fields) = event.data.as_object_mut() {
+            fields.insert("object".into(), serde_json::Value::from(resource_type));
+        }
+        event
+    }
+
     pub fn with_changes(mut self, changes: serde_json::Map<String, serde_json::Value>) -> Self {
         self.changes = Some(changes);
         self

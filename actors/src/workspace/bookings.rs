@@ -142,7 +142,7 @@ fn view(data: &WorkspaceData, b: &Booking) -> BookingView {
 }
 
 fn event(kind: &'static str, v: &BookingView) -> DomainEvent {
-    DomainEvent::new(kind, "booking", v.id, v)
+    DomainEvent::record(kind, "booking", v.id, v)
 }
 
 fn refuse_cancelled(b: &Booking) -> Result<(), DomainError> {

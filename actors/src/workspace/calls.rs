@@ -94,7 +94,7 @@ fn record(data: &mut WorkspaceData, ctx: &Ctx, new: NewCall) -> Result<Change<Ca
         }
     };
     data.calls.put(ctx, call.clone(), &mut writes)?;
-    events.push(DomainEvent::new(
+    events.push(DomainEvent::record(
         call.outcome.event_type(),
         "call",
         call.id,

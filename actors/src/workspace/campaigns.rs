@@ -19,7 +19,6 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
@@ -218,11 +217,7 @@ fn write_recipient(
 
 /// campaign_recipient.failed and campaign_recipient.replied carry the recipient.
 fn recipient_event(event_type: &'static str, r: &CampaignRecipient) -> DomainEvent {
-    let mut data = serde_json::to_value(r).unwrap_or_else(|_| json!({}));
-    if let Some(obj) = data.as_object_mut() {
-        obj.insert("object".into(), json!("campaign_recipient"));
-    }
-    DomainEvent::new(event_type, "campaign_recipient", r.campaign_id, data)
+    DomainEvent::record(event_type, "campaign_recipient", r.campaign_id, r)
 }
 
 impl Campaigns {
@@ -389,7 +384,7 @@ impl Campaigns {
         c.status = CampaignStatus::Completed;
         c.completed_at = Some(ctx.now);
         self.queued.remove(&campaign);
-        events.push(DomainEvent::new("campaign.completed", "campaign", c.id, &c));
+        events.push(DomainEvent::record("campaign.completed", "campaign", c.id, &c));
         self.put(ctx, c, writes)
     }
 

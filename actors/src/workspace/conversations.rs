@@ -634,7 +634,7 @@ impl<'a> Step<'a> {
     /// Announces `event_type` with the conversation as data.
     fn announce(&mut self, event_type: &'static str, c: &Conversation) {
         self.events
-            .push(DomainEvent::new(event_type, "conversation", c.id, c));
+            .push(DomainEvent::record(event_type, "conversation", c.id, c));
     }
 
     /// Stores a record under `key` and announces it: `(event type, resource type, id)`,
@@ -647,7 +647,7 @@ impl<'a> Step<'a> {
     ) -> Result<(), DomainError> {
         self.writes.put(key, record)?;
         self.events
-            .push(DomainEvent::new(event_type, resource, id, record));
+            .push(DomainEvent::record(event_type, resource, id, record));
         Ok(())
     }
 
@@ -761,7 +761,7 @@ impl<'a> Step<'a> {
         self.writes
             .put(message_key(self.ctx.workspace, c.id, m.id), &m)?;
         if let Some(event_type) = event_type {
-            self.events.push(DomainEvent::new(
+            self.events.push(DomainEvent::record(
                 event_type,
                 "message",
                 m.id,
@@ -787,7 +787,7 @@ impl<'a> Step<'a> {
         if h.resolve(by, *self.ctx.now) {
             self.writes.put(self.ctx.key(HANDOVER, hid.get()), &h)?;
             self.events
-                .push(DomainEvent::new("handover.resolved", "handover", hid, &h));
+                .push(DomainEvent::record("handover.resolved", "handover", hid, &h));
             data.conversations.remember_handover(h);
         }
         Ok(())
@@ -1233,7 +1233,7 @@ fn fire(
             if let Some(obj) = followed.as_object_mut() {
                 obj.insert("message_id".into(), json!(m.id));
             }
-            step.events.push(DomainEvent::new(
+            step.events.push(DomainEvent::record(
                 "conversation.followup_sent",
                 "conversation",
                 c.id,
@@ -1382,7 +1382,7 @@ fn assign(
     changes.insert("assigned_to_user_id".into(), json!(previous));
     step.writes.put(conversation_key(ctx, c.id), &c)?;
     step.events.push(
-        DomainEvent::new("conversation.assigned", "conversation", c.id, &c).with_changes(changes),
+        DomainEvent::record("conversation.assigned", "conversation", c.id, &c).with_changes(changes),
     );
     data.conversations.remember(c.clone());
     Ok(step.done(c))

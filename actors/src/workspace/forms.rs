@@ -213,7 +213,7 @@ fn submit(
         .unwrap_or(events.len());
     events.insert(
         lead_at,
-        DomainEvent::new("form.submitted", "form_submission", s.id, announced),
+        DomainEvent::record("form.submitted", "form_submission", s.id, announced),
     );
     Ok(Change::new(s, writes, events))
 }

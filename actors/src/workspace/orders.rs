@@ -325,7 +325,7 @@ fn payload(data: &WorkspaceData, o: &OrderView) -> Value {
 }
 
 fn event(data: &WorkspaceData, kind: &'static str, o: &OrderView) -> DomainEvent {
-    DomainEvent::new(kind, "order", o.id, payload(data, o))
+    DomainEvent::record(kind, "order", o.id, payload(data, o))
 }
 
 /// Minor units of `currency` for an amount, refused under `path`.

@@ -121,7 +121,7 @@ fn create(
     writes.put(ctx.key(KIND, p.id), &p)?;
     let view = p.view();
     data.products.insert(p.id, p);
-    let event = DomainEvent::new("product.created", "product", view.id, &view);
+    let event = DomainEvent::record("product.created", "product", view.id, &view);
     Ok(Change::new(view, writes, vec![event]))
 }
 
@@ -143,7 +143,7 @@ fn update(
         *p = next;
         let after = p.view();
         events.push(
-            DomainEvent::new("product.updated", "product", id, &after)
+            DomainEvent::record("product.updated", "product", id, &after)
                 .with_changes(field_changes(&before, &after)),
         );
     }

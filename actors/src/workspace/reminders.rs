@@ -93,7 +93,7 @@ fn timer(ctx: &Ctx, r: &Reminder) -> Timer {
 }
 
 fn event(kind: &'static str, r: &Reminder) -> DomainEvent {
-    DomainEvent::new(kind, "reminder", r.id, r)
+    DomainEvent::record(kind, "reminder", r.id, r)
 }
 
 pub(super) fn handle(msg: ReminderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {

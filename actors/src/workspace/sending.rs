@@ -132,7 +132,7 @@ pub(super) fn settle(
         }
     };
     change.writes.put(key, &m)?;
-    change.events.push(DomainEvent::new(
+    change.events.push(DomainEvent::record(
         event_type,
         "message",
         m.id,
@@ -179,7 +179,7 @@ pub(super) fn fail_waiting(
         let (writes, events) = (&mut change.writes, &mut change.events);
         data.campaigns
             .settled(ctx, m.id, Err(error.into()), writes, events)?;
-        change.events.push(DomainEvent::new(
+        change.events.push(DomainEvent::record(
             "message.send_failed",
             "message",
             m.id,

@@ -118,7 +118,7 @@ fn add(
     };
     writes.put(ctx.key(KIND, tag.id.get()), &tag)?;
     data.tags.insert(tag.clone());
-    events.push(DomainEvent::new("tag.created", "tag", tag.id, &tag));
+    events.push(DomainEvent::record("tag.created", "tag", tag.id, &tag));
     Ok(tag)
 }
 
@@ -179,7 +179,7 @@ fn update(
         writes.put(ctx.key(KIND, id), &tag)?;
         data.tags.by_name.remove(&before.name.folded());
         data.tags.insert(tag.clone());
-        events.push(DomainEvent::new("tag.updated", "tag", id, &tag).with_changes(changes));
+        events.push(DomainEvent::record("tag.updated", "tag", id, &tag).with_changes(changes));
     }
     Ok(Change::new(tag, writes, events))
 }

@@ -163,3 +163,55 @@ async fn a_hipaa_workspace_never_sends_content_or_contact_details() {
         assert_eq!(event["workspace_id"], ws.as_str());
     }
 }
+
+/// A record event's `data` is the record as GET answers it (an endpoint that opted in to
+/// content and contact details sees all of it), `object` included.
+#[tokio::test]
+async fn a_record_events_data_is_the_record_as_get_answers_it() {
+    let app = spawn_webhook_app().await;
+    let rx = crate::receiver::TestReceiver::start().await;
+    let events = [
+        "contact.created",
+        "tag.created",
+        "product.created",
+        "conversation.created",
+        "conversation.comment_created",
+    ];
+    crate::webhooks::new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": events,
+               "include_content": true, "include_contact_details": true}),
+    )
+    .await;
+    let contact = full_contact(&app, &app.key).await;
+    let tag = app.post("/tags", json!({"name": "vip"})).await.created();
+    let product = app
+        .post(
+            "/products",
+            json!({"name": "Tea", "price": 4.5, "currency": "EUR"}),
+        )
+        .await
+        .created();
+    let conversation = app
+        .post(
+            "/conversations",
+            json!({"contact_id": contact["id"], "channel": "api"}),
+        )
+        .await
+        .created();
+    let path = format!("/conversations/{}", conversation["id"]);
+    let comment = app
+        .post(&format!("{path}/comments"), json!({"body": "note"}))
+        .await
+        .created();
+
+    rx.wait_for(events.len()).await;
+    let data = |t: &str| rx.of_type(t)[0].json()["data"].clone();
+    let contact_now = app.get(&format!("/contacts/{}", contact["id"])).await.ok();
+    assert_eq!(data("contact.created"), contact_now);
+    assert_eq!(data("tag.created"), tag);
+    assert_eq!(data("product.created"), product);
+    assert_eq!(data("conversation.created"), conversation);
+    assert_eq!(data("conversation.comment_created"), comment);
+    assert_eq!(data("contact.created")["object"], "contact");
+}

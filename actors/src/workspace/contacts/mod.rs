@@ -617,7 +617,7 @@ fn tag_ids(
 }
 
 fn contact_event(kind: &'static str, c: &ContactView) -> DomainEvent {
-    DomainEvent::new(kind, "contact", c.id, c)
+    DomainEvent::record(kind, "contact", c.id, c)
 }
 
 /// Changes one contact through `edit`; answers its new view. `edit` returns the events

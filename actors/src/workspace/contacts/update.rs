@@ -202,7 +202,7 @@ pub(super) fn add_note(
     Ok(Change::new(
         note.clone(),
         writes,
-        vec![DomainEvent::new("note.created", "note", note.id, &note)],
+        vec![DomainEvent::record("note.created", "note", note.id, &note)],
     ))
 }
 
@@ -253,7 +253,7 @@ pub(in crate::workspace) fn capture_lead(
     if let Some(obj) = lead.as_object_mut() {
         obj.insert("summary".into(), json!(summary));
     }
-    change.events.push(DomainEvent::new(
+    change.events.push(DomainEvent::record(
         "contact.lead_captured",
         "contact",
         change.value.id,
