@@ -53,6 +53,7 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
         (&Value::Null, &Value::Null)
     );
     assert_eq!(s["faq"], json!([]));
+    assert_eq!(s["appointment_reminders"], json!(["24h"]));
 
     let member = app.member_token("member", &["inbox"]).await;
     app.get_as(&member, "/ai-settings").await.expect(200);
@@ -88,6 +89,18 @@ async fn ai_settings_have_their_defaults_and_only_owners_and_admins_change_them(
         .await
         .expect(200);
     assert_eq!(cleared.body["followup_after"], Value::Null);
+    let leads = app
+        .patch(
+            "/ai-settings",
+            json!({"appointment_reminders": ["1d", "90m", "24h"]}),
+        )
+        .await
+        .ok();
+    assert_eq!(
+        leads["appointment_reminders"],
+        json!(["90m", "1d"]),
+        "shortest first, as written, one of each length"
+    );
 
     let app = app.restart().await;
     let kept = app.get("/ai-settings").await.ok();

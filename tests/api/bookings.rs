@@ -401,7 +401,7 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
     let e = rx.wait_for(1).await[0].json();
     assert_eq!(
         e["data"],
-        json!({"booking_id": b["id"], "lead": "1d", "message_id": m["id"], "starts_at": b["starts_at"]})
+        json!({"booking_id": b["id"], "lead": "24h", "message_id": m["id"], "starts_at": b["starts_at"]})
     );
 
     // Past the "Late" booking and well past: still one message.
@@ -439,8 +439,8 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
         .iter()
         .map(|r| r.json()["data"]["lead"].as_str().unwrap().to_string())
         .collect();
-    // A lead reads as the AI settings show it: 24h is `1d`.
-    assert_eq!(leads, ["1d", "1d", "1h"]);
+    // A lead reads as it was written in the AI settings.
+    assert_eq!(leads, ["24h", "24h", "1h"]);
 }
 
 #[tokio::test]

@@ -20,11 +20,14 @@ pub const DEFAULT_FALLBACK: &str =
 pub const DEFAULT_HANDOVER: &str = "I'm handing you over to a member of our team.";
 pub const DEFAULT_FOLLOWUP: &str = "Are you still there? Let us know if we can help.";
 
-/// A duration written like `90s`, `15m`, `24h` or `7d`; answered in the largest unit
-/// that divides it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ToSchema)]
-#[schema(value_type = String, example = "30m")]
-pub struct Span(Duration);
+/// A duration written like `90s`, `15m`, `24h` or `7d`; answered as it was written (`24h`
+/// stays `24h`), and equal to any other writing of the same length (`24h` == `1d`).
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    secs: u64,
+    /// The unit it was written in: `s`, `m`, `h` or `d`.
+    unit: u8,
+}
 
 impl Span {
     pub fn parse(raw: &str) -> Result<Self, String> {
@@ -33,40 +36,85 @@ impl Span {
         let unit_at = raw.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
         let (n, unit) = raw.split_at(unit_at);
         let n: u64 = n.parse().map_err(|_| bad())?;
-        let secs = match unit {
-            "s" => n,
-            "m" => n.checked_mul(60).ok_or_else(bad)?,
-            "h" => n.checked_mul(3_600).ok_or_else(bad)?,
-            "d" => n.checked_mul(86_400).ok_or_else(bad)?,
+        let unit = match unit {
+            "s" | "m" | "h" | "d" => unit.as_bytes()[0],
             _ => return Err(bad()),
         };
+        let secs = n.checked_mul(unit_secs(unit)).ok_or_else(bad)?;
         if secs == 0 {
             return Err("must be longer than zero".into());
         }
         if secs > 365 * 86_400 {
             return Err("must be at most 365d".into());
         }
-        Ok(Self(Duration::from_secs(secs)))
+        Ok(Self { secs, unit })
     }
 
     pub fn duration(self) -> Duration {
-        self.0
+        Duration::from_secs(self.secs)
     }
 
     pub fn chrono(self) -> chrono::Duration {
-        chrono::Duration::from_std(self.0).unwrap_or(chrono::Duration::MAX)
+        chrono::Duration::from_std(self.duration()).unwrap_or(chrono::Duration::MAX)
+    }
+}
+
+impl utoipa::PartialSchema for Span {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some(
+                "A duration written like `90s`, `15m`, `24h` or `7d`; answered as it was \
+                 written.",
+            ))
+            .examples(["30m"])
+            .into()
+    }
+}
+
+impl ToSchema for Span {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Span".into()
+    }
+}
+
+fn unit_secs(unit: u8) -> u64 {
+    match unit {
+        b'd' => 86_400,
+        b'h' => 3_600,
+        b'm' => 60,
+        _ => 1,
+    }
+}
+
+impl PartialEq for Span {
+    fn eq(&self, other: &Self) -> bool {
+        self.secs == other.secs
+    }
+}
+
+impl Eq for Span {}
+
+impl PartialOrd for Span {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Span {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.secs.cmp(&other.secs)
     }
 }
 
 impl std::fmt::Display for Span {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = self.0.as_secs();
-        match s {
-            _ if s.is_multiple_of(86_400) => write!(f, "{}d", s / 86_400),
-            _ if s.is_multiple_of(3_600) => write!(f, "{}h", s / 3_600),
-            _ if s.is_multiple_of(60) => write!(f, "{}m", s / 60),
-            _ => write!(f, "{s}s"),
-        }
+        write!(
+            f,
+            "{}{}",
+            self.secs / unit_secs(self.unit),
+            char::from(self.unit)
+        )
     }
 }
 
@@ -121,7 +169,10 @@ impl Default for AiSettings {
             followup_after: None,
             followup_text: DEFAULT_FOLLOWUP.into(),
             auto_close_after: None,
-            appointment_reminders: vec![Span(Duration::from_secs(86_400))],
+            appointment_reminders: vec![Span {
+                secs: 86_400,
+                unit: b'h',
+            }],
         }
     }
 }
@@ -277,16 +328,20 @@ mod tests {
     }
 
     #[test]
-    fn spans_parse_and_print_in_the_largest_whole_unit() {
+    fn spans_parse_print_as_written_and_compare_by_length() {
         for (raw, shown) in [
             ("90s", "90s"),
-            ("120s", "2m"),
-            ("15m", "15m"),
-            ("48h", "2d"),
+            ("120s", "120s"),
+            (" 15m", "15m"),
+            ("24h", "24h"),
             ("1d", "1d"),
         ] {
             assert_eq!(Span::parse(raw).unwrap().to_string(), shown);
         }
+        let [day, hours] = ["1d", "24h"].map(|s| Span::parse(s).unwrap());
+        assert_eq!(day, hours);
+        assert!(Span::parse("90m").unwrap() < Span::parse("2h").unwrap());
+        assert_eq!(day.duration(), Duration::from_secs(86_400));
         for bad in ["", "10", "m", "5w", "0s", "-1h", "1.5h", "400d"] {
             assert!(Span::parse(bad).is_err(), "{bad}");
         }

@@ -384,7 +384,12 @@ impl Campaigns {
         c.status = CampaignStatus::Completed;
         c.completed_at = Some(ctx.now);
         self.queued.remove(&campaign);
-        events.push(DomainEvent::record("campaign.completed", "campaign", c.id, &c));
+        events.push(DomainEvent::record(
+            "campaign.completed",
+            "campaign",
+            c.id,
+            &c,
+        ));
         self.put(ctx, c, writes)
     }
 

@@ -786,8 +786,12 @@ impl<'a> Step<'a> {
         };
         if h.resolve(by, *self.ctx.now) {
             self.writes.put(self.ctx.key(HANDOVER, hid.get()), &h)?;
-            self.events
-                .push(DomainEvent::record("handover.resolved", "handover", hid, &h));
+            self.events.push(DomainEvent::record(
+                "handover.resolved",
+                "handover",
+                hid,
+                &h,
+            ));
             data.conversations.remember_handover(h);
         }
         Ok(())
@@ -1382,7 +1386,8 @@ fn assign(
     changes.insert("assigned_to_user_id".into(), json!(previous));
     step.writes.put(conversation_key(ctx, c.id), &c)?;
     step.events.push(
-        DomainEvent::record("conversation.assigned", "conversation", c.id, &c).with_changes(changes),
+        DomainEvent::record("conversation.assigned", "conversation", c.id, &c)
+            .with_changes(changes),
     );
     data.conversations.remember(c.clone());
     Ok(step.done(c))
