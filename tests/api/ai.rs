@@ -521,6 +521,25 @@ pub(crate) mod timers {
     }
 
     #[tokio::test]
+    async fn a_contact_who_opted_out_gets_no_follow_up() {
+        let (app, clock) = clocked(|_| {}).await;
+        let conversation = customer_says(&app, json!({"followup_after": "30m"}), "hello").await;
+        let c = app
+            .get(&format!("/conversations/{conversation}"))
+            .await
+            .ok();
+        app.put(
+            &format!("/contacts/{}/dnc", c["contact_id"]),
+            json!({"do_not_contact": true}),
+        )
+        .await
+        .expect(200);
+        clock.advance(31 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(messages(&app, conversation).await.len(), 2, "no follow-up");
+    }
+
+    #[tokio::test]
     async fn a_team_reply_takes_over_and_no_follow_up_goes_out() {
         let (app, clock) = clocked(|_| {}).await;
         let conversation = customer_says(&app, json!({"followup_after": "30m"}), "hello").await;

@@ -1228,7 +1228,12 @@ fn fire(
     }
     match kind {
         TimerKind::Followup => {
-            if !data.ai_settings.enabled || c.ai_paused {
+            // A follow-up is the business reaching out: never to a contact who opted out.
+            let opted_out = data
+                .contacts
+                .get(c.contact_id)
+                .is_some_and(|k| k.do_not_contact);
+            if !data.ai_settings.enabled || c.ai_paused || opted_out {
                 return Ok(step.done(()));
             }
             let text = data.ai_settings.followup_text.clone();
