@@ -272,6 +272,15 @@ async fn five_thousand_recipients_through_the_relay_with_exact_stats_and_credit_
     let credits = app.get("/credits").await.ok();
     assert_eq!(credits["used"], 4_850, "one credit per message sent");
 
+    let all = recipients(&app, &c["id"], "").await;
+    let ids: Vec<u64> = all
+        .iter()
+        .map(|r| r["contact_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 5_000, "every recipient once, across 50 pages");
+    assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest contact first");
+    let sent = all.iter().filter(|r| r["status"] == "sent").count();
+    assert_eq!(sent, 4_850, "each sent recipient shows its record");
     let skipped = recipients(&app, &c["id"], "&status=skipped").await;
     assert_eq!(skipped.len(), 150);
     assert!(skipped.iter().all(|r| r["message_id"].is_null()));

@@ -696,6 +696,12 @@ fn cancel(
     Ok(Change::new(c, writes, Vec::new()))
 }
 
+/// A page of the recipients list, newest contact first. The audience (both lists in
+/// contact id order) gives every recipient; a record, where something happened to one,
+/// overrides what the list derives. Candidates are walked in chunks from the cursor down,
+/// each chunk with the records in its id range, so a page costs about its own size
+/// (plus two binary searches), not the campaign's: only a status filter that few
+/// recipients match walks further.
 fn recipients(
     data: &WorkspaceData,
     ctx: &Ctx,
@@ -709,6 +715,7 @@ fn recipients(
         CampaignStatus::Cancelled => (RecipientStatus::Cancelled, c.completed_at),
         _ => (RecipientStatus::Queued, c.started_at),
     };
+    let skipped = (RecipientStatus::Skipped, c.started_at);
     let derived = |contact, (status, at): (RecipientStatus, Option<Timestamp>)| CampaignRecipient {
         campaign_id: id,
         contact_id: contact,
@@ -717,23 +724,62 @@ fn recipients(
         error: None,
         updated_at: at.or(c.started_at).unwrap_or(c.created_at),
     };
-    let skipped = (RecipientStatus::Skipped, c.started_at);
-    let mut all: BTreeMap<ContactId, CampaignRecipient> = audience
-        .reach
-        .iter()
-        .map(|r| (*r, derived(*r, unsent)))
-        .chain(audience.skipped.iter().map(|r| (*r, derived(*r, skipped))))
-        .collect();
-    for (_, r) in ctx
-        .store
-        .scan::<CampaignRecipient>(&recipient_prefix(ctx.workspace, id))?
-    {
-        all.insert(r.contact_id, r);
+    let mut upper = page.after.unwrap_or(u64::MAX);
+    if let Some(only) = filter.contact_id {
+        // One contact at most: start just above it.
+        upper = upper.min(only.get().saturating_add(1));
     }
-    Ok(page.select(&all, |r| {
-        filter.contact_id.is_none_or(|c| r.contact_id == c)
-            && filter.status.is_none_or(|s| r.status == s)
-    }))
+    let below = |list: &[ContactId], upper: u64| list.partition_point(|c| c.get() < upper);
+    let (mut r, mut s) = (below(&audience.reach, upper), below(&audience.skipped, upper));
+    let chunk = (page.limit + 1).max(64);
+    let mut out = Vec::with_capacity(page.limit + 1);
+    while out.len() <= page.limit && (r > 0 || s > 0) {
+        // The next `chunk` candidates, highest id first, merged from both lists.
+        let mut candidates = Vec::with_capacity(chunk);
+        while candidates.len() < chunk && (r > 0 || s > 0) {
+            let take_reach = s == 0 || (r > 0 && audience.reach[r - 1] > audience.skipped[s - 1]);
+            if take_reach {
+                r -= 1;
+                candidates.push(derived(audience.reach[r], unsent));
+            } else {
+                s -= 1;
+                candidates.push(derived(audience.skipped[s], skipped));
+            }
+        }
+        // Records only exist for candidates, so `chunk` of them cover the chunk's range.
+        let records: HashMap<ContactId, CampaignRecipient> = ctx
+            .store
+            .newest::<CampaignRecipient>(&recipient_prefix(ctx.workspace, id), Some(upper), chunk)?
+            .into_iter()
+            .map(|(_, rec)| (rec.contact_id, rec))
+            .collect();
+        if let Some(last) = candidates.last() {
+            upper = last.contact_id.get();
+        }
+        for candidate in candidates {
+            let recipient = records
+                .get(&candidate.contact_id)
+                .cloned()
+                .unwrap_or(candidate);
+            let keep = filter.contact_id.is_none_or(|c| recipient.contact_id == c)
+                && filter.status.is_none_or(|st| recipient.status == st);
+            if keep {
+                out.push(recipient);
+                if out.len() > page.limit {
+                    break;
+                }
+            }
+        }
+        if filter.contact_id.is_some() {
+            break;
+        }
+    }
+    let has_more = out.len() > page.limit;
+    out.truncate(page.limit);
+    Ok(Page {
+        items: out,
+        has_more,
+    })
 }
 
 /// A campaign timer is due: a scheduled campaign starts (or is cancelled when the credits
