@@ -730,7 +730,10 @@ fn recipients(
         upper = upper.min(only.get().saturating_add(1));
     }
     let below = |list: &[ContactId], upper: u64| list.partition_point(|c| c.get() < upper);
-    let (mut r, mut s) = (below(&audience.reach, upper), below(&audience.skipped, upper));
+    let (mut r, mut s) = (
+        below(&audience.reach, upper),
+        below(&audience.skipped, upper),
+    );
     let chunk = (page.limit + 1).max(64);
     let mut out = Vec::with_capacity(page.limit + 1);
     while out.len() <= page.limit && (r > 0 || s > 0) {
