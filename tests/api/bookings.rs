@@ -233,6 +233,13 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
             .await,
     );
     conflict(app.patch(&path, json!({"notes": "late"})).await);
+    conflict(
+        app.post(
+            &format!("{path}/documents"),
+            json!({"documents": [{"url": "https://files.example/late.pdf"}]}),
+        )
+        .await,
+    );
 
     rx.wait_for(9).await;
     assert_eq!(

@@ -5,9 +5,14 @@ use serde_json::{Map, Value};
 
 use super::catalog;
 
-/// Contact details of a contact beyond the catalog's columns: the spec's privacy rule names
-/// usernames and phones as contact details.
-const CONTACT_CHANNEL_FIELDS: [&str; 4] = [
+/// Contact details of a contact beyond the catalog's columns, on every contact event: the
+/// spec's privacy rule names usernames and phones as contact details, and a contact event
+/// that carries the contact (contact.lead_captured does) must not give away the parts of
+/// a name it withholds, nor the custom fields contact.created withholds.
+const CONTACT_CHANNEL_FIELDS: [&str; 7] = [
+    "first_name",
+    "last_name",
+    "custom_fields",
     "chan_d_phone",
     "chan_a_username",
     "chan_c_username",

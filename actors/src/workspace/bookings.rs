@@ -311,6 +311,7 @@ fn add_documents(
     documents: Vec<NewDocument>,
 ) -> Result<Change<BookingView>, DomainError> {
     let before = data.bookings.find(id)?.clone();
+    refuse_cancelled(&before)?;
     let mut b = before.clone();
     let mut added = Vec::new();
     for d in documents {

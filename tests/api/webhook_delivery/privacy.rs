@@ -215,3 +215,29 @@ async fn a_record_events_data_is_the_record_as_get_answers_it() {
     assert_eq!(data("conversation.comment_created"), comment);
     assert_eq!(data("contact.created")["object"], "contact");
 }
+
+#[tokio::test]
+async fn lead_captured_withholds_every_part_of_the_contact_unless_opted_in() {
+    let app = spawn_webhook_app().await;
+    let [plain, content, details] = three_endpoints(&app, &["contact.lead_captured"]).await;
+    let r = app
+        .post(
+            "/chat",
+            json!({"message": "mail me at ann@example.com",
+                   "contact": {"phone": "+15550100", "name": "Ann Lee"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    for rx in [&plain, &content] {
+        let data = rx.wait_for(1).await[0].json()["data"].clone();
+        lacks(&data, &CONTACT_DETAILS);
+        assert!(data["id"].is_u64());
+    }
+    let data = details.wait_for(1).await[0].json()["data"].clone();
+    assert_eq!(
+        (&data["first_name"], &data["last_name"]),
+        (&json!("Ann"), &json!("Lee"))
+    );
+    assert_eq!(data["email"], "ann@example.com");
+}
