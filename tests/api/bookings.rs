@@ -222,11 +222,26 @@ async fn changes_statuses_and_files_announce_exactly_what_happened() {
         "documents",
     );
     // PUT status cancelled is a cancel: only booking.cancelled.
+    invalid(
+        app.put(
+            &format!("{path}/status"),
+            json!({"status": "confirmed", "reason": "moved"}),
+        )
+        .await,
+        "reason",
+    );
     let cancelled = app
-        .put(&format!("{path}/status"), json!({"status": "cancelled"}))
+        .put(
+            &format!("{path}/status"),
+            json!({"status": "cancelled", "reason": "client moved"}),
+        )
         .await
         .ok();
     assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(
+        cancelled["cancel_reason"], "client moved",
+        "as POST /cancel keeps it"
+    );
     conflict(app.post(&format!("{path}/cancel"), json!({})).await);
     conflict(
         app.put(&format!("{path}/status"), json!({"status": "confirmed"}))

@@ -304,6 +304,28 @@ impl BookingChange {
 #[serde(deny_unknown_fields)]
 pub struct BookingStatusInput {
     pub status: BookingStatus,
+    /// With `cancelled` only, as in POST /bookings/{id}/cancel.
+    #[serde(default)]
+    #[schema(max_length = 500)]
+    pub reason: Option<String>,
+}
+
+impl BookingStatusInput {
+    /// The status, and for `cancelled` the checked reason (a reason with another status
+    /// is refused).
+    pub fn parse(self) -> Result<(BookingStatus, Option<String>), DomainError> {
+        if self.status != BookingStatus::Cancelled && self.reason.is_some() {
+            return Err(DomainError::invalid(
+                "reason",
+                "goes only with status cancelled",
+            ));
+        }
+        let reason = CancelInput {
+            reason: self.reason,
+        }
+        .parse()?;
+        Ok((self.status, reason))
+    }
 }
 
 /// Body of POST /bookings/{id}/cancel.

@@ -56,6 +56,8 @@ pub enum BookingMsg {
         origin: Origin,
         id: BookingId,
         status: BookingStatus,
+        /// Kept as `cancel_reason` when the status is `cancelled`.
+        reason: Option<String>,
         reply: Reply<BookingView>,
     },
     Cancel {
@@ -116,8 +118,9 @@ pub(super) fn handle(msg: BookingMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             origin,
             id,
             status,
+            reason,
             reply,
-        } => finish(reply, origin, set_status(data, ctx, id, status)),
+        } => finish(reply, origin, set_status(data, ctx, id, status, reason)),
         BookingMsg::Cancel {
             origin,
             id,
@@ -264,9 +267,10 @@ fn set_status(
     ctx: &Ctx,
     id: BookingId,
     status: BookingStatus,
+    reason: Option<String>,
 ) -> Result<Change<BookingView>, DomainError> {
     if status == BookingStatus::Cancelled {
-        return cancel(data, ctx, id, None);
+        return cancel(data, ctx, id, reason);
     }
     let before = data.bookings.find(id)?.clone();
     refuse_cancelled(&before)?;

@@ -136,11 +136,13 @@ async fn set_booking_status(
     PathId(id): PathId<BookingId>,
     ApiJson(input): ApiJson<BookingStatusInput>,
 ) -> ApiResult<BookingJson> {
+    let (status, reason) = input.parse()?;
     let b = app
         .ask_as(&ws, |origin, reply| BookingMsg::SetStatus {
             origin,
             id,
-            status: input.status,
+            status,
+            reason: reason.clone(),
             reply,
         })
         .await?;
