@@ -1630,14 +1630,14 @@ pub(super) fn erase_of_contact(
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
     let convs = &mut data.conversations;
-    let erased: Vec<Conversation> = convs
+    let erased: Vec<(ConversationId, Channel)> = convs
         .by_id
         .values()
         .filter(|c| c.contact_id == contact)
-        .cloned()
+        .map(|c| (c.id, c.channel))
         .collect();
-    for c in &erased {
-        for key in ctx.store.keys(&message_prefix(ctx.workspace, c.id))? {
+    for (id, channel) in erased {
+        for key in ctx.store.keys(&message_prefix(ctx.workspace, id))? {
             if let Some(message) = crate::store::trailing_id(&key) {
                 let feedback = feedback_prefix(ctx.workspace, MessageId(message));
                 ctx.store
@@ -1647,24 +1647,24 @@ pub(super) fn erase_of_contact(
             }
             writes.delete(key);
         }
-        for key in ctx.store.keys(&comment_prefix(ctx.workspace, c.id))? {
+        for key in ctx.store.keys(&comment_prefix(ctx.workspace, id))? {
             writes.delete(key);
         }
-        if let Some(timers) = convs.timers.remove(&c.id) {
+        if let Some(timers) = convs.timers.remove(&id) {
             for (kind, due) in [
                 (TimerKind::Followup, timers.followup_at),
                 (TimerKind::AutoClose, timers.auto_close_at),
             ] {
                 if let Some(due) = due {
-                    Timer::new(ctx.workspace, kind.name(c.id), *due).disarm(writes);
+                    Timer::new(ctx.workspace, kind.name(id), *due).disarm(writes);
                 }
             }
-            writes.delete(ctx.key(TIMERS, c.id.get()));
+            writes.delete(ctx.key(TIMERS, id.get()));
         }
-        convs.open_handover.remove(&c.id);
-        convs.latest.remove(&(contact, c.channel));
-        convs.by_id.remove(&c.id.get());
-        writes.delete(conversation_key(ctx, c.id));
+        convs.open_handover.remove(&id);
+        convs.latest.remove(&(contact, channel));
+        convs.by_id.remove(&id.get());
+        writes.delete(conversation_key(ctx, id));
     }
     let handovers: Vec<u64> = convs
         .handovers
