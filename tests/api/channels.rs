@@ -150,6 +150,7 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
     let rx = TestReceiver::start().await;
     hook(&app, &rx.url, &["channel.*"]).await;
     let id = connected(&app, "chan_e").await;
+    let before = app.get(&format!("/channels/{id}")).await.ok();
     let deleted = app.delete(&format!("/channels/{id}")).await.ok();
     assert_eq!(
         deleted,
@@ -162,6 +163,14 @@ async fn deleting_disconnects_and_announces_channel_disconnected() {
     assert_eq!(event["data"]["id"], id.as_str());
     assert_eq!(event["data"]["type"], "chan_e");
     assert_eq!(event["data"]["reason"], "deleted");
+    // The connection as GET answered it, in its last state: deleting disconnects.
+    let data = &event["data"];
+    assert_eq!(data["object"], "channel");
+    assert_eq!(data["status"], "disconnected");
+    for field in ["name", "relay_url", "connected_at", "last_error"] {
+        assert_eq!(data[field], before[field], "{field}");
+    }
+    assert!(data["updated_at"].as_str().unwrap() >= before["updated_at"].as_str().unwrap());
 }
 
 #[tokio::test]

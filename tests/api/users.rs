@@ -23,6 +23,8 @@ async fn the_owner_is_listed_with_every_permission_and_members_with_theirs() {
     let owner = &users[1];
     assert_eq!(owner["role"], "owner");
     assert_eq!(owner["permissions"], json!(ALL_PERMISSIONS));
+    assert_eq!(me["email"], "mia.member@example.com");
+    assert!(owner["email"].is_null(), "the bootstrap owner has no email");
 
     let one = app.get(&format!("/users/{mia}")).await.expect(200);
     assert_eq!(one.body, *me);

@@ -200,7 +200,7 @@ fn delete(
     ctx: &Ctx,
     id: &ChannelId,
 ) -> Result<Change<ChannelId>, DomainError> {
-    let c = data.channels.get(id)?.clone();
+    let mut c = data.channels.get(id)?.clone();
     data.channels.by_seq.remove(&c.seq);
     data.channels.seq_of.remove(id);
     let mut change = Change {
@@ -210,6 +210,9 @@ fn delete(
     };
     change.writes.delete(ctx.key(KIND, c.seq));
     sending::fail_waiting(data, ctx, &c, &mut change)?;
+    // Its last state, as the event tells it: deleting disconnects.
+    c.status = ConnectionStatus::Disconnected;
+    c.updated_at = ctx.now;
     change.events.push(sending::channel_event(
         "channel.disconnected",
         &c,

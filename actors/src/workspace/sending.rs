@@ -189,15 +189,16 @@ pub(super) fn fail_waiting(
     Ok(())
 }
 
-/// channel.disconnected and channel.reconnected: which connection, and why.
+/// channel.disconnected and channel.reconnected: the connection as GET returns it, and
+/// why (`reason`, when there is one).
 pub(super) fn channel_event(
     event_type: &'static str,
     c: &Connection,
     reason: Option<&str>,
 ) -> DomainEvent {
-    let mut data = json!({"id": c.id, "type": c.channel, "name": c.name, "status": c.status});
+    let mut data = serde_json::to_value(c.view()).unwrap_or_else(|_| json!({}));
     if let (Some(reason), Some(obj)) = (reason, data.as_object_mut()) {
         obj.insert("reason".into(), json!(reason));
     }
-    DomainEvent::new(event_type, "channel", &c.id, data)
+    DomainEvent::record(event_type, "channel", &c.id, data)
 }

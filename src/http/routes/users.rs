@@ -27,7 +27,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct UserView {
     pub id: String,
     pub name: String,
-    pub email: String,
+    /// Null when the member has none (the bootstrap owner).
+    pub email: Option<String>,
     pub role: Role,
     /// Every permission for owners and admins.
     pub permissions: Vec<Permission>,
@@ -42,7 +43,7 @@ fn view(app: &AppState, m: Membership) -> Option<UserView> {
     Some(UserView {
         id: user.id.to_string(),
         name: user.name,
-        email: user.email,
+        email: Some(user.email).filter(|e| !e.is_empty()),
         role: m.role,
         permissions: m.effective_permissions(),
     })
