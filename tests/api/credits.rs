@@ -109,6 +109,10 @@ async fn thresholds_are_announced_once_each_as_usage_crosses_them() {
     let got = hooks.wait_for(3).await;
     assert_eq!(got[2].json()["data"]["percent"], 120);
     assert_eq!(got[2].json()["data"]["remaining"], -1);
+    // The credits record as GET answers it, with the threshold crossed.
+    let mut record = got[2].json()["data"].clone();
+    record.as_object_mut().unwrap().remove("percent");
+    assert_eq!(record, credits(&app).await);
     reply(&app, c).await;
     hooks.stays_at(3, Duration::from_millis(200)).await;
     assert_eq!(

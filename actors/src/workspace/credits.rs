@@ -71,17 +71,16 @@ fn save(
     writes.put(ctx.key(KIND, 0u64), &*credits)?;
     let view = credits.view(*ctx.now);
     for percent in crossed {
-        events.push(DomainEvent::new(
+        // The credits record as GET /credits returns it, and the threshold crossed.
+        let mut data = serde_json::to_value(&view).unwrap_or_else(|_| json!({}));
+        if let Some(fields) = data.as_object_mut() {
+            fields.insert("percent".into(), json!(percent));
+        }
+        events.push(DomainEvent::record(
             "credits.threshold_reached",
             "credits",
             ctx.workspace,
-            json!({
-                "percent": percent,
-                "allowance": view.allowance,
-                "used": view.used,
-                "remaining": view.remaining,
-                "period_start": view.period_start,
-            }),
+            data,
         ));
     }
     Ok(())
