@@ -26,6 +26,7 @@ use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::webhook::{EndpointConfig, LastDelivery};
 use crate::domain::DomainError;
+use crate::events::privacy;
 use crate::ids::DeliveryId;
 use crate::schedule::Timer;
 use crate::store::{AfterDurable, Batch, StoreError, StoreResult};
@@ -376,10 +377,14 @@ impl EndpointState {
             duration_ms: 0,
         });
         record::put(batch, &d)?;
+        // Sent as the endpoint may receive it now: its settings may have been lowered
+        // since the body was rendered.
+        let body = privacy::narrow(&d.event_type, &d.body, self.cfg.disclose)
+            .unwrap_or_else(|| d.body.clone());
         let launch = Launch {
             id,
             number,
-            body: d.body.clone(),
+            body,
             event_id: d.event_id.to_string(),
             event_type: d.event_type.clone(),
         };

@@ -36,6 +36,10 @@ mod tests {
             previous_secret: None,
             active: true,
             loopback_allowed: false,
+            disclose: crate::events::privacy::Disclosure {
+                content: false,
+                contact_details: false,
+            },
         };
         let t = timer(&cfg, Utc::now());
         assert_eq!(endpoint_of(&t), Some("we_one"));

@@ -11,6 +11,7 @@ use super::contact::Channel;
 use super::error::Checks;
 use super::{text, DomainError, Patch};
 use crate::clock::Timestamp;
+use crate::events::privacy::Disclosure;
 use crate::events::subscription;
 use crate::events::ActorKind;
 use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
@@ -428,6 +429,8 @@ pub struct EndpointConfig {
     /// Created by the operator: a loopback IP literal in `url` is reached (no other
     /// private address, and no name that resolves to one).
     pub loopback_allowed: bool,
+    /// What the endpoint may receive now: a stored body is narrowed to it when sent.
+    pub disclose: Disclosure,
 }
 
 impl EndpointConfig {

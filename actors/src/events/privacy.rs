@@ -26,8 +26,18 @@ const CONTACT_CHANNEL_FIELDS: [&str; 7] = [
 /// customer on every booking event, a call's texts and numbers, a form submission's
 /// values. By event type prefix: (prefix, content fields,
 /// contact-detail fields).
-const RECORD_FIELDS: [(&str, &[&str], &[&str]); 8] = [
+const RECORD_FIELDS: [(&str, &[&str], &[&str]); 11] = [
     ("conversation.", &["closing_note_text"], &[]),
+    // An order's notes and timeline notes; its customer on every order event,
+    // order.payment_proof_uploaded included.
+    (
+        "order.",
+        &["notes", "timeline"],
+        &["customer_name", "customer_phone"],
+    ),
+    // The reason a team member wrote down is a note.
+    ("contact.opted_out", &["reason"], &[]),
+    ("contact.", &["do_not_contact_reason"], &[]),
     ("message.", &["text", "attachments"], &[]),
     ("campaign.", &["text"], &[]),
     (
@@ -38,7 +48,12 @@ const RECORD_FIELDS: [(&str, &[&str], &[&str]); 8] = [
     ("message_feedback.", &["comment"], &[]),
     (
         "booking.",
-        &["conversation_summary", "documents"],
+        &[
+            "conversation_summary",
+            "documents",
+            "notes",
+            "cancel_reason",
+        ],
         &["customer_name", "customer_phone"],
     ),
     (
@@ -93,7 +108,9 @@ pub fn private_fields(event_type: &str) -> (Vec<&'static str>, Vec<&'static str>
 
 /// Drops from `data` (top-level keys only) every content field unless `d.content` and every
 /// contact field unless `d.contact_details`. In `changes`, a dropped field keeps its key but its
-/// previous value becomes JSON null (the name is listed, the value is never sent).
+/// previous value becomes JSON null (the name is listed, the value is never sent). A
+/// withheld contact detail quoted in a field that stays (an email in a lead's summary) is
+/// replaced there by [`WITHHELD`].
 pub fn redact(
     event_type: &str,
     data: &mut Value,
@@ -101,19 +118,155 @@ pub fn redact(
     d: Disclosure,
 ) {
     let (content, contact) = private_fields(event_type);
+    let mut withheld_details = Vec::new();
     let hidden = (!d.content)
         .then_some(content)
         .into_iter()
-        .chain((!d.contact_details).then_some(contact))
-        .flatten();
-    for field in hidden {
+        .flatten()
+        .map(|f| (f, false))
+        .chain(
+            (!d.contact_details)
+                .then_some(contact)
+                .into_iter()
+                .flatten()
+                .map(|f| (f, true)),
+        );
+    for (field, is_detail) in hidden {
         if let Value::Object(obj) = data {
-            obj.remove(field);
+            if let Some(removed) = obj.remove(field) {
+                if is_detail {
+                    withheld_details.push(removed);
+                }
+            }
         }
         if let Some(previous) = changes.as_mut().and_then(|c| c.get_mut(field)) {
             *previous = Value::Null;
         }
     }
+    let quoted = quotable(&withheld_details);
+    if !quoted.is_empty() {
+        scrub(data, &quoted);
+    }
+}
+
+/// What stands in for a withheld contact detail quoted in another field.
+pub const WITHHELD: &str = "[withheld]";
+
+/// A withheld value to look for in the fields that stay.
+#[derive(Debug)]
+enum Quoted {
+    /// Found as written (short texts would match by chance, so only from 4 characters).
+    Text(String),
+    /// A phone number's digits: found however the text spaces or punctuates them, also
+    /// without the country code.
+    Digits(String),
+}
+
+/// The least digits a run of text needs to be taken for a phone number.
+const PHONE_DIGITS: usize = 7;
+
+fn quotable(values: &[Value]) -> Vec<Quoted> {
+    let mut out = Vec::new();
+    for v in values {
+        let Some(text) = v.as_str() else { continue };
+        let text = text.trim();
+        if text.chars().count() >= 4 {
+            out.push(Quoted::Text(text.to_string()));
+        }
+        let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+        let phone_like = text
+            .chars()
+            .all(|c| c.is_ascii_digit() || " +-().".contains(c));
+        if phone_like && digits.len() >= PHONE_DIGITS {
+            out.push(Quoted::Digits(digits));
+        }
+    }
+    // Longer texts first, so that one containing another is replaced whole.
+    out.sort_by_key(|q| match q {
+        Quoted::Text(t) => std::cmp::Reverse(t.len()),
+        Quoted::Digits(_) => std::cmp::Reverse(0),
+    });
+    out
+}
+
+fn scrub(v: &mut Value, quoted: &[Quoted]) {
+    match v {
+        Value::String(s) => {
+            for q in quoted {
+                match q {
+                    Quoted::Text(t) if s.contains(t.as_str()) => {
+                        *s = s.replace(t.as_str(), WITHHELD)
+                    }
+                    Quoted::Digits(d) => *s = scrub_phone(s, d),
+                    Quoted::Text(_) => {}
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| scrub(i, quoted)),
+        Value::Object(fields) => fields.values_mut().for_each(|f| scrub(f, quoted)),
+        _ => {}
+    }
+}
+
+/// `text` with every run of digits (with spaces and phone punctuation between them) that
+/// spells `phone`, or its end without a country code, replaced by [`WITHHELD`].
+fn scrub_phone(text: &str, phone: &str) -> String {
+    let is_part = |c: char| c.is_ascii_digit() || " +-().".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit() || c == '+' || c == '(') {
+        out.push_str(&rest[..start]);
+        let run_len = rest[start..]
+            .find(|c: char| !is_part(c))
+            .unwrap_or(rest.len() - start);
+        // Trailing separators belong to the sentence, not the number.
+        let run = rest[start..start + run_len].trim_end_matches(|c: char| !c.is_ascii_digit());
+        if run.is_empty() {
+            // A lone `+` or `(`: one ASCII character, kept.
+            out.push_str(&rest[start..start + 1]);
+            rest = &rest[start + 1..];
+            continue;
+        }
+        let digits: String = run.chars().filter(char::is_ascii_digit).collect();
+        if digits.len() >= PHONE_DIGITS && phone.ends_with(&digits) {
+            out.push_str(WITHHELD);
+        } else {
+            out.push_str(run);
+        }
+        rest = &rest[start + run.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An already rendered event body narrowed to what `d` allows now: a stored delivery is
+/// sent again (a retry, a redelivery) after its endpoint's settings were lowered. `None`
+/// when the body has nothing `d` withholds, which is the common case and costs no parse.
+pub fn narrow(event_type: &str, body: &str, d: Disclosure) -> Option<String> {
+    let (content, contact) = private_fields(event_type);
+    let hidden = (!d.content)
+        .then_some(content)
+        .into_iter()
+        .chain((!d.contact_details).then_some(contact))
+        .flatten();
+    let mut present = false;
+    for field in hidden {
+        present |= body.contains(&format!("\"{field}\":"));
+    }
+    if !present {
+        return None;
+    }
+    let mut envelope: Value = serde_json::from_str(body).ok()?;
+    let fields = envelope.as_object_mut()?;
+    let mut changes = match fields.remove("changes") {
+        Some(Value::Object(c)) => Some(c),
+        _ => None,
+    };
+    let mut data = fields.remove("data").unwrap_or(Value::Null);
+    redact(event_type, &mut data, &mut changes, d);
+    fields.insert("data".into(), data);
+    fields.insert("changes".into(), changes.map_or(Value::Null, Value::Object));
+    serde_json::to_string(&envelope).ok()
 }
 
 #[cfg(test)]
@@ -316,6 +469,81 @@ mod tests {
             vec!["from_number", "id", "outcome", "to_number"]
         );
         assert_eq!(redacted("call.ended", call.clone(), ALL), call);
+    }
+
+    #[test]
+    fn a_withheld_detail_quoted_in_a_kept_field_is_replaced_there() {
+        let lead = json!({
+            "id": 7,
+            "email": "leak@x.io",
+            "phone": "+44 20 7946 0958",
+            "summary": "shared leak@x.io and +442079460958",
+        });
+        let data = redacted("contact.lead_captured", lead.clone(), CONTENT);
+        assert_eq!(
+            data,
+            json!({"id": 7, "summary": "shared [withheld] and [withheld]"})
+        );
+        assert_eq!(redacted("contact.lead_captured", lead.clone(), ALL), lead);
+    }
+
+    #[test]
+    fn a_withheld_phone_is_found_however_it_is_written() {
+        let phone = "+15550100199";
+        for (text, expected) in [
+            ("call 555 010 0199.", "call [withheld]."),
+            (
+                "call (555) 010-0199 or +1 555 010 0199",
+                "call [withheld] or [withheld]",
+            ),
+            (
+                "order 12 of 3, call 5550100199",
+                "order 12 of 3, call [withheld]",
+            ),
+            ("order 4440100199", "order 4440100199"),
+            ("at 10:30 on 2026-01-02", "at 10:30 on 2026-01-02"),
+            ("a (b) + c (", "a (b) + c ("),
+        ] {
+            assert_eq!(scrub_phone(text, &phone[1..]), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn notes_are_content_and_every_order_event_withholds_its_customer() {
+        let order = json!({"id": 9, "notes": "gift", "timeline": [{"note": "called"}],
+            "customer_name": "Ana", "customer_phone": "+1555", "payment_proof": {"name": "r.pdf"}});
+        assert_eq!(
+            redacted("order.payment_proof_uploaded", order, NONE),
+            json!({"id": 9, "payment_proof": {"name": "r.pdf"}})
+        );
+        let opted = json!({"contact_id": 7, "reason": "asked by phone"});
+        assert_eq!(
+            redacted("contact.opted_out", opted, NONE),
+            json!({"contact_id": 7})
+        );
+        let booking = json!({"id": 1, "notes": "bring forms", "cancel_reason": "ill"});
+        assert_eq!(
+            redacted("booking.cancelled", booking, NONE),
+            json!({"id": 1})
+        );
+    }
+
+    #[test]
+    fn a_stored_body_is_narrowed_to_lowered_settings_and_left_alone_otherwise() {
+        let body = json!({
+            "id": "evt_1", "type": "contact.updated",
+            "data": {"id": 7, "email": "a@x.io", "tags": []},
+            "changes": {"email": "old@x.io"},
+        })
+        .to_string();
+        let narrowed: Value =
+            serde_json::from_str(&narrow("contact.updated", &body, NONE).unwrap()).unwrap();
+        assert_eq!(narrowed["data"], json!({"id": 7, "tags": []}));
+        assert_eq!(narrowed["changes"], json!({"email": null}));
+        assert_eq!(narrowed["id"], "evt_1");
+        assert_eq!(narrow("contact.updated", &body, CONTACT), None);
+        let plain = json!({"data": {"id": 7, "tags": []}, "changes": null}).to_string();
+        assert_eq!(narrow("contact.updated", &plain, NONE), None);
     }
 
     #[test]

@@ -141,6 +141,7 @@ impl Webhooks {
                 .zip(e.previous_secret_expires_at.map(Timestamp::get)),
             active: e.status == EndpointStatus::Active,
             loopback_allowed: e.created_by.as_deref() == Some(OPERATOR),
+            disclose: disclosure(e),
         }
     }
 
@@ -173,10 +174,7 @@ impl Webhooks {
             let envelope = Envelope::new(ws, origin, event, now);
             for e in self.by_seq.values().filter(|e| receives(e, &envelope)) {
                 let mut rendered = envelope.clone();
-                let disclose = Disclosure {
-                    content: e.include_content && !e.hipaa,
-                    contact_details: e.include_contact_details && !e.hipaa,
-                };
+                let disclose = disclosure(e);
                 redact(
                     &rendered.event_type,
                     &mut rendered.data,
@@ -204,6 +202,14 @@ impl Webhooks {
             }
         }
         Ok(woken)
+    }
+}
+
+/// What an endpoint may receive: never content or contact details on a HIPAA workspace.
+fn disclosure(e: &Endpoint) -> Disclosure {
+    Disclosure {
+        content: e.include_content && !e.hipaa,
+        contact_details: e.include_contact_details && !e.hipaa,
     }
 }
 

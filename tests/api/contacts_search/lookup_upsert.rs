@@ -362,3 +362,54 @@ async fn upsert_matches_phone_before_email_before_usernames() {
     assert_eq!(matched(r), id(&by_phone), "a channel phone matches a phone");
     assert_eq!(ids(&app, "").await.len(), 4, "no upsert created a contact");
 }
+
+#[tokio::test]
+async fn an_upsert_that_tags_stages_or_assigns_tells_it_as_those_routes_do() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = crate::receiver::TestReceiver::start().await;
+    crate::webhooks::hook(&app, &rx.url, &["contact.*"]).await;
+    let funnel = app.new_funnel("Sales", &["Lead"]).await;
+    let member = app.new_user("Mia Member").await;
+    app.add_member(&app.workspace_id, &member, "member", &[])
+        .await;
+    let c = new_contact(&app, json!({"phone": "+15550100100", "tags": ["old"]})).await;
+    rx.wait_for(1).await;
+    upsert(
+        &app,
+        json!({"phone": "+15550100100", "tags": ["old", "Upserted"],
+               "stage_id": funnel["stages"][0]["id"], "assigned_to_user_id": member}),
+    )
+    .await
+    .ok();
+    rx.wait_for(5).await;
+    assert_eq!(
+        rx.event_types(),
+        [
+            "contact.assigned",
+            "contact.created",
+            "contact.stage_changed",
+            "contact.tag_added",
+            "contact.updated"
+        ]
+    );
+    let data = |t: &str| rx.of_type(t)[0].json()["data"].clone();
+    assert_eq!(
+        data("contact.tag_added"),
+        json!({"contact_id": c["id"], "tags": ["Upserted"]}),
+        "only the tag the contact lacked"
+    );
+    assert_eq!(data("contact.stage_changed")["stage"]["stage_name"], "Lead");
+    assert_eq!(
+        data("contact.assigned")["assigned_to_user_id"],
+        member.as_str()
+    );
+    let updated = rx.of_type("contact.updated")[0].json();
+    let mut changed: Vec<&str> = updated["changes"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| &k[..])
+        .collect();
+    changed.sort();
+    assert_eq!(changed, ["assigned_to_user_id", "stage", "tags"]);
+}

@@ -14,6 +14,13 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     let app = spawn_webhook_app().await;
     let rx = TestReceiver::start().await;
     new_endpoint(&app, json!({"url": rx.url, "events": ["order.*"]})).await;
+    let details = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": details.url, "events": ["order.payment_proof_uploaded"],
+               "include_contact_details": true}),
+    )
+    .await;
     let ann = contact_named(&app, "Ann").await;
     let order = create(&app, with(order_body(ann), json!({"status": "cancelled"}))).await;
     let answered = app
@@ -61,6 +68,13 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
         .expect("an event with both proofs");
     assert_eq!(data["id"], order["id"]);
     assert_eq!(data["payment_proof"], bare["payment_proofs"][1]);
+    // Like every order event, it names the customer only to an endpoint that takes
+    // contact details.
+    let disclosed = details.wait_for(2).await[0].json()["data"].clone();
+    assert_eq!(disclosed["customer_name"], "Ann");
+    for private in ["customer_name", "customer_phone"] {
+        assert!(data.get(private).is_none(), "{private} was sent: {data}");
+    }
 }
 
 #[tokio::test]

@@ -241,3 +241,109 @@ async fn lead_captured_withholds_every_part_of_the_contact_unless_opted_in() {
     );
     assert_eq!(data["email"], "ann@example.com");
 }
+
+#[tokio::test]
+async fn a_redelivery_after_the_settings_were_lowered_sends_only_what_they_allow_now() {
+    let app = spawn_webhook_app().await;
+    let first = TestReceiver::start().await;
+    let (id, _) = new_endpoint(
+        &app,
+        json!({"url": first.url, "events": ["contact.created"],
+               "include_content": true, "include_contact_details": true}),
+    )
+    .await;
+    full_contact(&app, &app.key).await;
+    let sent = first.wait_for(1).await[0].json();
+    assert_eq!(sent["data"]["email"], "ann@example.com");
+
+    // A member may lower the settings, and then move the endpoint.
+    let member = app.member_token("member", &["integrations"]).await;
+    let at = format!("/webhooks/{id}");
+    app.patch_as(
+        &member,
+        &at,
+        json!({"include_content": false, "include_contact_details": false}),
+    )
+    .await
+    .expect(200);
+    let second = TestReceiver::start().await;
+    app.patch_as(&member, &at, json!({"url": second.url}))
+        .await
+        .expect(200);
+    let d = deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
+    app.post_as(
+        &member,
+        &format!("{at}/deliveries/{}/redeliver", d[0]["id"]),
+        json!({}),
+    )
+    .await
+    .expect(202);
+
+    let again = second.wait_for(1).await[0].clone();
+    let event = again.json();
+    assert_eq!(event["id"], sent["id"], "the same event");
+    lacks(&event["data"], &CONTACT_DETAILS);
+    assert_eq!(event["data"]["id"], sent["data"]["id"]);
+    for private in ["ann@example.com", "+15550100123", "Annie"] {
+        assert!(
+            !String::from_utf8_lossy(&again.body).contains(private),
+            "{private} was sent again"
+        );
+    }
+}
+
+#[tokio::test]
+async fn notes_a_person_wrote_are_content() {
+    let app = spawn_webhook_app().await;
+    let [plain, content, _details] = three_endpoints(
+        &app,
+        &["contact.opted_out", "contact.updated", "booking.created"],
+    )
+    .await;
+    let contact = contact_named(&app, "Ann").await;
+    let dnc = format!("/contacts/{contact}/dnc");
+    app.put(
+        &dnc,
+        json!({"do_not_contact": true, "reason": "asked on the phone"}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        "/bookings",
+        json!({"contact_id": contact, "service": "Checkup",
+               "starts_at": "2031-05-01T10:00:00Z", "duration_minutes": 30,
+               "notes": "bring the forms"}),
+    )
+    .await
+    .expect(201);
+    // Opting back in is an update like any other: the contact, and what changed.
+    let back = app.put(&dnc, json!({"do_not_contact": false})).await.ok();
+    for rx in [&plain, &content] {
+        rx.wait_for(3).await;
+    }
+    let data = |rx: &TestReceiver, t: &str| rx.of_type(t)[0].json()["data"].clone();
+    lacks(&data(&plain, "contact.opted_out"), &["reason"]);
+    lacks(&data(&plain, "booking.created"), &["notes"]);
+    assert_eq!(
+        data(&content, "contact.opted_out")["reason"],
+        "asked on the phone"
+    );
+    assert_eq!(
+        data(&content, "booking.created")["notes"],
+        "bring the forms"
+    );
+
+    let updated = plain.of_type("contact.updated")[0].json();
+    assert_eq!(updated["data"]["object"], "contact");
+    assert_eq!(updated["data"]["do_not_contact"], false);
+    assert_eq!(updated["data"]["tags"], back["tags"]);
+    assert_eq!(
+        updated["changes"],
+        json!({"do_not_contact": true, "do_not_contact_reason": null})
+    );
+    let updated = content.of_type("contact.updated")[0].json();
+    assert_eq!(
+        updated["changes"]["do_not_contact_reason"],
+        "asked on the phone"
+    );
+}

@@ -74,18 +74,17 @@ pub(super) fn upsert(
         assigned_to_user_id,
         source: _,
     } = new;
+    // The same events as the routes that make each change, and contact.updated with
+    // every changed field.
     let updated = change_contact(data, ctx, existing, true, |data, c, writes, events| {
         apply_fields(data, c, fields)?;
-        for t in tag_ids(data, ctx, &tags, writes, events)? {
-            if !c.tag_ids.contains(&t) {
-                c.tag_ids.push(t);
-            }
-        }
+        let ids = tag_ids(data, ctx, &tags, writes, events)?;
+        update::tag_with(data, c, ids, events);
         if stage_id.is_some() {
-            c.stage_id = stage_id;
+            update::move_to_stage(data, c, stage_id, events);
         }
         if assigned_to_user_id.is_some() {
-            c.assigned_to_user_id = assigned_to_user_id;
+            update::assign_to(c, assigned_to_user_id, events);
         }
         Ok(())
     })?;

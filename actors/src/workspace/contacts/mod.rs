@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::search::{SearchIndex, Searchable};
 use super::tag_links::TagLinks;

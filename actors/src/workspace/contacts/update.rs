@@ -21,18 +21,29 @@ pub(super) fn add_tags(
     names: Vec<TagName>,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, false, |data, c, writes, events| {
-        let mut added = Vec::new();
-        for t in tag_ids(data, ctx, &names, writes, events)? {
-            if !c.tag_ids.contains(&t) {
-                c.tag_ids.push(t);
-                if let Some(tag) = data.tags.get(t) {
-                    added.push(tag.name.as_str().to_string());
-                }
-            }
-        }
-        announce_tags(events, "contact.tag_added", c.id, added);
+        let ids = tag_ids(data, ctx, &names, writes, events)?;
+        tag_with(data, c, ids, events);
         Ok(())
     })
+}
+
+/// Gives `c` the tags it lacks among `ids`, told by contact.tag_added.
+pub(super) fn tag_with(
+    data: &WorkspaceData,
+    c: &mut Contact,
+    ids: Vec<TagId>,
+    events: &mut Vec<DomainEvent>,
+) {
+    let mut added = Vec::new();
+    for t in ids {
+        if !c.tag_ids.contains(&t) {
+            c.tag_ids.push(t);
+            if let Some(tag) = data.tags.get(t) {
+                added.push(tag.name.as_str().to_string());
+            }
+        }
+    }
+    announce_tags(events, "contact.tag_added", c.id, added);
 }
 
 pub(super) fn remove_tags(
@@ -102,19 +113,28 @@ pub(super) fn set_stage(
         }
     }
     change_contact(data, ctx, id, false, |data, c, _, events| {
-        let new = stage.map(|(s, _)| s);
-        if c.stage_id != new {
-            let previous = stage_ref(data, c.stage_id);
-            c.stage_id = new;
-            events.push(DomainEvent::new(
-                "contact.stage_changed",
-                "contact",
-                c.id,
-                json!({"contact_id": c.id, "stage": stage_ref(data, new), "previous_stage": previous}),
-            ));
-        }
+        move_to_stage(data, c, stage.map(|(s, _)| s), events);
         Ok(())
     })
+}
+
+/// Puts `c` in stage `new` (none: out of every funnel), told by contact.stage_changed.
+pub(super) fn move_to_stage(
+    data: &WorkspaceData,
+    c: &mut Contact,
+    new: Option<StageId>,
+    events: &mut Vec<DomainEvent>,
+) {
+    if c.stage_id != new {
+        let previous = stage_ref(data, c.stage_id);
+        c.stage_id = new;
+        events.push(DomainEvent::new(
+            "contact.stage_changed",
+            "contact",
+            c.id,
+            json!({"contact_id": c.id, "stage": stage_ref(data, new), "previous_stage": previous}),
+        ));
+    }
 }
 
 pub(super) fn assign(
@@ -124,20 +144,25 @@ pub(super) fn assign(
     user: Option<String>,
 ) -> Result<Change<ContactView>, DomainError> {
     change_contact(data, ctx, id, false, |_, c, _, events| {
-        if c.assigned_to_user_id != user {
-            let previous = c
-                .assigned_to_user_id
-                .replace(user.clone().unwrap_or_default());
-            c.assigned_to_user_id = user;
-            events.push(DomainEvent::new(
-                "contact.assigned",
-                "contact",
-                c.id,
-                json!({"contact_id": c.id, "assigned_to_user_id": c.assigned_to_user_id, "previous_assigned_to_user_id": previous}),
-            ));
-        }
+        assign_to(c, user, events);
         Ok(())
     })
+}
+
+/// Assigns `c` to `user` (none: unassigned), told by contact.assigned.
+pub(super) fn assign_to(c: &mut Contact, user: Option<String>, events: &mut Vec<DomainEvent>) {
+    if c.assigned_to_user_id != user {
+        let previous = c
+            .assigned_to_user_id
+            .replace(user.clone().unwrap_or_default());
+        c.assigned_to_user_id = user;
+        events.push(DomainEvent::new(
+            "contact.assigned",
+            "contact",
+            c.id,
+            json!({"contact_id": c.id, "assigned_to_user_id": c.assigned_to_user_id, "previous_assigned_to_user_id": previous}),
+        ));
+    }
 }
 
 pub(super) fn set_dnc(
@@ -146,7 +171,9 @@ pub(super) fn set_dnc(
     id: ContactId,
     dnc: Dnc,
 ) -> Result<Change<ContactView>, DomainError> {
-    change_contact(data, ctx, id, false, |_, c, _, events| {
+    // Opting out is told by contact.opted_out; opting back in is an update like any other.
+    let announce_update = !dnc.do_not_contact;
+    change_contact(data, ctx, id, announce_update, |_, c, _, events| {
         let was = c.do_not_contact;
         c.do_not_contact = dnc.do_not_contact;
         c.do_not_contact_reason = if dnc.do_not_contact {
@@ -161,18 +188,6 @@ pub(super) fn set_dnc(
                 c.id,
                 json!({"contact_id": c.id, "reason": c.do_not_contact_reason}),
             ));
-        } else if was != dnc.do_not_contact {
-            let mut changes = Map::new();
-            changes.insert("do_not_contact".into(), Value::Bool(was));
-            events.push(
-                DomainEvent::new(
-                    "contact.updated",
-                    "contact",
-                    c.id,
-                    json!({"id": c.id, "do_not_contact": false}),
-                )
-                .with_changes(changes),
-            );
         }
         Ok(())
     })
