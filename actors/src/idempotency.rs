@@ -62,6 +62,63 @@ pub fn fingerprint(method: &str, path_and_query: &str, body: &[u8]) -> String {
     hex::encode(h.finalize())
 }
 
+/// A JSON body in one form for comparing repeats: keys sorted, no insignificant white
+/// space, and each number by its value (`10`, `10.0` and `1e1` are one number), so that a
+/// client that re-serialises between retries still matches.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => out.push_str(&canonical_number(n)),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            let mut keys: Vec<&String> = fields.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&fields[key], out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// An integer as its digits; any other number by its value when a float holds it exactly
+/// enough to tell it apart (integral ones as integers), else as written.
+fn canonical_number(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    match n.as_f64() {
+        Some(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).to_string(),
+        Some(f) if f.is_finite() => format!("{f:?}"),
+        _ => n.to_string(),
+    }
+}
+
 fn record_key(scope: &str, key: &str) -> Vec<u8> {
     let mut k = scope.as_bytes().to_vec();
     k.push(0);
@@ -156,6 +213,20 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
     use std::sync::Arc;
+
+    #[test]
+    fn canonical_json_compares_numbers_by_value_and_keys_in_order() {
+        let canon = |text: &str| canonical_json(&serde_json::from_str(text).unwrap());
+        assert_eq!(
+            canon(r#"{"b":10.0,"a":[1.50,2e0]}"#),
+            r#"{"a":[1.5,2],"b":10}"#
+        );
+        assert_eq!(canon(r#"{"a": 10}"#), canon(r#"{"a":1e1}"#));
+        assert_ne!(canon(r#"{"a":10}"#), canon(r#"{"a":10.5}"#));
+        assert_eq!(canon("18446744073709551615"), "18446744073709551615");
+        assert_eq!(canon("-3"), "-3");
+        assert_eq!(canon(r#"{"t":"é\n"}"#), r#"{"t":"é\n"}"#);
+    }
 
     async fn idem() -> (tempfile::TempDir, Idempotency, ManualClock) {
         let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,9 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use switchboard_actors::idempotency::{fingerprint, Claim, StoredResponse, MAX_KEY_LEN};
+use switchboard_actors::idempotency::{
+    canonical_json, fingerprint, Claim, StoredResponse, MAX_KEY_LEN,
+};
 
 use super::auth::Caller;
 use super::error::ApiError;
@@ -66,12 +68,15 @@ async fn handle(
         .await
         .map_err(|_| ApiError::bad_request("the body is too large").into_response())?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
-    // A JSON body is compared in one canonical form (keys sorted, no insignificant white
-    // space), so that a client that re-serialises between retries still matches; anything
-    // else as its bytes.
+    // A JSON body is compared in its canonical form, so that a client that re-serialises
+    // between retries still matches; anything else as its bytes.
     let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
     let fp = match &parsed {
-        Some(value) => fingerprint(parts.method.as_str(), path, value.to_string().as_bytes()),
+        Some(value) => fingerprint(
+            parts.method.as_str(),
+            path,
+            canonical_json(value).as_bytes(),
+        ),
         None => fingerprint(parts.method.as_str(), path, &bytes),
     };
     let mut parts = parts;

@@ -161,3 +161,30 @@ async fn only_post_requests_use_the_key() {
         assert!(r.header("idempotent-replayed").is_none());
     }
 }
+
+#[tokio::test]
+async fn a_re_serialised_body_is_the_same_request() {
+    let app = spawn_app().await;
+    let send = |body: &'static str| {
+        app.call(Method::POST, "/products")
+            .token(&app.key)
+            .header("Idempotency-Key", "p-1")
+            .raw(body)
+            .send()
+    };
+    let first = send(r#"{"name": "Lamp", "price": 10.0, "original_price": 12}"#)
+        .await
+        .created();
+    // Keys in another order, other white space, and numbers as JavaScript writes them.
+    for same in [
+        r#"{"original_price":12,"price":10,"name":"Lamp"}"#,
+        r#"{"name":"Lamp","price":1e1,"original_price":12.0}"#,
+    ] {
+        let again = send(same).await.expect(201);
+        assert_eq!(again.header("idempotent-replayed"), Some("true"), "{same}");
+        assert_eq!(again.body, first);
+    }
+    send(r#"{"name": "Lamp", "price": 10.5, "original_price": 12}"#)
+        .await
+        .expect_error(409, "idempotency_key_reused");
+}

@@ -24,6 +24,7 @@ use crate::http::extract::{ApiJson, ApiQuery, PathId};
 use crate::http::object::{Created, Obj};
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
+use switchboard_actors::domain::page::Page;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -110,7 +111,18 @@ async fn list_contacts(
                 format!("must be at most {MAX_QUERY} characters"),
             ))
         }
-        Some(text) => tokenize(text).collect(),
+        Some(text) => {
+            let words: Vec<String> = tokenize(text).collect();
+            if words.is_empty() && !text.trim().is_empty() {
+                // Only symbols: nothing to search by, so nothing matches.
+                let none = Page {
+                    items: Vec::new(),
+                    has_more: false,
+                };
+                return Ok(Json(ListEnvelope::page(none, |c| c.id)));
+            }
+            words
+        }
         None => Vec::new(),
     };
     let filter = ContactFilter {

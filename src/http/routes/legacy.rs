@@ -15,7 +15,7 @@ use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::contact::{Channel, ContactInput, NewContact};
 use switchboard_actors::domain::message::{Attachment, Body};
 use switchboard_actors::domain::{DomainError, FieldError};
-use switchboard_actors::idempotency::MAX_KEY_LEN;
+use switchboard_actors::idempotency::{canonical_json, MAX_KEY_LEN};
 use switchboard_actors::ids::{ContactId, ConversationId};
 use switchboard_actors::workspace::conversations::{Accepted, Inbound, InboundFrom, RepeatGuard};
 use switchboard_actors::workspace::ConversationMsg;
@@ -260,14 +260,14 @@ fn digest(parts: &[&[u8]]) -> String {
 
 /// The repeat guards of a message: its `message_id` (per workspace) and its
 /// `Idempotency-Key` (per workspace and credential), with the body's fingerprint. The
-/// body is compared in a canonical form (keys sorted), so a re-serialised body matches.
+/// body is compared in its canonical form, so a re-serialised body matches.
 fn guards(
     ws: &Ws,
     headers: &HeaderMap,
     message_id: Option<&str>,
     body: &serde_json::Value,
 ) -> Result<Vec<RepeatGuard>, LegacyError> {
-    let fingerprint = digest(&[body.to_string().as_bytes()]);
+    let fingerprint = digest(&[canonical_json(body).as_bytes()]);
     let mut out = Vec::new();
     if let Some(id) = message_id {
         out.push(RepeatGuard {

@@ -71,6 +71,8 @@ async fn list_filters_phone_email_tag_stage_assignee_and_channel() {
         (format!("phone={}", enc("+155501001009")), set(&[&b])),
         ("phone=5550100".into(), set(&[])),
         (format!("phone={}", enc("+15550100")), set(&[])),
+        // The filter is on the `phone` field; a channel phone is not it.
+        (format!("phone={}", enc("+4930111222")), set(&[])),
         (format!("email={}", enc("a@example.com")), set(&[&a])),
         (format!("email={}", enc("a@example.co")), set(&[&b])),
         (format!("email={}", enc("a@example")), set(&[])),

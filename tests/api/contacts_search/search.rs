@@ -22,6 +22,11 @@ async fn search_requires_every_word_to_match_case_insensitively() {
         ("ann stone lee", set(&[])),
         ("stone", set(&[&ann_stone])),
         ("nobody", set(&[])),
+        // Only symbols: nothing to search by matches nothing; an empty q is no filter.
+        ("😀", set(&[])),
+        ("( - %", set(&[])),
+        ("", set(&[&ann_lee, &ann_stone, &bob_lee])),
+        ("  ", set(&[&ann_lee, &ann_stone, &bob_lee])),
     ];
     for (q, want) in cases {
         let query = format!("q={}", enc(q));

@@ -60,15 +60,15 @@ struct Conditions<'a> {
 impl Conditions<'_> {
     fn pass(&self, cs: &Contacts, c: &PackedContact) -> bool {
         let f = self.filter;
-        self.phone.as_ref().is_none_or(|p| {
-            [c.phone(), c.chan_d_phone()]
-                .into_iter()
-                .flatten()
-                .any(|mine| phone_key(mine) == *p)
-        }) && self
-            .email
+        // The `phone` field only: the channel phone counts for lookup and upsert, which
+        // say so, not for this filter.
+        self.phone
             .as_ref()
-            .is_none_or(|e| c.email() == Some(e.as_str()))
+            .is_none_or(|p| c.phone().is_some_and(|mine| phone_key(mine) == *p))
+            && self
+                .email
+                .as_ref()
+                .is_none_or(|e| c.email() == Some(e.as_str()))
             && self.tag.is_none_or(|t| c.tag_ids.contains(&t))
             && f.stage_id.is_none_or(|s| c.stage_id == Some(s))
             && f.assigned_to_user_id
