@@ -353,6 +353,16 @@ impl WorkspaceData {
         contacts::drop_tag(self, ctx, tag, writes)
     }
 
+    /// Marks every contact carrying a renamed tag updated; answers how many.
+    fn touch_tag_carriers(
+        &mut self,
+        ctx: &Ctx,
+        tag: crate::ids::TagId,
+        writes: &mut Batch,
+    ) -> Result<u64, DomainError> {
+        contacts::renamed_tag(self, ctx, tag, writes)
+    }
+
     /// Stored references that point at no record (for the offline check).
     pub fn dangling_references(&self) -> Vec<String> {
         let mut out = self.contacts.dangling();

@@ -179,6 +179,9 @@ fn update(
         writes.put(ctx.key(KIND, id), &tag)?;
         data.tags.by_name.remove(&before.name.folded());
         data.tags.insert(tag.clone());
+        if changes.contains_key("name") {
+            data.touch_tag_carriers(ctx, id, &mut writes)?;
+        }
         events.push(DomainEvent::record("tag.updated", "tag", id, &tag).with_changes(changes));
     }
     Ok(Change::new(tag, writes, events))

@@ -154,3 +154,38 @@ async fn updated_since_is_inclusive_and_needs_an_offset() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_tag_rename_counts_as_an_update_of_every_contact_carrying_it() {
+    let start = chrono::DateTime::parse_from_rfc3339("2026-03-01T10:00:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let clock = ManualClock::new(start);
+    let app = spawn_app_with_clock(clock.clone()).await;
+    let tagged = new_contact(&app, json!({"first_name": "A", "tags": ["Gold"]})).await;
+    let other = new_contact(&app, json!({"first_name": "B", "tags": ["Silver"]})).await;
+    clock.advance(std::time::Duration::from_secs(60));
+    let gold = app.get("/tags").await.ok()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Gold")
+        .unwrap()
+        .clone();
+    // A new colour changes nothing a contact shows; a new name does.
+    app.patch(&format!("/tags/{}", gold["id"]), json!({"color": "chart-3"}))
+        .await
+        .expect(200);
+    assert_eq!(id_set(&app, "updated_since=2026-03-01T10:01:00Z").await, set(&[]));
+    app.patch(&format!("/tags/{}", gold["id"]), json!({"name": "Platinum"}))
+        .await
+        .expect(200);
+    let renamed = app.get(&at(&tagged)).await.ok();
+    assert_eq!(renamed["updated_at"], "2026-03-01T10:01:00.000Z");
+    assert_eq!(tags_of(&renamed), ["Platinum"]);
+    assert_eq!(
+        id_set(&app, "updated_since=2026-03-01T10:01:00Z").await,
+        set(&[&tagged])
+    );
+    assert_eq!(app.get(&at(&other)).await.ok()["updated_at"], other["updated_at"]);
+}

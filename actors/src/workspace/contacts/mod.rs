@@ -38,7 +38,7 @@ pub use packed::PackedContact;
 use query::{list, list_notes, lookup};
 use table::Table;
 use update::{add_note, add_tags, assign, remove_tags, set_dnc, set_stage, update};
-pub(super) use update::{capture_lead, drop_tag, reachable};
+pub(super) use update::{capture_lead, drop_tag, reachable, renamed_tag};
 
 #[derive(strum::IntoStaticStr)]
 #[strum(prefix = "contact.", serialize_all = "snake_case")]

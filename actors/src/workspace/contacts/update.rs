@@ -228,6 +228,30 @@ pub(in crate::workspace) fn drop_tag(
     tag_id: TagId,
     writes: &mut Batch,
 ) -> Result<u64, DomainError> {
+    change_carriers(data, ctx, tag_id, writes, |c| {
+        c.tag_ids.retain(|t| *t != tag_id)
+    })
+}
+
+/// A tag was renamed: every contact carrying it shows the new name, so each one counts as
+/// updated (`updated_at`, for clients syncing with `updated_since`); answers how many.
+pub(in crate::workspace) fn renamed_tag(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    tag_id: TagId,
+    writes: &mut Batch,
+) -> Result<u64, DomainError> {
+    change_carriers(data, ctx, tag_id, writes, |_| {})
+}
+
+/// Applies `edit` to every contact carrying `tag_id` and marks it updated now.
+fn change_carriers(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    tag_id: TagId,
+    writes: &mut Batch,
+    edit: impl Fn(&mut Contact),
+) -> Result<u64, DomainError> {
     let carriers: Vec<ContactId> = data
         .contacts
         .tag_links
@@ -237,7 +261,7 @@ pub(in crate::workspace) fn drop_tag(
         .collect();
     for id in &carriers {
         if let Some(mut c) = data.contacts.get(*id) {
-            c.tag_ids.retain(|t| *t != tag_id);
+            edit(&mut c);
             c.updated_at = ctx.now;
             data.contacts.put(ctx, c, writes)?;
         }
