@@ -305,6 +305,9 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "A field or parameter is invalid; `details` names each one.",
         );
     }
+    if has_body {
+        add("413", "The body is larger than 2 MiB (payload_too_large).");
+    }
     if has_body || has_path_id || needs_workspace {
         add(
             "400",
@@ -606,7 +609,7 @@ mod tests {
         }});
         complete(&mut doc);
         let patch = &doc["paths"]["/tags/{id}"]["patch"];
-        for status in ["400", "401", "403", "404", "422", "429"] {
+        for status in ["400", "401", "403", "404", "413", "422", "429"] {
             assert!(patch["responses"].get(status).is_some(), "{status}");
         }
         assert_eq!(patch["summary"], "Update tag");
@@ -615,6 +618,10 @@ mod tests {
         let me = &doc["paths"]["/me"]["get"];
         assert!(me["responses"].get("403").is_none());
         assert!(me["responses"].get("429").is_none());
+        assert!(
+            me["responses"].get("413").is_none(),
+            "no body, no size limit"
+        );
         let legacy = &doc["paths"]["/messages"]["post"];
         assert!(legacy["responses"].get("429").is_none());
         assert_eq!(

@@ -9,6 +9,30 @@ use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 
+/// The most a request body may hold (axum's default limit, stated once).
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// A request's body as bytes: one larger than [`MAX_BODY_BYTES`] is 413
+/// `payload_too_large`, one that could not be read 400.
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        Bytes::from_request(req, state)
+            .await
+            .map(RawBody)
+            .map_err(|e| {
+                if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::payload_too_large()
+                } else {
+                    ApiError::bad_request(format!("could not read the body: {}", e.body_text()))
+                }
+            })
+    }
+}
+
 /// A JSON body.
 pub struct ApiJson<T>(pub T);
 
@@ -43,9 +67,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         if let Some(ParsedBody(value)) = req.extensions().get::<ParsedBody>().cloned() {
             return from_value(&value).map(ApiJson);
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| ApiError::bad_request(format!("could not read the body: {e}")))?;
+        let RawBody(bytes) = RawBody::from_request(req, state).await?;
         parse_json(&bytes).map(ApiJson)
     }
 }

@@ -14,12 +14,11 @@ use switchboard_actors::idempotency::{
 
 use super::auth::Caller;
 use super::error::ApiError;
-use super::extract::ParsedBody;
+use super::extract::{ParsedBody, MAX_BODY_BYTES};
 use super::AppState;
 
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED: &str = "idempotent-replayed";
-const MAX_BODY: usize = 2 * 1024 * 1024;
 
 pub async fn idempotency(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
@@ -64,9 +63,10 @@ async fn handle(
         format!("{ws}|{credential}")
     };
     let (parts, body) = req.into_parts();
-    let bytes = to_bytes(body, MAX_BODY)
+    // Past the limit (or cut off): the body could never be run.
+    let bytes = to_bytes(body, MAX_BODY_BYTES)
         .await
-        .map_err(|_| ApiError::bad_request("the body is too large").into_response())?;
+        .map_err(|_| ApiError::payload_too_large().into_response())?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
     // A JSON body is compared in its canonical form, so that a client that re-serialises
     // between retries still matches; anything else as its bytes.

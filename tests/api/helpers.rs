@@ -257,6 +257,15 @@ impl Call<'_> {
         self
     }
 
+    /// A JSON body made at run time (`raw` takes a literal).
+    pub fn raw_owned(mut self, body: String) -> Self {
+        self.req = self
+            .req
+            .header("content-type", "application/json")
+            .body(body);
+        self
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.req = self.req.header(name, value);
         self

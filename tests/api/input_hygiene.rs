@@ -283,3 +283,43 @@ async fn a_contact_is_not_created_from_nothing() {
         new_contact(&app, enough).await;
     }
 }
+
+#[tokio::test]
+async fn a_body_over_two_mebibytes_is_413_on_every_kind_of_route() {
+    let app = spawn_app().await;
+    let big = format!(r#"{{"name": "{}"}}"#, "x".repeat(3 * 1024 * 1024));
+    for key in [None, Some("big-1")] {
+        let mut call = app
+            .call(Method::POST, "/tags")
+            .token(&app.key)
+            .raw_owned(big.clone());
+        if let Some(key) = key {
+            call = call.header("Idempotency-Key", key);
+        }
+        let r = call.send().await;
+        assert_eq!((r.status, r.code()), (413, "payload_too_large"), "{}", r.body);
+        assert!(r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2097152 bytes"));
+    }
+    // A legacy route answers in its own format.
+    let text = format!(r#"{{"text": "{}"}}"#, "x".repeat(3 * 1024 * 1024));
+    let r = app
+        .call(Method::POST, "/messages")
+        .token(&app.key)
+        .raw_owned(text)
+        .send()
+        .await;
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert!(r.body["message"].as_str().unwrap().contains("larger than"));
+    // Just under the limit is read (and refused for what it says, not its size).
+    let under = format!(r#"{{"name": "{}"}}"#, "x".repeat(2 * 1024 * 1024 - 20));
+    let r = app
+        .call(Method::POST, "/tags")
+        .token(&app.key)
+        .raw_owned(under)
+        .send()
+        .await;
+    assert_eq!((r.status, r.code()), (422, "validation_failed"), "{}", r.body);
+}

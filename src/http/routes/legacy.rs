@@ -24,7 +24,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{self, Caller, Ws};
 use crate::http::error::ApiError;
-use crate::http::extract::{from_value, parse_value};
+use crate::http::extract::{from_value, parse_value, RawBody};
 use crate::http::idempotency::HEADER as IDEMPOTENCY_HEADER;
 use crate::http::AppState;
 
@@ -52,6 +52,18 @@ impl From<ApiError> for LegacyError {
 impl From<DomainError> for LegacyError {
     fn from(e: DomainError) -> Self {
         Self(ApiError::from(e))
+    }
+}
+
+/// A legacy route's body: one too large or unreadable gets its `{message}` error.
+pub struct LegacyBody(Bytes);
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for LegacyBody {
+    type Rejection = LegacyError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, LegacyError> {
+        let RawBody(bytes) = RawBody::from_request(req, state).await?;
+        Ok(LegacyBody(bytes))
     }
 }
 
@@ -314,7 +326,7 @@ async fn post_message(
     State(app): State<AppState>,
     ws: Ws,
     headers: HeaderMap,
-    bytes: Bytes,
+    LegacyBody(bytes): LegacyBody,
 ) -> LegacyResult<(StatusCode, Json<LegacyAccepted>)> {
     let (input, value): (LegacyMessageInput, _) = read(&bytes)?;
     if let Some(id) = &input.message_id {
@@ -395,7 +407,7 @@ pub struct ChatAnswer {
 async fn post_chat(
     State(app): State<AppState>,
     ws: Ws,
-    bytes: Bytes,
+    LegacyBody(bytes): LegacyBody,
 ) -> LegacyResult<Json<ChatAnswer>> {
     let (input, _): (ChatInput, serde_json::Value) = read(&bytes)?;
     let channel = channel_of(input.channel.as_deref())?;
