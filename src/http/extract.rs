@@ -167,17 +167,43 @@ fn shape_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
     ApiError::invalid(path, plain_serde_message(&inner))
 }
 
-/// serde's messages say `invalid type: integer `5`, expected a string`; keep the useful end.
+/// serde's messages say `invalid type: integer `5`, expected a string`; keep the useful end,
+/// in the API's words rather than Rust's type names.
 fn plain_serde_message(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown variant ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return format!("must be {expected}, got {found}");
+        }
+    }
     match message.split_once(", expected ") {
         Some((found, expected)) => {
-            let found = found.trim_start_matches("invalid type: ");
-            format!("expected {expected}, got {found}")
+            let found = found
+                .trim_start_matches("invalid type: ")
+                .trim_start_matches("invalid value: ")
+                .replace("floating point", "number");
+            let found = match found.as_str() {
+                "map" => "an object".to_string(),
+                "sequence" => "an array".to_string(),
+                _ => found,
+            };
+            format!("expected {}, got {found}", plain_type(expected))
         }
         None => message.to_string(),
     }
 }
 
+/// A serde expectation in JSON terms.
+fn plain_type(expected: &str) -> &str {
+    match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a sequence" => "an array",
+        "a map" => "an object",
+        other if other.starts_with("struct ") => "an object",
+        other => other,
+    }
+}
 /// An integer path id, as its own type (`PathId<TagId>`) or a bare `u64`; anything but a
 /// positive integer is 400.
 pub struct PathId<T = u64>(pub T);
@@ -194,9 +220,12 @@ impl<S: Send + Sync, T: From<u64>> FromRequestParts<S> for PathId<T> {
     }
 }
 
+/// A path id as written by the API: digits only, no sign and no leading zero (`+5` and
+/// `05` are not ids, so one record has one path).
 pub fn parse_id(raw: &str) -> Result<u64, ApiError> {
-    raw.parse::<u64>()
-        .ok()
+    Some(raw)
+        .filter(|r| r.bytes().all(|b| b.is_ascii_digit()) && !r.starts_with('0'))
+        .and_then(|r| r.parse::<u64>().ok())
         .filter(|id| *id > 0)
         .ok_or_else(|| ApiError::bad_request(format!("`{raw}` is not a valid id")))
 }
@@ -335,5 +364,41 @@ mod tests {
             "{}",
             details[0].message
         );
+    }
+
+    #[test]
+    fn type_errors_speak_json_not_rust() {
+        for (serde, plain) in [
+            (
+                "invalid type: string \"1\", expected u64",
+                "expected a whole number, 0 or more, got string \"1\"",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected i64",
+                "expected a whole number, got number `1.5`",
+            ),
+            (
+                "invalid value: integer `-1`, expected u32",
+                "expected a whole number, 0 or more, got integer `-1`",
+            ),
+            (
+                "invalid type: map, expected a sequence",
+                "expected an array, got an object",
+            ),
+            (
+                "unknown variant `bogus`, expected one of `api`, `sms`",
+                "must be one of `api`, `sms`, got `bogus`",
+            ),
+        ] {
+            assert_eq!(plain_serde_message(serde), plain);
+        }
+    }
+
+    #[test]
+    fn a_path_id_is_digits_without_sign_or_leading_zero() {
+        assert_eq!(parse_id("42").ok(), Some(42));
+        for raw in ["+5", "05", "0", "-1", " 5", "5x", "", "99999999999999999999"] {
+            assert!(parse_id(raw).is_err(), "{raw}");
+        }
     }
 }
