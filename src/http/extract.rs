@@ -397,7 +397,16 @@ mod tests {
     #[test]
     fn a_path_id_is_digits_without_sign_or_leading_zero() {
         assert_eq!(parse_id("42").ok(), Some(42));
-        for raw in ["+5", "05", "0", "-1", " 5", "5x", "", "99999999999999999999"] {
+        for raw in [
+            "+5",
+            "05",
+            "0",
+            "-1",
+            " 5",
+            "5x",
+            "",
+            "99999999999999999999",
+        ] {
             assert!(parse_id(raw).is_err(), "{raw}");
         }
     }

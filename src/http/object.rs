@@ -20,7 +20,7 @@ use switchboard_actors::domain::handover::Handover;
 use switchboard_actors::domain::message::{Feedback, Message};
 use switchboard_actors::domain::order::OrderView;
 use switchboard_actors::domain::product::ProductView;
-use switchboard_actors::domain::reminder::{Reminder, ReminderNotification};
+use switchboard_actors::domain::reminder::{NotificationView, Reminder};
 use switchboard_actors::domain::tag::{Tag, TagDeleted};
 use switchboard_actors::domain::webhook::{EndpointView, Notification};
 use switchboard_actors::events::catalog::EventType;
@@ -141,5 +141,5 @@ api_objects! {
     Call => "call",
     Form => "form",
     Submission => "form_submission",
-    ReminderNotification => "notification",
+    NotificationView => "notification",
 }

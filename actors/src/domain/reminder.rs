@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::error::Checks;
 use super::{text, DomainError, Patch};
 use crate::clock::Timestamp;
-use crate::ids::{ContactId, ConversationId, NotificationId, ReminderId, UserId};
+use crate::ids::{ContactId, ConversationId, EndpointId, NotificationId, ReminderId, UserId};
 
 pub const MAX_TITLE: usize = 200;
 pub const MAX_NOTE: usize = 2_000;
@@ -57,6 +57,37 @@ pub struct ReminderNotification {
 #[serde(rename_all = "snake_case")]
 pub enum NotificationKind {
     ReminderFired,
+    /// The service disabled a webhook endpoint (410, or failing for the disable window);
+    /// told to the workspace owner.
+    WebhookEndpointDisabled,
+}
+
+/// A notification as GET /notifications answers it: a reminder that fired (`reminder_id`)
+/// or, for the workspace owner, an endpoint the service disabled (`endpoint_id`, `reason`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct NotificationView {
+    pub id: u64,
+    pub user_id: UserId,
+    pub kind: NotificationKind,
+    pub reminder_id: Option<ReminderId>,
+    #[schema(value_type = Option<String>)]
+    pub endpoint_id: Option<EndpointId>,
+    pub reason: Option<String>,
+    pub created_at: Timestamp,
+}
+
+impl ReminderNotification {
+    pub fn view(&self) -> NotificationView {
+        NotificationView {
+            id: self.id.get(),
+            user_id: self.user_id.clone(),
+            kind: self.kind,
+            reminder_id: Some(self.reminder_id),
+            endpoint_id: None,
+            reason: None,
+            created_at: self.created_at,
+        }
+    }
 }
 
 /// Body of POST /reminders.

@@ -10,7 +10,8 @@ use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, Workspace
 use crate::clock::Timestamp;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::reminder::{
-    NewReminder, NotificationKind, Reminder, ReminderChange, ReminderNotification, ReminderStatus,
+    NewReminder, NotificationKind, NotificationView, Reminder, ReminderChange,
+    ReminderNotification, ReminderStatus,
 };
 use crate::domain::{DomainError, Patch};
 use crate::events::{DomainEvent, Origin};
@@ -60,10 +61,13 @@ pub enum ReminderMsg {
         id: ReminderId,
         reply: Reply<Reminder>,
     },
+    /// `user`'s notifications; with `owner`, the workspace owner's too (endpoints the
+    /// service disabled).
     Notifications {
         user: UserId,
+        owner: bool,
         page: PageRequest,
-        reply: Reply<Page<ReminderNotification>>,
+        reply: Reply<Page<NotificationView>>,
     },
 }
 
@@ -124,11 +128,44 @@ pub(super) fn handle(msg: ReminderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> H
         } => finish(reply, origin, update(data, ctx, id, change)),
         ReminderMsg::Delete { origin, id, reply } => finish(reply, origin, delete(data, ctx, id)),
         ReminderMsg::Close { origin, id, reply } => finish(reply, origin, close(data, ctx, id)),
-        ReminderMsg::Notifications { user, page, reply } => {
-            let found = page.select(&data.reminders.notifications, |n| n.user_id == user);
-            answer(reply, Ok(found))
-        }
+        ReminderMsg::Notifications {
+            user,
+            owner,
+            page,
+            reply,
+        } => answer(reply, Ok(notifications(data, &user, owner, page))),
     }
+}
+
+/// A page of one person's notifications, newest first: the reminders that fired for them
+/// and, for the owner, the endpoints the service disabled. Both take their ids from the
+/// workspace's one sequence, so one cursor walks them together.
+fn notifications(
+    data: &WorkspaceData,
+    user: &UserId,
+    owner: bool,
+    page: PageRequest,
+) -> Page<NotificationView> {
+    let reminders = page.select(&data.reminders.notifications, |n| n.user_id == *user);
+    let mut items: Vec<NotificationView> = reminders.items.iter().map(|n| n.view()).collect();
+    let mut has_more = reminders.has_more;
+    if owner {
+        let disabled = data.webhooks.owner_notifications(page);
+        has_more |= disabled.has_more;
+        items.extend(disabled.items.into_iter().map(|n| NotificationView {
+            id: n.id,
+            user_id: user.clone(),
+            kind: NotificationKind::WebhookEndpointDisabled,
+            reminder_id: None,
+            endpoint_id: Some(n.endpoint_id),
+            reason: Some(n.reason),
+            created_at: n.created_at,
+        }));
+    }
+    items.sort_by(|a, b| b.id.cmp(&a.id));
+    has_more |= items.len() > page.limit;
+    items.truncate(page.limit);
+    Page { items, has_more }
 }
 
 /// The contact and conversation a reminder points at, checked: both in the workspace, the

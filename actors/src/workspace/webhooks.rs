@@ -145,6 +145,11 @@ impl Webhooks {
         }
     }
 
+    /// A page of the owner's notices (endpoints the service disabled), newest first.
+    pub(super) fn owner_notifications(&self, page: PageRequest) -> Page<Notification> {
+        page.select(&self.notifications, |_| true)
+    }
+
     /// Every endpoint's configuration (for resuming deliveries after a restart).
     pub fn configs(&self, ws: &WorkspaceId) -> Vec<EndpointConfig> {
         self.by_seq.values().map(|e| Self::config(ws, e)).collect()

@@ -5,8 +5,8 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::Principal;
 use switchboard_actors::domain::reminder::{
-    NewReminder, NewReminderInput, Reminder, ReminderChange, ReminderNotification,
-    ReminderPatchInput, ReminderStatus,
+    NewReminder, NewReminderInput, NotificationView, Reminder, ReminderChange, ReminderPatchInput,
+    ReminderStatus,
 };
 use switchboard_actors::domain::FieldError;
 use switchboard_actors::ids::{ContactId, ReminderId, UserId};
@@ -213,24 +213,26 @@ async fn close_reminder(
 }
 
 /// The calling person's notifications, newest first; for an API key, the workspace
-/// owner's.
+/// owner's. The owner's include the webhook endpoints the service disabled.
 #[utoipa::path(get, path = "/notifications", tag = "reminders", params(PageParams),
-    responses((status = 200, body = ListEnvelope<ReminderNotification>), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = ListEnvelope<NotificationView>), (status = 400, body = ErrorBody)))]
 async fn list_notifications(
     State(app): State<AppState>,
     ws: Ws,
     Paging(page): Paging,
-) -> ApiResult<Json<ListEnvelope<Obj<ReminderNotification>>>> {
+) -> ApiResult<Json<ListEnvelope<Obj<NotificationView>>>> {
+    let owner = app
+        .directory
+        .workspace(&ws.id)
+        .map(|w| w.owner_user_id)
+        .ok_or_else(|| ApiError::not_found("workspace"))?;
     let user = match &ws.principal {
         Principal::User { user_id, .. } => user_id.clone(),
-        Principal::ApiKey { .. } => app
-            .directory
-            .workspace(&ws.id)
-            .map(|w| w.owner_user_id)
-            .ok_or_else(|| ApiError::not_found("workspace"))?,
+        Principal::ApiKey { .. } => owner.clone(),
     };
     let found = app
         .ask(&ws, |reply| ReminderMsg::Notifications {
+            owner: user == owner,
             user: user.clone(),
             page,
             reply,

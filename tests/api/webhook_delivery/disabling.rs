@@ -140,6 +140,20 @@ async fn an_endpoint_failing_for_the_whole_window_is_disabled_and_the_owner_noti
         data[0]["created_at"],
         switchboard_actors::clock::rfc3339_millis::format(&clock.now())
     );
+    // The owner reads it among their own notifications (an API key reads the owner's);
+    // another member does not.
+    let mine = app.get("/notifications").await.ok();
+    let told = mine["data"].as_array().unwrap();
+    assert_eq!(told.len(), 1, "{mine}");
+    assert_eq!(told[0]["object"], "notification");
+    assert_eq!(told[0]["kind"], "webhook_endpoint_disabled");
+    assert_eq!(told[0]["endpoint_id"], id.as_str());
+    assert_eq!(told[0]["reason"], data[0]["reason"]);
+    assert_eq!(told[0]["reminder_id"], Value::Null);
+    assert_eq!(told[0]["id"], data[0]["id"]);
+    let member = app.member_token("admin", &[]).await;
+    let theirs = app.get_as(&member, "/notifications").await.ok();
+    assert_eq!(theirs["data"], json!([]), "only the owner is told");
 
     // Disabled: nothing is sent, not even the pending retry, and new events are not kept.
     rx.respond_with(200);
