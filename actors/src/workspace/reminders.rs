@@ -162,7 +162,7 @@ fn notifications(
             created_at: n.created_at,
         }));
     }
-    items.sort_by(|a, b| b.id.cmp(&a.id));
+    items.sort_by_key(|n| std::cmp::Reverse(n.id));
     has_more |= items.len() > page.limit;
     items.truncate(page.limit);
     Page { items, has_more }
