@@ -428,6 +428,17 @@ async fn failed_sends_and_first_replies_are_counted_and_announced() {
     let replied = hooks.of_type("campaign_recipient.replied")[0].json();
     assert_eq!(replied["data"]["contact_id"], people[0]);
     assert_eq!(replied["data"]["campaign_id"], c["id"]);
+    assert_eq!(
+        replied["resource"],
+        json!({"type": "campaign_recipient", "id": format!("{}:{}", c["id"], people[0])}),
+        "a recipient is named by its campaign and contact"
+    );
+    let failed: std::collections::BTreeSet<String> = hooks
+        .of_type("campaign_recipient.failed")
+        .iter()
+        .map(|r| r.json()["resource"]["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(failed.len(), 2, "two recipients, two resources");
     let after = campaign(&app, &c["id"]).await;
     assert_eq!(
         after["stats"]["replied"], 1,

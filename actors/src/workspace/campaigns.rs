@@ -215,9 +215,12 @@ fn write_recipient(
     Ok(r)
 }
 
-/// campaign_recipient.failed and campaign_recipient.replied carry the recipient.
+/// campaign_recipient.failed and campaign_recipient.replied carry the recipient. A
+/// recipient has no id of its own: its resource id is `<campaign_id>:<contact_id>`, so
+/// two recipients' events never name one resource.
 fn recipient_event(event_type: &'static str, r: &CampaignRecipient) -> DomainEvent {
-    DomainEvent::record(event_type, "campaign_recipient", r.campaign_id, r)
+    let id = format!("{}:{}", r.campaign_id, r.contact_id);
+    DomainEvent::record(event_type, "campaign_recipient", id, r)
 }
 
 impl Campaigns {
