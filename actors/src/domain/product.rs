@@ -53,10 +53,8 @@ impl Price {
                     .map(|v| Price::Amount(plain_zero(v)))
                     .ok_or_else(|| "must be a number".into())
             }
-            Value::String(s) => {
-                text::bounded(s, 1, 50)?;
-                Ok(Price::Text(s.clone()))
-            }
+            // Read like a name: trimmed, and made of visible characters.
+            Value::String(s) => text::name(s, 50).map(Price::Text),
             _ => Err("must be a number >= 0, a price text of up to 50 characters, or null".into()),
         }
     }
@@ -390,6 +388,13 @@ mod tests {
             paths(parse(json!({"name": "x", "price": true}), true).unwrap_err()),
             ["price"]
         );
+        for blank in [" ", "\u{0}", "\t\n", "\u{200b}"] {
+            assert_eq!(
+                paths(parse(json!({"name": "x", "price": blank}), true).unwrap_err()),
+                ["price"],
+                "{blank:?}"
+            );
+        }
     }
 
     #[test]
