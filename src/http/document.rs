@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value};
 use switchboard_actors::events::catalog::CATALOG;
-use switchboard_actors::events::{sample_data, API_VERSION};
+use switchboard_actors::events::{samples, API_VERSION};
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
@@ -533,6 +533,11 @@ fn success_of(op: &Value) -> String {
 fn webhooks() -> Value {
     let mut out = Map::new();
     for t in CATALOG.iter() {
+        let sample = samples::sample(t.name, "ws_4f2a9c1e7b3d5a8c6e0f");
+        let resource = sample.as_ref().map_or(
+            json!({"type": t.category, "id": "1001"}),
+            |s| json!({"type": s.resource_type, "id": s.resource_id}),
+        );
         let mut example = json!({
             "id": "evt_3c9f1e2a7b5d4c6e8f0a1b2c",
             "object": "event",
@@ -542,9 +547,9 @@ fn webhooks() -> Value {
             "created_at": "2026-11-01T12:00:00.000Z",
             "workspace_id": "ws_4f2a9c1e7b3d5a8c6e0f",
             "actor": {"type": "api", "id": "key_7d1c9e3b5a2f4c6e8a0b"},
-            "resource": {"type": t.category, "id": "1001"},
+            "resource": resource,
             "source": {"connection_id": "api_key:key_7d1c9e3b5a2f4c6e8a0b", "via": "api"},
-            "data": sample_data(t.name),
+            "data": sample.map(|s| s.data),
         });
         if t.name.ends_with(".updated") {
             example["changes"] = json!({"name": "Ann"});

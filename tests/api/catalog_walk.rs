@@ -366,4 +366,49 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     }
     let seen: BTreeSet<&str> = all.iter().map(|r| r.event_type()).collect();
     assert_eq!(seen, every);
+
+    // The first real event of each type, as the test call's samples are made from.
+    let mut real = serde_json::Map::new();
+    for r in &all {
+        let event = r.json();
+        real.entry(r.event_type().to_string())
+            .or_insert_with(|| json!({"resource": event["resource"], "data": event["data"]}));
+    }
+    if let Ok(path) = std::env::var("SWITCHBOARD_SAMPLES_OUT") {
+        let text = serde_json::to_string_pretty(&Value::Object(real.clone())).unwrap();
+        std::fs::write(path, text + "\n").unwrap();
+    }
+
+    // The test call's sample of each type has the real event's shape: the same resource
+    // type and the same data fields.
+    let tester = TestReceiver::start().await;
+    let (endpoint, _) = new_endpoint(
+        &app,
+        json!({"url": tester.url, "events": ["*"],
+               "include_content": true, "include_contact_details": true}),
+    )
+    .await;
+    for (n, t) in every.iter().enumerate() {
+        let sent = app
+            .post(&format!("/webhooks/{endpoint}/test"), json!({"event": t}))
+            .await
+            .ok();
+        assert_eq!(sent["delivered"], true, "{t}: {sent}");
+        let sample = tester.wait_for(n + 1).await[n].json();
+        assert_eq!(sample["type"], *t);
+        let keys = |v: &Value| -> BTreeSet<String> {
+            v.as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            keys(&sample["data"]),
+            keys(&real[*t]["data"]),
+            "{t}: the sample's fields are the real event's (make samples.json again)"
+        );
+        assert_eq!(
+            sample["resource"]["type"], real[*t]["resource"]["type"],
+            "{t}"
+        );
+    }
 }

@@ -297,7 +297,12 @@ async fn a_body_over_two_mebibytes_is_413_on_every_kind_of_route() {
             call = call.header("Idempotency-Key", key);
         }
         let r = call.send().await;
-        assert_eq!((r.status, r.code()), (413, "payload_too_large"), "{}", r.body);
+        assert_eq!(
+            (r.status, r.code()),
+            (413, "payload_too_large"),
+            "{}",
+            r.body
+        );
         assert!(r.body["error"]["message"]
             .as_str()
             .unwrap()
@@ -321,5 +326,10 @@ async fn a_body_over_two_mebibytes_is_413_on_every_kind_of_route() {
         .raw_owned(under)
         .send()
         .await;
-    assert_eq!((r.status, r.code()), (422, "validation_failed"), "{}", r.body);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "validation_failed"),
+        "{}",
+        r.body
+    );
 }

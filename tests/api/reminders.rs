@@ -248,7 +248,10 @@ async fn a_due_reminder_fires_once_notifies_its_assignees_and_is_announced() {
         &mine[0],
         "object id user_id kind reminder_id endpoint_id reason created_at",
     );
-    assert_eq!((&mine[0]["endpoint_id"], &mine[0]["reason"]), (&Value::Null, &Value::Null));
+    assert_eq!(
+        (&mine[0]["endpoint_id"], &mine[0]["reason"]),
+        (&Value::Null, &Value::Null)
+    );
     assert_eq!(mine[0]["object"], "notification");
     assert_eq!(mine[0]["kind"], "reminder_fired");
     assert_eq!(mine[0]["user_id"], ann);

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod privacy;
+pub mod samples;
 pub mod signature;
 pub mod subscription;
 
@@ -194,30 +195,4 @@ impl Envelope {
             changes: event.changes.clone(),
         }
     }
-}
-
-/// Realistic sample data for an event type, naming every private field of the type so
-/// that privacy can be seen at work; used by the operator trigger and test sends.
-pub fn sample_data(event_type: &str) -> serde_json::Value {
-    let mut data = serde_json::Map::new();
-    data.insert("id".into(), serde_json::json!(1001));
-    data.insert("sample".into(), serde_json::json!(true));
-    let (content, contact) = privacy::private_fields(event_type);
-    for field in content {
-        data.insert(
-            field.to_string(),
-            serde_json::json!(format!("sample {}", field.replace('_', " "))),
-        );
-    }
-    for field in contact {
-        let value = match field {
-            f if f.contains("phone") || f.contains("number") => serde_json::json!("+15550100"),
-            "email" => serde_json::json!("ann.lee@example.com"),
-            "custom_fields" => serde_json::json!({"size": "M"}),
-            f if f.contains("name") => serde_json::json!("Ann Lee"),
-            _ => serde_json::json!("ann_lee"),
-        };
-        data.insert(field.to_string(), value);
-    }
-    serde_json::Value::Object(data)
 }

@@ -5,7 +5,7 @@ use crate::clock::Timestamp;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::delivery::record::{self, Delivery, DeliveryStatus};
@@ -303,7 +303,7 @@ pub(super) fn handle(msg: WebhookMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             event_type,
             data: data_in,
             reply,
-        } => finish(reply, o, emit(&event_type, data_in)),
+        } => finish(reply, o, emit(ctx.workspace, &event_type, data_in)),
     }
 }
 
@@ -544,22 +544,31 @@ fn humanize(d: std::time::Duration) -> String {
 }
 
 /// An event of any catalog type with the given (or sample) data, answered with its id.
-fn emit(event_type: &str, data_in: Value) -> Result<Change<EventId>, DomainError> {
+fn emit(
+    ws: &WorkspaceId,
+    event_type: &str,
+    data_in: Value,
+) -> Result<Change<EventId>, DomainError> {
     let kind = catalog::find(event_type)
         .ok_or_else(|| DomainError::invalid("type", "is not an event type of the catalog"))?;
-    let data = if data_in.is_null() {
-        crate::events::sample_data(kind.name)
-    } else {
-        data_in
-    };
-    let resource = kind.name.split('.').next().unwrap_or("event");
-    let id = data
-        .get("id")
-        .map(|v| v.to_string().trim_matches('"').to_string())
-        .unwrap_or_default();
     let event_id = EventId::generate();
-    let mut event = DomainEvent::new(kind.name, resource_type(resource), id, json!(null));
-    event.data = data;
+    let mut event = match crate::events::samples::sample(kind.name, ws.as_str()) {
+        // No data: the sample, about the resource a real event of the type is about.
+        Some(sample) if data_in.is_null() => DomainEvent::new(
+            kind.name,
+            sample.resource_type,
+            sample.resource_id,
+            sample.data,
+        ),
+        _ => {
+            let resource = kind.name.split('.').next().unwrap_or("event");
+            let id = data_in
+                .get("id")
+                .map(|v| v.to_string().trim_matches('"').to_string())
+                .unwrap_or_default();
+            DomainEvent::new(kind.name, resource_type(resource), id, data_in)
+        }
+    };
     event.event_id = Some(event_id.clone());
     Ok(Change::new(event_id, Batch::default(), vec![event]))
 }

@@ -9,7 +9,7 @@ use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::delivery::sender::Outcome;
 use switchboard_actors::domain::webhook::{EndpointChange, EndpointInput, EndpointView};
 use switchboard_actors::events::privacy::{redact, Disclosure};
-use switchboard_actors::events::{catalog, subscription, Envelope};
+use switchboard_actors::events::{catalog, samples, subscription, Envelope};
 use switchboard_actors::events::{DomainEvent, API_VERSION};
 use switchboard_actors::ids::{DeliveryId, EndpointId};
 use switchboard_actors::workspace::{EndpointCaller, WebhookMsg};
@@ -277,7 +277,7 @@ async fn test_webhook(
             .unwrap_or("webhook.test")
             .to_string(),
     };
-    let mut envelope = sample_envelope(&ws, &event_type);
+    let mut envelope = sample_envelope(&ws, &id, &event_type);
     let disclose = Disclosure {
         content: view.include_content && !ws.hipaa,
         contact_details: view.include_contact_details && !ws.hipaa,
@@ -301,21 +301,27 @@ async fn test_webhook(
     }))
 }
 
-fn sample_envelope(ws: &Ws, event_type: &str) -> Envelope {
+/// The envelope of a test send: the catalog type's sample (shaped as real operations make
+/// it, about the resource a real event is about), or `webhook.test` about the endpoint.
+fn sample_envelope(ws: &Ws, endpoint: &str, event_type: &str) -> Envelope {
     let now = app_now();
-    if let Some(kind) = catalog::find(event_type) {
-        let mut event = DomainEvent::new(kind.name, "event", "1001", serde_json::Value::Null);
-        event.data = switchboard_actors::events::sample_data(kind.name);
+    if let Some(sample) = samples::sample(event_type, ws.id.as_str()) {
+        let kind = catalog::find(event_type).map_or("webhook.test", |k| k.name);
+        let event = DomainEvent::new(kind, sample.resource_type, sample.resource_id, sample.data);
         return Envelope::new(&ws.id, &ws.origin(), &event, now);
     }
     let mut e = Envelope::new(
         &ws.id,
         &ws.origin(),
-        &DomainEvent::new("tag.created", "webhook", "test", serde_json::Value::Null),
+        &DomainEvent::new(
+            "tag.created",
+            "webhook_endpoint",
+            endpoint,
+            serde_json::Value::Null,
+        ),
         now,
     );
     e.event_type = event_type.to_string();
-    e.resource.kind = "webhook_endpoint".into();
     e.data = serde_json::json!({"message": "A test event from Switchboard.", "api_version": API_VERSION});
     e
 }

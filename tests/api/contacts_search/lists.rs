@@ -173,13 +173,22 @@ async fn a_tag_rename_counts_as_an_update_of_every_contact_carrying_it() {
         .unwrap()
         .clone();
     // A new colour changes nothing a contact shows; a new name does.
-    app.patch(&format!("/tags/{}", gold["id"]), json!({"color": "chart-3"}))
-        .await
-        .expect(200);
-    assert_eq!(id_set(&app, "updated_since=2026-03-01T10:01:00Z").await, set(&[]));
-    app.patch(&format!("/tags/{}", gold["id"]), json!({"name": "Platinum"}))
-        .await
-        .expect(200);
+    app.patch(
+        &format!("/tags/{}", gold["id"]),
+        json!({"color": "chart-3"}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(
+        id_set(&app, "updated_since=2026-03-01T10:01:00Z").await,
+        set(&[])
+    );
+    app.patch(
+        &format!("/tags/{}", gold["id"]),
+        json!({"name": "Platinum"}),
+    )
+    .await
+    .expect(200);
     let renamed = app.get(&at(&tagged)).await.ok();
     assert_eq!(renamed["updated_at"], "2026-03-01T10:01:00.000Z");
     assert_eq!(tags_of(&renamed), ["Platinum"]);
@@ -187,5 +196,8 @@ async fn a_tag_rename_counts_as_an_update_of_every_contact_carrying_it() {
         id_set(&app, "updated_since=2026-03-01T10:01:00Z").await,
         set(&[&tagged])
     );
-    assert_eq!(app.get(&at(&other)).await.ok()["updated_at"], other["updated_at"]);
+    assert_eq!(
+        app.get(&at(&other)).await.ok()["updated_at"],
+        other["updated_at"]
+    );
 }

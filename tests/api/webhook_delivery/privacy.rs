@@ -105,7 +105,7 @@ async fn a_triggered_call_ended_sends_each_private_group_only_to_endpoints_that_
     lacks(&data(&plain), &private);
     let c = data(&content);
     assert!(
-        c["summary"].is_string() && c["transcript"].is_string(),
+        c["summary"].is_string() && c.get("transcript").is_some(),
         "{c}"
     );
     lacks(&c, &["from_number", "to_number"]);
@@ -117,7 +117,7 @@ async fn a_triggered_call_ended_sends_each_private_group_only_to_endpoints_that_
     lacks(&d, &["summary", "transcript"]);
     let b = data(&both);
     for f in private {
-        assert!(b[f].is_string(), "{f} missing: {b}");
+        assert!(b.get(f).is_some(), "{f} missing: {b}");
     }
 }
 

@@ -153,6 +153,20 @@ async fn the_test_call_sends_a_signed_sample_now_and_reports_how_it_went() {
         &got[2].json()["data"],
         &["summary", "transcript", "from_number", "to_number"],
     );
+    assert_eq!(
+        got[2].json()["resource"]["type"],
+        "call",
+        "the real resource"
+    );
+    // webhook.test is about the endpoint.
+    app.post(&at, json!({"event": "webhook.test"}))
+        .await
+        .expect(200);
+    let got = rx.wait_for(4).await;
+    assert_eq!(
+        got[3].json()["resource"],
+        json!({"type": "webhook_endpoint", "id": id})
+    );
     let r = app.post(&at, json!({"event": "nope.created"})).await;
     let r = r.expect_error(422, "validation_failed");
     assert_eq!(r.paths(), ["event"]);
@@ -169,7 +183,7 @@ async fn the_test_call_sends_a_signed_sample_now_and_reports_how_it_went() {
     assert_eq!(r.body["status"], Value::Null);
     assert!(r.body["error"].is_string(), "{}", r.body);
     // A test send is not a queued delivery: no retries follow.
-    rx.stays_at(3, Duration::from_millis(300)).await;
+    rx.stays_at(4, Duration::from_millis(300)).await;
 }
 
 #[tokio::test]
