@@ -263,3 +263,36 @@ async fn contacts_tags_notes_redirects_and_the_search_index_survive_a_restart() 
     let n = add_note(&app, &b, "after restart").await;
     assert_eq!(n["contact_id"], a["id"]);
 }
+
+#[tokio::test]
+async fn a_merge_that_fills_the_primary_tells_it_as_an_update_too() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = crate::receiver::TestReceiver::start().await;
+    crate::webhooks::hook(&app, &rx.url, &["contact.updated", "contact.merged"]).await;
+    let primary = new_contact(&app, json!({"first_name": "Ann", "tags": ["VIP"]})).await;
+    let secondary = new_contact(
+        &app,
+        json!({"first_name": "Annie", "country_code": "DE", "tags": ["Lead"]}),
+    )
+    .await;
+    let same = new_contact(&app, json!({"first_name": "Ann"})).await;
+    merge(&app, &primary, &secondary).await.ok();
+    merge(&app, &primary, &same).await.ok();
+    rx.wait_for(3).await;
+    assert_eq!(
+        rx.event_types(),
+        ["contact.merged", "contact.merged", "contact.updated"],
+        "a merge that changes nothing of the primary is no update"
+    );
+    let updated = rx.of_type("contact.updated")[0].json();
+    assert_eq!(updated["data"]["id"], primary["id"]);
+    assert_eq!(updated["data"]["country_code"], "DE");
+    let mut changed: Vec<&str> = updated["changes"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| &k[..])
+        .collect();
+    changed.sort();
+    assert_eq!(changed, ["country_code", "tags"]);
+}

@@ -83,7 +83,8 @@ pub(super) fn merge(
         data.contacts.redirects.insert(from, p);
         writes.put(ctx.key(REDIRECT, from), &Redirect { target: p })?;
     }
-    let mut change = change_contact(data, ctx, p, false, |_, c, _, _| {
+    // Fields the primary gains are an update of it (contact.updated, before contact.merged).
+    let mut change = change_contact(data, ctx, p, true, |_, c, _, _| {
         fill(c, &sec);
         Ok(())
     })?;
