@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::error::Checks;
-use super::money::plain_zero;
+use super::money::exact_double;
 use super::tag::TagName;
 use super::{text, DomainError, FieldError, Patch};
 use crate::clock::Timestamp;
@@ -639,11 +639,14 @@ pub fn custom_values(
         let parsed: Result<FieldValue, String> = match def.field_type {
             FieldType::Text => string(value, 1_000).map(FieldValue::Text),
             FieldType::Textarea => string(value, 10_000).map(FieldValue::Text),
-            FieldType::Number => value
-                .as_f64()
-                .filter(|n| n.is_finite())
-                .map(|n| FieldValue::Number(plain_zero(n)))
-                .ok_or_else(|| "must be a number".to_string()),
+            FieldType::Number => match value {
+                Value::Number(n) => exact_double(n).map(FieldValue::Number).ok_or_else(|| {
+                    "must be a number with at most 15-17 significant digits \
+                     (it would not be kept as written)"
+                        .to_string()
+                }),
+                _ => Err("must be a number".to_string()),
+            },
             FieldType::Boolean => value
                 .as_bool()
                 .map(FieldValue::Bool)

@@ -201,6 +201,42 @@ pub fn plain_zero(value: f64) -> f64 {
     value + 0.0
 }
 
+/// The double a JSON number is kept as, when it holds the number as written: the double's
+/// shortest decimal form has the same value (`0.1`, `1e3` and `9007199254740993.0` aside:
+/// the last is not held). `None` for a number a double would silently change.
+pub fn exact_double(n: &serde_json::Number) -> Option<f64> {
+    let value = n.as_f64().filter(|v| v.is_finite())?;
+    (decimal_value(&n.to_string())? == decimal_value(&format!("{value:e}"))?)
+        .then_some(plain_zero(value))
+}
+
+/// A decimal text as (negative, significant digits, exponent of the last digit), so that
+/// two texts of one value compare equal; zero is `(false, "", 0)`.
+fn decimal_value(text: &str) -> Option<(bool, String, i64)> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i64>().ok()?),
+        None => (rest, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits = format!("{whole}{fraction}");
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut exponent = exponent - fraction.len() as i64;
+    let trailing = digits.len() - digits.trim_end_matches('0').len();
+    digits.truncate(digits.len() - trailing);
+    exponent += trailing as i64;
+    let digits = digits.trim_start_matches('0').to_string();
+    if digits.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    Some((negative, digits, exponent))
+}
+
 /// An ISO 4217 code and how many minor-unit digits it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Currency {
@@ -292,6 +328,29 @@ fn exponent_of(code: &str) -> Option<u8> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_number_is_kept_as_a_double_only_when_it_holds_it_as_written() {
+        let n = |text: &str| serde_json::from_str::<serde_json::Number>(text).unwrap();
+        for (text, kept) in [
+            ("0.1", Some(0.1)),
+            ("12", Some(12.0)),
+            ("-2.50", Some(-2.5)),
+            ("1e3", Some(1000.0)),
+            ("-0", Some(0.0)),
+            ("9007199254740992", Some(9007199254740992.0)),
+        ] {
+            assert_eq!(exact_double(&n(text)), kept, "{text}");
+        }
+        for text in [
+            "9007199254740993",
+            "123456789012345678901234567890",
+            "0.12345678901234567891",
+        ] {
+            assert_eq!(exact_double(&n(text)), None, "{text}");
+        }
+    }
+
     use super::*;
 
     fn usd() -> Currency {

@@ -35,6 +35,9 @@ async fn wrong_unknown_or_archived_custom_field_values_answer_422_naming_the_key
         ("bio", json!(true)),
         ("score", json!("12")),
         ("score", json!(true)),
+        // More digits than a double keeps: refused rather than silently rounded.
+        ("score", exact_number("123456789012345678901234567890")),
+        ("score", exact_number("9007199254740993")),
         ("vip_member", json!("yes")),
         ("vip_member", json!(1)),
         ("birthday", json!("2026-02-30")),
@@ -123,4 +126,9 @@ async fn patch_merges_custom_fields_and_null_removes_a_key() {
     assert_eq!(p["custom_fields"], json!({"score": 7.25, "plan": "pro"}));
     let got = app.get(&at(&c)).await.ok();
     assert_eq!(got["custom_fields"], json!({"score": 7.25, "plan": "pro"}));
+}
+
+/// A JSON number exactly as written (the test client sends its text as is).
+fn exact_number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
 }
