@@ -57,14 +57,11 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
     }
 
-    pub fn payload_too_large() -> Self {
+    pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
-            format!(
-                "the body is larger than the limit of {} bytes",
-                super::extract::MAX_BODY_BYTES
-            ),
+            format!("the body is larger than the limit of {limit} bytes"),
         )
     }
 

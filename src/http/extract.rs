@@ -25,7 +25,7 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
             .map(RawBody)
             .map_err(|e| {
                 if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::payload_too_large()
+                    ApiError::payload_too_large(MAX_BODY_BYTES)
                 } else {
                     ApiError::bad_request(format!("could not read the body: {}", e.body_text()))
                 }

@@ -66,7 +66,7 @@ async fn handle(
     // Past the limit (or cut off): the body could never be run.
     let bytes = to_bytes(body, MAX_BODY_BYTES)
         .await
-        .map_err(|_| ApiError::payload_too_large().into_response())?;
+        .map_err(|_| ApiError::payload_too_large(MAX_BODY_BYTES).into_response())?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
     // A JSON body is compared in its canonical form, so that a client that re-serialises
     // between retries still matches; anything else as its bytes.

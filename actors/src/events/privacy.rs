@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn contact_types_add_channel_phone_and_usernames_to_contact_details() {
         let (content, contact) = private_fields("contact.updated");
-        assert!(content.is_empty());
+        assert_eq!(content, ["do_not_contact_reason"], "a note a person wrote");
         for f in [
             "name",
             "email",

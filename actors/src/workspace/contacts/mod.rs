@@ -825,7 +825,11 @@ mod tests {
         let (_, e) = fx.run(|d, ctx| add_note(d, ctx, b.id, "called".into()));
         assert_eq!(types(&e), ["note.created"]);
         let (merged, e) = fx.run(|d, ctx| merge(d, ctx, a.id, b.id));
-        assert_eq!(types(&e), ["contact.merged"]);
+        assert_eq!(
+            types(&e),
+            ["contact.updated", "contact.merged"],
+            "the primary gained the secondary's email"
+        );
         assert_eq!(merged.email.as_deref(), Some("b@x.io"));
         let (_, e) = fx.run(|d, ctx| delete(d, ctx, b.id));
         assert_eq!(types(&e), ["contact.deleted"]);
