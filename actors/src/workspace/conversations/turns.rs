@@ -1,0 +1,189 @@
+//! AI turns: the job that runs beside the actor, and applying its outcome.
+
+use super::*;
+
+/// An AI turn to run beside the actor: on which message, and what the AI is told. The
+/// earlier messages are read by whoever runs the turn ([`TurnJob::load_history`]), so
+/// that the read stays off the actor's mailbox.
+#[derive(Clone)]
+pub struct TurnJob {
+    pub conversation: ConversationId,
+    pub message: MessageId,
+    pub request: TurnRequest,
+    pub contact: KnownContact,
+    pub(super) store: Store,
+    pub(super) workspace: WorkspaceId,
+}
+
+impl std::fmt::Debug for TurnJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnJob")
+            .field("conversation", &self.conversation)
+            .field("message", &self.message)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TurnJob {
+    /// Fills the request's history: the last messages before this one, oldest first.
+    pub fn load_history(&mut self) -> Result<(), DomainError> {
+        let prefix = message_prefix(&self.workspace, self.conversation);
+        let mut history: Vec<(Speaker, String)> = self
+            .store
+            .newest::<Message>(&prefix, Some(self.message.get()), HISTORY)?
+            .into_iter()
+            .filter(|(_, earlier)| !earlier.text.is_empty())
+            .map(|(_, earlier)| {
+                let speaker = match earlier.direction {
+                    Direction::Inbound => Speaker::Customer,
+                    Direction::Outbound => Speaker::Business,
+                };
+                (speaker, earlier.text)
+            })
+            .collect();
+        history.reverse();
+        self.request.history = history;
+        Ok(())
+    }
+}
+
+/// What applying a turn's outcome did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnApplied {
+    /// The AI's message to the customer, if one was sent.
+    pub reply: Option<Message>,
+    pub handover: bool,
+    /// Why the turn failed (ai_turn.failed was emitted).
+    pub failure: Option<String>,
+}
+
+/// Events of AI turns: the AI is the actor.
+pub(super) fn ai_origin() -> Origin {
+    Origin {
+        actor: EventActor {
+            kind: ActorKind::Ai,
+            id: None,
+        },
+        source: EventSource {
+            connection_id: None,
+            via: "ai".into(),
+        },
+    }
+}
+
+/// How many earlier messages the AI is shown.
+pub(super) const HISTORY: usize = 20;
+
+/// The turn on customer message `m` of `c`, if the AI answers it: it is on for the
+/// workspace and not paused on the conversation.
+pub(super) fn turn_job(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    c: &Conversation,
+    m: &Message,
+) -> Result<Option<TurnJob>, DomainError> {
+    if !data.ai_settings.enabled || c.ai_paused || !c.is_open() {
+        return Ok(None);
+    }
+    let (email, phone) = crate::workspace::contacts::reachable(data, c.contact_id);
+    Ok(Some(TurnJob {
+        conversation: c.id,
+        message: m.id,
+        request: TurnRequest {
+            settings: data.ai_settings.clone(),
+            history: Vec::new(),
+            text: m.text.clone(),
+        },
+        contact: KnownContact { email, phone },
+        store: ctx.store.clone(),
+        workspace: ctx.workspace.clone(),
+    }))
+}
+
+pub(super) fn prepare_turn(
+    data: &WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    message: MessageId,
+) -> Result<Option<TurnJob>, DomainError> {
+    let c = found(data, id)?;
+    let m: Message = ctx
+        .store
+        .get(&message_key(ctx.workspace, id, message))?
+        .ok_or(DomainError::NotFound("message"))?;
+    turn_job(data, ctx, c, &m)
+}
+
+/// Applies a turn: the lead first (whatever else happened), then a failure
+/// (ai_turn.failed, nothing sent), or the handover and the reply. A conversation that was
+/// paused or closed while the turn ran gets no reply.
+pub(super) fn apply_turn(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    message: MessageId,
+    outcome: TurnOutcome,
+) -> Result<Change<TurnApplied>, DomainError> {
+    let mut c = found(data, id)?.clone();
+    let mut step = Step::new(ctx);
+    if let Some(lead) = outcome.lead {
+        let captured = crate::workspace::contacts::capture_lead(
+            data,
+            ctx,
+            c.contact_id,
+            lead.email,
+            lead.phone,
+            &lead.summary,
+        )?;
+        step.writes.extend(captured.writes);
+        step.events.extend(captured.events);
+    }
+    let mut applied = TurnApplied {
+        reply: None,
+        handover: false,
+        failure: outcome.failure.clone(),
+    };
+    if let Some(error) = outcome.failure {
+        step.events.push(DomainEvent::new(
+            "ai_turn.failed",
+            "conversation",
+            c.id,
+            json!({"conversation_id": c.id, "message_id": message, "error": error}),
+        ));
+        return Ok(step.done(applied));
+    }
+    if c.ai_paused || !c.is_open() {
+        return Ok(step.done(applied));
+    }
+    if let Some(summary) = outcome.handover {
+        let contact = data.contacts.get(c.contact_id);
+        let h = Handover {
+            id: HandoverId(ctx.next_id()?),
+            conversation_id: c.id,
+            contact_id: c.contact_id,
+            status: HandoverStatus::Requested,
+            summary,
+            customer_name: contact
+                .as_ref()
+                .and_then(|k| crate::workspace::contacts::view(data, k).name),
+            customer_phone: contact.and_then(|k| k.phone.clone()),
+            requested_at: ctx.now,
+            resolved_at: None,
+            resolved_by: None,
+        };
+        let event = ("handover.requested", "handover", h.id);
+        step.put_announced(ctx.key(HANDOVER, h.id.get()), &h, event)?;
+        data.conversations.remember_handover(h);
+        if c.pause_ai(AiPauseReason::Handover, *ctx.now) {
+            step.announce("conversation.ai_paused", &c);
+        }
+        applied.handover = true;
+    }
+    if let Some(text) = outcome.reply {
+        let m = step.message(data, &mut c, NewMessage::from_ai(text))?;
+        step.ai_replied = true;
+        applied.reply = Some(m);
+    }
+    step.save(data, c, None)?;
+    Ok(step.done(applied))
+}
