@@ -259,14 +259,33 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "schema": {"type": "string"}
         }));
     }
-    if method == "post" {
-        params.push(json!({
+    // Every POST takes an Idempotency-Key but `/chat` (no repeat protection); a route
+    // that describes its own (`/messages`) keeps its words, with the key's format.
+    let key_schema = json!({"type": "string", "pattern": "^[!-~]{1,200}$"});
+    let own_key = params.iter_mut().find(|p| p["name"] == "Idempotency-Key");
+    match own_key {
+        Some(own) => own["schema"] = key_schema,
+        None if method == "post" && path != "/chat" => params.push(json!({
             "name": "Idempotency-Key",
             "in": "header",
             "required": false,
             "description": "Repeats with the same key and body answer the first response for 24 hours, with Idempotent-Replayed: true; the same key with another request answers 409 idempotency_key_reused.",
-            "schema": {"type": "string", "pattern": "^[!-~]{1,200}$"}
-        }));
+            "schema": key_schema
+        })),
+        None => {}
+    }
+    // A body that may be left out is optional, not `null`: an action without fields
+    // takes no body, or `{}`.
+    let body = op.pointer_mut("/requestBody/content/application~1json/schema");
+    if let Some(choices) = body.as_ref().and_then(|b| b["oneOf"].as_array()).cloned() {
+        let not_null: Vec<Value> = choices
+            .iter()
+            .filter(|c| c["type"] != "null")
+            .cloned()
+            .collect();
+        if let (Some(body), [only], 2) = (body, not_null.as_slice(), choices.len()) {
+            *body = only.clone();
+        }
     }
     for p in params.iter_mut() {
         bound_parameter(path, p);
@@ -333,7 +352,7 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
         } else {
             Map::new()
         };
-        if method == "post" {
+        if method == "post" && !legacy {
             headers.insert(
                 "Idempotent-Replayed".into(),
                 header(
@@ -428,6 +447,10 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
     ),
     // Every field of the body.
     ("patch", "/products/{id}", &[]),
+    ("patch", "/bookings/{id}", &[]),
+    ("patch", "/campaigns/{id}", &[]),
+    ("patch", "/forms/{id}", &[]),
+    ("patch", "/reminders/{id}", &[]),
     ("patch", "/channels/{id}", &["name", "relay_url"]),
     ("post", "/chat", &["conversationId", "contact"]),
     ("post", "/messages", &["text", "attachments"]),
@@ -467,19 +490,41 @@ fn at_least_one_field(path: &str, method: &str, op: &mut Value, schemas: &Value)
         return;
     };
     let schema = &mut op["requestBody"]["content"]["application/json"]["schema"];
-    let all: Vec<String> = match schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
-        Some(name) if fields.is_empty() => schemas[name]["properties"]
-            .as_object()
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default(),
+    let name = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next());
+    let properties = name.map_or(&Value::Null, |n| &schemas[n]["properties"]);
+    let all: Vec<String> = match properties.as_object() {
+        Some(p) if fields.is_empty() => p.keys().cloned().collect(),
         _ => fields.iter().map(|f| f.to_string()).collect(),
     };
+    // A field that can be cleared counts when sent as null: that is a change.
     let any_of: Vec<Value> = all
         .iter()
-        .map(|f| json!({"required": [f], "properties": {f: {"not": {"enum": [null, "", []]}}}}))
+        .map(|f| {
+            let empty = if nullable(&properties[f]) {
+                json!(["", []])
+            } else {
+                json!([null, "", []])
+            };
+            json!({"required": [f], "properties": {f: {"not": {"enum": empty}}}})
+        })
         .collect();
     *schema = json!({"allOf": [schema.clone()], "anyOf": any_of});
     op["requestBody"]["required"] = json!(true);
+}
+
+/// Whether a property's schema takes `null`.
+fn nullable(property: &Value) -> bool {
+    let null = json!("null");
+    let in_type = match &property["type"] {
+        Value::Array(types) => types.contains(&null),
+        t => *t == null,
+    };
+    let in_choice = ["oneOf", "anyOf"].iter().any(|k| {
+        property[*k]
+            .as_array()
+            .is_some_and(|choices| choices.iter().any(nullable))
+    });
+    in_type || in_choice
 }
 
 /// An empty body reads as `{}`, so a body whose schema requires no field may be left out.
@@ -633,7 +678,17 @@ mod tests {
             legacy["responses"]["401"]["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/LegacyError"
         );
-        assert!(legacy["responses"]["202"]["headers"]["Idempotent-Replayed"].is_object());
+        // The legacy guard answers a repeat as the first answer, without the header.
+        assert!(legacy["responses"]["202"]["headers"]
+            .get("Idempotent-Replayed")
+            .is_none());
+        let keys: Vec<&Value> = legacy["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["name"] == "Idempotency-Key")
+            .collect();
+        assert_eq!(keys.len(), 1, "declared once");
         assert_eq!(doc["webhooks"].as_object().map(Map::len), Some(58));
         assert!(patch["responses"].get("409").is_none());
         assert!(legacy["responses"].get("409").is_some());
