@@ -79,6 +79,8 @@ pub fn render(app: &AppState) -> String {
         .absolute(store.flushes.load(Ordering::Relaxed));
     metrics::counter!("switchboard_store_flushed_writes_total")
         .absolute(store.flushed_writes.load(Ordering::Relaxed));
+    metrics::counter!("switchboard_store_log_syncs_total")
+        .absolute(store.log_syncs.load(Ordering::Relaxed));
     metrics::gauge!("switchboard_store_size_bytes").set(app.store.size_on_disk() as f64);
     let d = app.dispatcher.stats();
     metrics::gauge!("switchboard_webhook_pending_deliveries")

@@ -83,6 +83,8 @@ pub struct StoreStats {
     pub flushes: AtomicU64,
     pub flushed_writes: AtomicU64,
     pub flush_micros_total: AtomicU64,
+    /// `fdatasync`s of sled's log, one per flush (see `write_path::Shared::log`).
+    pub log_syncs: AtomicU64,
 }
 
 /// Handle to the database; cheap to clone.
@@ -162,8 +164,18 @@ impl Store {
         let stats = Arc::new(StoreStats::default());
         let gate = Gate::default();
         let progress = Arc::new(Progress::default());
+        // sled keeps its log in `db/db`; PostgreSQL commits durably on its own.
+        let log = match &engine {
+            Engine::Sled(_) => Some(Arc::new(
+                std::fs::File::open(dir.join("db").join("db")).map_err(|e| {
+                    StoreError::Unavailable(format!("cannot open sled's log to sync it: {e}"))
+                })?,
+            )),
+            Engine::Postgres(_) => None,
+        };
         let jobs = write_path::start(write_path::Shared {
             engine: engine.clone(),
+            log,
             stats: stats.clone(),
             health: health.clone(),
             gate: gate.clone(),
@@ -793,6 +805,9 @@ mod tests {
                 flushes < 200,
                 "group commit should batch, got {flushes} flushes"
             );
+            // Durable as a power cut needs it: each flush ends with an fdatasync.
+            let syncs = store.stats().log_syncs.load(Ordering::Relaxed);
+            assert_eq!(syncs, flushes);
         }
         let store = reopen(dir.path()).await;
         let all: Vec<(Vec<u8>, u64)> = store.scan(&Key::new("t").prefix()).unwrap();

@@ -105,6 +105,10 @@ impl Job {
 /// What both threads share.
 pub(super) struct Shared {
     pub engine: Engine,
+    /// sled's log file, synced after each flush: sled's flush ends with
+    /// `sync_file_range`, which survives kill -9 but not a power cut (it neither flushes
+    /// the disk's cache nor the file's metadata); `fdatasync` does both.
+    pub log: Option<Arc<std::fs::File>>,
     pub stats: Arc<StoreStats>,
     pub health: Arc<Health>,
     pub gate: Gate,
@@ -332,7 +336,17 @@ fn run_flusher(shared: &Shared, requests: Receiver<Vec<Waiting>>) {
         let outcome = shared
             .health
             .writable()
-            .and_then(|_| shared.engine.flush(&shared.health));
+            .and_then(|_| shared.engine.flush(&shared.health))
+            .and_then(|fenced| match &shared.log {
+                Some(log) => {
+                    let synced = log.sync_data();
+                    shared.stats.log_syncs.fetch_add(1, SeqCst);
+                    synced
+                        .map(|_| fenced)
+                        .map_err(|e| StoreError::Unavailable(format!("syncing the log: {e}")))
+                }
+                None => Ok(fenced),
+            });
         record_flush(&shared.stats, waiting.len(), started.elapsed());
         if let Err(e) = &outcome {
             shared.health.fail(&e.to_string());
