@@ -214,6 +214,32 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
 }
 
 #[tokio::test]
+async fn a_second_request_for_a_person_joins_the_open_handover() {
+    let app = spawn_app().await;
+    let r = chat(&app, json!({"message": "a human please", "contact": {"username": "dbl1"}, "channel": "chan_e"})).await;
+    let conversation = r.body["conversationId"].as_u64().unwrap();
+    let at = format!("/conversations/{conversation}");
+    app.post(&format!("{at}/ai/resume"), json!({})).await.ok();
+    let again = chat(
+        &app,
+        json!({"message": "a human, again", "conversationId": conversation}),
+    )
+    .await;
+    assert_eq!(again.body["handover"], true);
+    let c = app.get(&at).await.ok();
+    assert_eq!(c["ai_paused_reason"], "handover", "the AI pauses again");
+    let handovers = listed(app.get(&format!("/handovers?conversation_id={conversation}")).await);
+    assert_eq!(handovers.len(), 1, "one open handover: {handovers:?}");
+    // A team reply resolves it, and closing leaves nothing waiting.
+    app.post(&format!("{at}/messages"), json!({"text": "I am here"}))
+        .await
+        .created();
+    app.post(&format!("{at}/close"), json!({})).await.ok();
+    let waiting = listed(app.get("/handovers?status=requested").await);
+    assert!(waiting.is_empty(), "{waiting:?}");
+}
+
+#[tokio::test]
 async fn an_email_or_phone_the_contact_lacks_is_saved_as_a_lead() {
     let app = spawn_app().await;
     let r = chat(

@@ -155,7 +155,12 @@ pub(super) fn apply_turn(
     if c.ai_paused || !c.is_open() {
         return Ok(step.done(applied));
     }
-    if let Some(summary) = outcome.handover {
+    // A conversation has at most one open handover: a new request while one waits for a
+    // person adds to that one (the AI pauses again) rather than opening a second, which
+    // a team reply or close would leave unresolved.
+    let open = data.conversations.open_handover.contains_key(&c.id);
+    let wants_person = outcome.handover.is_some();
+    if let Some(summary) = outcome.handover.filter(|_| !open) {
         let contact = data.contacts.get(c.contact_id);
         let h = Handover {
             id: HandoverId(ctx.next_id()?),
@@ -174,10 +179,12 @@ pub(super) fn apply_turn(
         let event = ("handover.requested", "handover", h.id);
         step.put_announced(ctx.key(HANDOVER, h.id.get()), &h, event)?;
         data.conversations.remember_handover(h);
-        if c.pause_ai(AiPauseReason::Handover, *ctx.now) {
-            step.announce("conversation.ai_paused", &c);
-        }
         applied.handover = true;
+    } else if wants_person {
+        applied.handover = true;
+    }
+    if applied.handover && c.pause_ai(AiPauseReason::Handover, *ctx.now) {
+        step.announce("conversation.ai_paused", &c);
     }
     if let Some(text) = outcome.reply {
         let m = step.message(data, &mut c, NewMessage::from_ai(text))?;
