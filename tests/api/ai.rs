@@ -600,6 +600,46 @@ pub(crate) mod timers {
     }
 
     #[tokio::test]
+    async fn armed_timers_follow_the_settings_of_the_moment() {
+        let (app, clock) = clocked(|_| {}).await;
+        // A follow-up armed for 1h, then turned off: nothing goes out.
+        let c = customer_says(&app, json!({"followup_after": "1h"}), "hello").await;
+        let before = messages(&app, c).await.len();
+        app.patch("/ai-settings", json!({"followup_after": null}))
+            .await
+            .expect(200);
+        clock.advance(61 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(messages(&app, c).await.len(), before, "no follow-up");
+
+        // An auto-close armed for 1h, lengthened to 3h: open at 1h, closed at 3h.
+        let again = customer_says(&app, json!({"auto_close_after": "1h"}), "still there").await;
+        assert_eq!(again, c);
+        app.patch("/ai-settings", json!({"auto_close_after": "3h"}))
+            .await
+            .expect(200);
+        let path = format!("/conversations/{c}");
+        clock.advance(61 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(app.get(&path).await.ok()["status"], "open");
+        clock.advance(120 * MINUTE);
+        eventually("the lengthened auto-close", async || {
+            app.get(&path).await.body["status"] == "closed"
+        })
+        .await;
+
+        // Turned off while armed: the conversation stays open.
+        let third = customer_says(&app, json!({"auto_close_after": "1h"}), "me again").await;
+        assert_eq!(third, c, "reopened");
+        app.patch("/ai-settings", json!({"auto_close_after": null}))
+            .await
+            .expect(200);
+        clock.advance(61 * MINUTE);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(app.get(&path).await.ok()["status"], "open");
+    }
+
+    #[tokio::test]
     async fn a_pending_follow_up_fires_once_after_kill_9() {
         let dir = tempfile::tempdir().unwrap();
         let mut server = launch(dir.path(), &[], &[]).await;

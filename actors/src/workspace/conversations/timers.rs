@@ -75,6 +75,26 @@ pub(super) fn fire(
     if expected != Some(Timestamp(timer.due_at)) || !c.is_open() {
         return Ok(step.done(()));
     }
+    // The settings of the moment decide: turned off since the timer was armed, nothing
+    // happens; lengthened, the timer is armed again for the new time (a shortened one
+    // acts now, at the time it was armed for).
+    let (setting, since) = match kind {
+        TimerKind::Followup => (data.ai_settings.followup_after, c.last_message_at),
+        TimerKind::AutoClose => (
+            data.ai_settings.auto_close_after,
+            Some(c.last_message_at.unwrap_or(c.created_at)),
+        ),
+    };
+    let Some(after) = setting else {
+        retime(&mut step, data, id, kind, None)?;
+        return Ok(step.done(()));
+    };
+    if let Some(due) = since.map(|t| t.get() + after.chrono()) {
+        if due > *ctx.now {
+            retime(&mut step, data, id, kind, Some(due))?;
+            return Ok(step.done(()));
+        }
+    }
     match kind {
         TimerKind::Followup => {
             // A follow-up is the business reaching out: never to a contact who opted out.
@@ -114,4 +134,38 @@ pub(super) fn fire(
             Ok(step.done(()))
         }
     }
+}
+
+/// Sets when a conversation's `kind` timer is due (none: not armed), in the record and, for
+/// a time, as a durable timer.
+fn retime(
+    step: &mut Step,
+    data: &mut WorkspaceData,
+    id: ConversationId,
+    kind: TimerKind,
+    due: Option<DateTime<Utc>>,
+) -> Result<(), DomainError> {
+    let mut timers = data
+        .conversations
+        .timers
+        .get(&id)
+        .copied()
+        .unwrap_or_default();
+    let slot = match kind {
+        TimerKind::Followup => &mut timers.followup_at,
+        TimerKind::AutoClose => &mut timers.auto_close_at,
+    };
+    *slot = due.map(Timestamp);
+    if let Some(due) = due {
+        Timer::new(step.ctx.workspace, kind.name(id), due).arm(&mut step.writes)?;
+    }
+    let key = step.ctx.key(TIMERS, id.get());
+    if timers == ConversationTimers::default() {
+        step.writes.delete(key);
+        data.conversations.timers.remove(&id);
+    } else {
+        step.writes.put(key, &timers)?;
+        data.conversations.timers.insert(id, timers);
+    }
+    Ok(())
 }
