@@ -387,10 +387,12 @@ async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
         )
         .await;
         assert_eq!(r.status, 502, "{}", r.body);
-        assert!(r.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("could not answer"));
+        let said = r.body["message"].as_str().unwrap();
+        assert!(said.contains("could not answer"), "{said}");
+        assert!(!said.contains(&url), "the backend's address stays private: {said}");
+        if delay > Duration::ZERO {
+            assert!(said.contains("did not answer within"), "{said}");
+        }
         let conversations = listed(app.get("/conversations").await);
         let id = conversations[0]["id"].as_u64().unwrap();
         let messages = listed(app.get(&format!("/conversations/{id}/messages")).await);

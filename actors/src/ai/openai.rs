@@ -64,10 +64,19 @@ impl OpenAiResponder {
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key);
         }
-        let response = call
-            .send()
-            .await
-            .map_err(|e| format!("model call failed: {e}"))?;
+        // What a failure says goes to API callers and webhook receivers: never the
+        // backend's address; the full cause goes to the log.
+        let response = call.send().await.map_err(|e| {
+            tracing::warn!(error = %e, "the AI backend call failed");
+            if e.is_timeout() {
+                format!(
+                    "the model did not answer within {} ms",
+                    self.settings.timeout.as_millis()
+                )
+            } else {
+                format!("model call failed: {}", e.without_url())
+            }
+        })?;
         let status = response.status();
         if !status.is_success() {
             return Err(format!("the model answered {status}"));
@@ -75,7 +84,7 @@ impl OpenAiResponder {
         let answer: Value = response
             .json()
             .await
-            .map_err(|e| format!("the model's answer is not JSON: {e}"))?;
+            .map_err(|e| format!("the model's answer is not JSON: {}", e.without_url()))?;
         answer
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
@@ -236,6 +245,15 @@ mod tests {
             .reply(&request())
             .await
             .unwrap_err();
-        assert!(err.contains("model call failed"), "{err}");
+        assert_eq!(err, "the model did not answer within 100 ms");
+    }
+
+    #[tokio::test]
+    async fn a_failure_never_names_the_backends_address() {
+        // Nothing listens on port 9 of localhost: the connection is refused.
+        let url = "http://127.0.0.1:9/v1".to_string();
+        let err = responder(url, SECOND).reply(&request()).await.unwrap_err();
+        assert!(err.starts_with("model call failed"), "{err}");
+        assert!(!err.contains("127.0.0.1"), "{err}");
     }
 }
