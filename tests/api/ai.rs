@@ -216,7 +216,11 @@ async fn a_handover_keyword_pauses_the_ai_until_the_conversation_is_closed() {
 #[tokio::test]
 async fn a_second_request_for_a_person_joins_the_open_handover() {
     let app = spawn_app().await;
-    let r = chat(&app, json!({"message": "a human please", "contact": {"username": "dbl1"}, "channel": "chan_e"})).await;
+    let r = chat(
+        &app,
+        json!({"message": "a human please", "contact": {"username": "dbl1"}, "channel": "chan_e"}),
+    )
+    .await;
     let conversation = r.body["conversationId"].as_u64().unwrap();
     let at = format!("/conversations/{conversation}");
     app.post(&format!("{at}/ai/resume"), json!({})).await.ok();
@@ -228,7 +232,10 @@ async fn a_second_request_for_a_person_joins_the_open_handover() {
     assert_eq!(again.body["handover"], true);
     let c = app.get(&at).await.ok();
     assert_eq!(c["ai_paused_reason"], "handover", "the AI pauses again");
-    let handovers = listed(app.get(&format!("/handovers?conversation_id={conversation}")).await);
+    let handovers = listed(
+        app.get(&format!("/handovers?conversation_id={conversation}"))
+            .await,
+    );
     assert_eq!(handovers.len(), 1, "one open handover: {handovers:?}");
     // A team reply resolves it, and closing leaves nothing waiting.
     app.post(&format!("{at}/messages"), json!({"text": "I am here"}))
@@ -389,7 +396,10 @@ async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
         assert_eq!(r.status, 502, "{}", r.body);
         let said = r.body["message"].as_str().unwrap();
         assert!(said.contains("could not answer"), "{said}");
-        assert!(!said.contains(&url), "the backend's address stays private: {said}");
+        assert!(
+            !said.contains(&url),
+            "the backend's address stays private: {said}"
+        );
         if delay > Duration::ZERO {
             assert!(said.contains("did not answer within"), "{said}");
         }
