@@ -973,3 +973,13 @@ pub async fn foreign_record(app: &TestApp, path: &str, body: Value) -> (String, 
     let record = app.post_as(&other_key, path, body).await.created();
     (other_key, record)
 }
+
+/// The names in an update event's `changes`, sorted.
+pub fn changed_fields(event: &Value) -> Vec<String> {
+    let mut names: Vec<String> = event["changes"]
+        .as_object()
+        .map(|c| c.keys().cloned().collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}

@@ -404,12 +404,8 @@ async fn an_upsert_that_tags_stages_or_assigns_tells_it_as_those_routes_do() {
         member.as_str()
     );
     let updated = rx.of_type("contact.updated")[0].json();
-    let mut changed: Vec<&str> = updated["changes"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(|k| &k[..])
-        .collect();
-    changed.sort();
-    assert_eq!(changed, ["assigned_to_user_id", "stage", "tags"]);
+    assert_eq!(
+        changed_fields(&updated),
+        ["assigned_to_user_id", "stage", "tags"]
+    );
 }

@@ -204,18 +204,7 @@ pub(super) fn outbound(
             c
         }
     };
-    let new = NewMessage {
-        direction: Direction::Outbound,
-        sender_type,
-        sender_user_id: None,
-        body: Body {
-            text,
-            attachments: Vec::new(),
-        },
-        status: MessageStatus::Queued,
-        external_id: None,
-    };
-    let m = step.message(data, &mut c, new)?;
+    let m = step.message(data, &mut c, NewMessage::from_service(sender_type, text))?;
     step.save(data, c, None)?;
     Ok(step.done(m))
 }

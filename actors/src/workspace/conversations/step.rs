@@ -215,11 +215,11 @@ pub(super) struct NewMessage {
 }
 
 impl NewMessage {
-    /// A message the AI sends.
-    pub(super) fn from_ai(text: String) -> Self {
+    /// A text the service sends on its own: the AI's, a campaign's, an automation's.
+    pub(super) fn from_service(sender_type: SenderType, text: String) -> Self {
         Self {
             direction: Direction::Outbound,
-            sender_type: SenderType::Ai,
+            sender_type,
             sender_user_id: None,
             body: Body {
                 text,
@@ -228,6 +228,11 @@ impl NewMessage {
             status: MessageStatus::Queued,
             external_id: None,
         }
+    }
+
+    /// A message the AI sends.
+    pub(super) fn from_ai(text: String) -> Self {
+        Self::from_service(SenderType::Ai, text)
     }
 
     /// A message the team sends.
