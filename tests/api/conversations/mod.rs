@@ -131,6 +131,44 @@ mod events {
             "wildcards never include message.sent"
         );
     }
+
+    #[tokio::test]
+    async fn the_events_of_one_change_all_carry_its_outcome() {
+        let app = spawn_webhook_app().await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "events": ["conversation.*"], "include_content": true}),
+        )
+        .await;
+        let path = anns_conversation(&app, "api").await;
+        app.post(&format!("{path}/close"), json!({})).await.ok();
+        // A team reply on a closed conversation reopens it and takes over from the AI.
+        app.post(&format!("{path}/messages"), json!({"text": "back"}))
+            .await
+            .expect(201);
+        let after_reply = app.get(&path).await.ok();
+        // Closing lifts the takeover pause.
+        let closed = app.post(&format!("{path}/close"), json!({})).await.ok();
+        assert_eq!(closed["ai_paused"], false);
+
+        let got = rx.wait_for(6).await;
+        let data_of = |t: &str| -> Vec<serde_json::Value> {
+            got.iter()
+                .filter(|r| r.event_type() == t)
+                .map(|r| r.json()["data"].clone())
+                .collect()
+        };
+        for t in ["conversation.reopened", "conversation.ai_paused"] {
+            assert_eq!(data_of(t), [after_reply.clone()], "{t}");
+        }
+        // Deliveries may arrive in any order: the second close is the one with its outcome.
+        assert!(
+            data_of("conversation.closed").contains(&closed),
+            "the close shows the lifted pause"
+        );
+        assert_eq!(data_of("conversation.ai_resumed"), [closed.clone()]);
+    }
 }
 
 mod erasure;

@@ -14,7 +14,7 @@ pub(super) fn create(
     let contact = data.contacts.named(contact_id)?;
     let mut step = Step::new(ctx);
     let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
-    step.announce("conversation.created", &c);
+    step.announce("conversation.created");
     if let Some(text) = text {
         let body = Body {
             text,
@@ -68,12 +68,11 @@ pub(super) fn close_as(
     let lifted = c
         .ai_paused_reason
         .is_some_and(AiPauseReason::lifted_by_close);
-    let closed = step.save(data, c.clone(), Some("conversation.closed"))?;
     if lifted {
         c.resume_ai(*ctx.now);
-        let resumed = step.save(data, c.clone(), Some("conversation.ai_resumed"))?;
-        return Ok(step.done(resumed));
+        step.announce("conversation.ai_resumed");
     }
+    let closed = step.save(data, c.clone(), Some("conversation.closed"))?;
     Ok(step.done(closed))
 }
 
@@ -212,10 +211,10 @@ pub(super) fn team_reply(
     let mut step = Step::new(ctx);
     if !c.is_open() {
         c.reopen(*ctx.now);
-        step.announce("conversation.reopened", &c);
+        step.announce("conversation.reopened");
     }
     if c.pause_ai(AiPauseReason::Takeover, *ctx.now) {
-        step.announce("conversation.ai_paused", &c);
+        step.announce("conversation.ai_paused");
     }
     step.resolve_open_handover(data, c.id, caller.resolver())?;
     let m = step.message(data, &mut c, NewMessage::from_team(caller, body))?;

@@ -92,12 +92,12 @@ pub(super) fn receive(
         Some(c) if c.is_open() => c,
         Some(mut c) => {
             c.reopen(*ctx.now);
-            step.announce("conversation.reopened", &c);
+            step.announce("conversation.reopened");
             c
         }
         None => {
             let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
-            step.announce("conversation.created", &c);
+            step.announce("conversation.created");
             c
         }
     };
@@ -200,7 +200,7 @@ pub(super) fn outbound(
         Some(c) => c,
         None => {
             let c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
-            step.announce("conversation.created", &c);
+            step.announce("conversation.created");
             c
         }
     };

@@ -12,6 +12,9 @@ pub(super) struct Step<'a> {
     pub(super) activity: bool,
     /// The AI replied in a turn: a follow-up may come later.
     pub(super) ai_replied: bool,
+    /// Conversation events told when the conversation is saved, each with the record as
+    /// saved: the events of one change all show its outcome, not the states between.
+    pending: Vec<&'static str>,
 }
 
 impl<'a> Step<'a> {
@@ -22,10 +25,12 @@ impl<'a> Step<'a> {
             events: Vec::new(),
             activity: false,
             ai_replied: false,
+            pending: Vec::new(),
         }
     }
 
     pub(super) fn done<T>(self, value: T) -> Change<T> {
+        debug_assert!(self.pending.is_empty(), "announced but never saved");
         Change {
             value,
             writes: self.writes,
@@ -33,10 +38,10 @@ impl<'a> Step<'a> {
         }
     }
 
-    /// Announces `event_type` with the conversation as data.
-    pub(super) fn announce(&mut self, event_type: &'static str, c: &Conversation) {
-        self.events
-            .push(DomainEvent::record(event_type, "conversation", c.id, c));
+    /// Announces `event_type` with the conversation as data, as it is saved at the end of
+    /// this change.
+    pub(super) fn announce(&mut self, event_type: &'static str) {
+        self.pending.push(event_type);
     }
 
     /// Stores a record under `key` and announces it: `(event type, resource type, id)`,
@@ -61,8 +66,9 @@ impl<'a> Step<'a> {
         event_type: Option<&'static str>,
     ) -> Result<Conversation, DomainError> {
         self.writes.put(conversation_key(self.ctx, c.id), &c)?;
-        if let Some(event_type) = event_type {
-            self.announce(event_type, &c);
+        for event_type in event_type.into_iter().chain(self.pending.drain(..)) {
+            self.events
+                .push(DomainEvent::record(event_type, "conversation", c.id, &c));
         }
         let started = data
             .conversations

@@ -184,7 +184,7 @@ pub(super) fn apply_turn(
         applied.handover = true;
     }
     if applied.handover && c.pause_ai(AiPauseReason::Handover, *ctx.now) {
-        step.announce("conversation.ai_paused", &c);
+        step.announce("conversation.ai_paused");
     }
     if let Some(text) = outcome.reply {
         let m = step.message(data, &mut c, NewMessage::from_ai(text))?;
