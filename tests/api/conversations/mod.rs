@@ -160,14 +160,17 @@ mod events {
                 .collect()
         };
         for t in ["conversation.reopened", "conversation.ai_paused"] {
-            assert_eq!(data_of(t), [after_reply.clone()], "{t}");
+            assert_eq!(data_of(t), std::slice::from_ref(&after_reply), "{t}");
         }
         // Deliveries may arrive in any order: the second close is the one with its outcome.
         assert!(
             data_of("conversation.closed").contains(&closed),
             "the close shows the lifted pause"
         );
-        assert_eq!(data_of("conversation.ai_resumed"), [closed.clone()]);
+        assert_eq!(
+            data_of("conversation.ai_resumed"),
+            std::slice::from_ref(&closed)
+        );
     }
 }
 
