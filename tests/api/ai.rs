@@ -280,10 +280,13 @@ async fn feedback_rates_ai_messages_and_a_second_rating_replaces_the_first() {
         "object id message_id conversation_id user_id rating comment created_at",
     );
     assert_eq!(first["object"], "message_feedback");
+    // Replacing answers 200, as an upsert that updates does.
     let second = app
         .post(&path, json!({"rating": "down", "comment": "too short"}))
         .await
-        .created();
+        .expect(200)
+        .body;
+    assert_eq!(second["object"], "message_feedback");
     assert_eq!(
         second["id"], first["id"],
         "one rating per message and credential"

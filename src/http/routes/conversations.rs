@@ -2,6 +2,7 @@
 //! Permission: inbox.
 
 use axum::extract::{Path, State};
+use axum::response::IntoResponse;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -371,23 +372,23 @@ async fn add_comment(
     Ok(Created(c))
 }
 
-/// Rates a message the AI sent (422 for any other message). A second rating by the same
-/// credential replaces the first.
+/// Rates a message the AI sent (422 for any other message): 201 for the credential's first
+/// rating of it, 200 when a second one replaces the first (as an upsert answers).
 #[utoipa::path(post, path = "/conversations/{id}/messages/{message_id}/feedback",
     tag = "conversations",
     params(("id" = u64, Path), ("message_id" = u64, Path)), request_body = FeedbackInput,
-    responses((status = 201, body = Feedback), (status = 404, body = ErrorBody),
-        (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = Feedback), (status = 200, body = Feedback),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn rate_message(
     State(app): State<AppState>,
     ws: Allowed<need::Inbox>,
     Path((id, message)): Path<(String, String)>,
     ApiJson(input): ApiJson<FeedbackInput>,
-) -> ApiResult<Created<Feedback>> {
+) -> ApiResult<axum::response::Response> {
     let caller = inbox(&ws)?;
     let (id, message) = (parse_id(&id)?, parse_id(&message)?);
     let (rating, comment) = input.parse()?;
-    let f = app
+    let (first, f) = app
         .ask(&ws, |r| ConversationMsg::Feedback {
             caller: caller.clone(),
             id: ConversationId(id),
@@ -397,7 +398,11 @@ async fn rate_message(
             reply: r,
         })
         .await?;
-    Ok(Created(f))
+    Ok(if first {
+        Created(f).into_response()
+    } else {
+        Json(Obj(f)).into_response()
+    })
 }
 
 /// Handovers, newest first.

@@ -263,7 +263,7 @@ pub(super) fn feedback(
     message: MessageId,
     rating: Rating,
     comment: Option<String>,
-) -> Result<Change<Feedback>, DomainError> {
+) -> Result<Change<(bool, Feedback)>, DomainError> {
     found(data, id)?;
     let m: Message = ctx
         .store
@@ -277,6 +277,7 @@ pub(super) fn feedback(
     }
     let key = feedback_key(ctx.workspace, message, &caller.credential);
     let previous: Option<Feedback> = ctx.store.get(&key)?;
+    let first = previous.is_none();
     let fb = Feedback {
         id: previous
             .map(|p| p.id)
@@ -291,7 +292,7 @@ pub(super) fn feedback(
     let mut step = Step::new(ctx);
     let event = ("message_feedback.submitted", "message_feedback", fb.id);
     step.put_announced(key, &fb, event)?;
-    Ok(step.done(fb))
+    Ok(step.done((first, fb)))
 }
 
 pub(super) fn resolve_handover(

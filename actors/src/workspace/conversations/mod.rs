@@ -261,7 +261,8 @@ pub enum ConversationMsg {
         message: MessageId,
         rating: Rating,
         comment: Option<String>,
-        reply: Reply<Feedback>,
+        /// The rating, and whether it is the credential's first on the message.
+        reply: Reply<(bool, Feedback)>,
     },
     ListHandovers {
         filter: HandoverFilter,
