@@ -128,13 +128,24 @@ impl<'a> Step<'a> {
                 Timer::new(self.ctx.workspace, name, *due).arm(&mut self.writes)?;
             }
         }
-        let key = self.ctx.key(TIMERS, c.id.get());
-        if next == ConversationTimers::default() {
+        self.keep_timers(data, c.id, next)
+    }
+
+    /// Records when a conversation's timers are due (none armed: no record), in memory and
+    /// in this change's writes.
+    pub(super) fn keep_timers(
+        &mut self,
+        data: &mut WorkspaceData,
+        id: ConversationId,
+        timers: ConversationTimers,
+    ) -> Result<(), DomainError> {
+        let key = self.ctx.key(TIMERS, id.get());
+        if timers == ConversationTimers::default() {
             self.writes.delete(key);
-            data.conversations.timers.remove(&c.id);
+            data.conversations.timers.remove(&id);
         } else {
-            self.writes.put(key, &next)?;
-            data.conversations.timers.insert(c.id, next);
+            self.writes.put(key, &timers)?;
+            data.conversations.timers.insert(id, timers);
         }
         Ok(())
     }

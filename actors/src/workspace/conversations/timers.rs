@@ -159,13 +159,5 @@ fn retime(
     if let Some(due) = due {
         Timer::new(step.ctx.workspace, kind.name(id), due).arm(&mut step.writes)?;
     }
-    let key = step.ctx.key(TIMERS, id.get());
-    if timers == ConversationTimers::default() {
-        step.writes.delete(key);
-        data.conversations.timers.remove(&id);
-    } else {
-        step.writes.put(key, &timers)?;
-        data.conversations.timers.insert(id, timers);
-    }
-    Ok(())
+    step.keep_timers(data, id, timers)
 }
