@@ -126,7 +126,7 @@ pub async fn take_turn(
         };
     }
     let answer = match tokio::time::timeout(limit, responder.reply(request)).await {
-        Err(_) => Err(format!("no reply within {} ms", limit.as_millis())),
+        Err(_) => Err(timed_out(limit)),
         Ok(Err(e)) => Err(e),
         Ok(Ok(text)) if text.trim().is_empty() => Err("the reply was empty".into()),
         Ok(Ok(text)) => Ok(text),
@@ -143,6 +143,12 @@ pub async fn take_turn(
             ..TurnOutcome::default()
         },
     }
+}
+
+/// What a turn that ran out of time says. The backend's own deadline and the turn's are
+/// the same setting and race each other, so both say it the same way.
+pub fn timed_out(limit: Duration) -> String {
+    format!("the model did not answer within {} ms", limit.as_millis())
 }
 
 /// A short summary: what happened and the start of the customer's words.
@@ -258,7 +264,7 @@ mod tests {
         let cases = [
             (
                 Scripted(Ok("late"), Duration::from_secs(5)),
-                "no reply within",
+                "the model did not answer within 200 ms",
             ),
             (Scripted(Err("model says no"), QUICK), "model says no"),
             (Scripted(Ok("   "), QUICK), "empty"),

@@ -69,10 +69,7 @@ impl OpenAiResponder {
         let response = call.send().await.map_err(|e| {
             tracing::warn!(error = %e, "the AI backend call failed");
             if e.is_timeout() {
-                format!(
-                    "the model did not answer within {} ms",
-                    self.settings.timeout.as_millis()
-                )
+                super::timed_out(self.settings.timeout)
             } else {
                 format!("model call failed: {}", e.without_url())
             }
