@@ -320,12 +320,13 @@ async fn fake_model(status: u16, body: Value, delay: Duration) -> (String, Arc<M
     (url, seen)
 }
 
-async fn app_with_model(url: &str) -> TestApp {
+/// The app asking the model at `url`, waiting at most `timeout` for an answer.
+async fn app_with_model(url: &str, timeout: Duration) -> TestApp {
     let url = url.to_string();
     spawn_app_with(move |s| {
         s.ai.url = Some(url);
         s.ai.model = "fake-model".into();
-        s.ai.timeout = Duration::from_millis(300);
+        s.ai.timeout = timeout;
     })
     .await
 }
@@ -338,7 +339,7 @@ async fn a_model_behind_the_ai_url_answers_with_the_conversation_so_far() {
         Duration::ZERO,
     )
     .await;
-    let app = app_with_model(&url).await;
+    let app = app_with_model(&url, Duration::from_secs(10)).await;
     app.patch("/ai-settings", json!({"instructions": "You sell shoes."}))
         .await
         .expect(200);
@@ -390,7 +391,7 @@ async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
         ),
     ] {
         let (url, _) = fake_model(status, body, delay).await;
-        let app = app_with_model(&url).await;
+        let app = app_with_model(&url, Duration::from_millis(300)).await;
         let r = chat(
             &app,
             json!({"message": "hello", "contact": {"phone": "+15550100"}}),
@@ -478,7 +479,6 @@ async fn a_failed_turn_emits_ai_turn_failed_naming_the_message() {
     let app = spawn_app_with(move |s| {
         fast_webhooks(s);
         s.ai.url = Some(url);
-        s.ai.timeout = Duration::from_millis(300);
     })
     .await;
     let rx = TestReceiver::start().await;

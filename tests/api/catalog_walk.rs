@@ -84,7 +84,7 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let app = spawn_app_with(move |s| {
         fast_relays(s);
         s.ai.url = Some(model);
-        s.ai.timeout = Duration::from_millis(500);
+        s.ai.timeout = Duration::from_secs(10);
     })
     .await;
     let rx = TestReceiver::start().await;
