@@ -198,3 +198,156 @@ async fn every_acknowledged_write_of_a_64_connection_run_survives_kill_9() {
         assert_eq!(body["first_name"], name.as_str(), "contact {id}");
     }
 }
+
+/// One record of every kind a workspace keeps, each list read before and after a restart:
+/// every record must read back from the store exactly as it was answered (a record the
+/// store cannot read back keeps its whole workspace from loading).
+#[tokio::test]
+async fn every_kind_of_record_reads_back_the_same_after_a_restart() {
+    let app = spawn_app_with(crate::webhooks::fast_webhooks).await;
+    let ann = app
+        .post(
+            "/contacts",
+            json!({"first_name": "Ann", "phone": "+15550100", "tags": ["vip"]}),
+        )
+        .await
+        .created();
+    let ann_id = ann["id"].as_u64().unwrap();
+    app.post(
+        &format!("/contacts/{ann_id}/notes"),
+        json!({"body": "Prefers mornings"}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        "/custom-fields",
+        json!({"label": "Score", "key": "score", "type": "number"}),
+    )
+    .await
+    .expect(201);
+    app.post("/closing-notes", json!({"name": "Resolved"}))
+        .await
+        .expect(201);
+    let product = app
+        .post("/products", json!({"name": "Teapot", "price": 12.5}))
+        .await
+        .created();
+    let order = app
+        .post(
+            "/orders",
+            json!({"contact_id": ann_id, "items": [{"product_id": product["id"], "name": "Teapot", "quantity": 2, "unit_price": 12.5}]}),
+        )
+        .await
+        .created();
+    app.post(
+        &format!("/orders/{}/payment-proofs", order["id"]),
+        json!({"url": "https://files.example/receipt.pdf", "name": "receipt.pdf", "content_type": "application/pdf"}),
+    )
+    .await
+    .expect(201);
+    let conversation = crate::fixtures::new_conversation(&app, ann_id, "api").await;
+    let c = conversation["id"].as_u64().unwrap();
+    crate::fixtures::team_reply(&app, c, "Hello Ann").await;
+    app.post(
+        &format!("/conversations/{c}/comments"),
+        json!({"body": "VIP, be quick"}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        "/chat",
+        json!({"contact": {"phone": "+15550111"}, "message": "agent please"}),
+    )
+    .await
+    .expect(200);
+    let booking = app
+        .post("/bookings", json!({"contact_id": ann_id, "service": "Fitting", "starts_at": "2030-05-01T10:00:00Z", "duration_minutes": 30}))
+        .await
+        .created();
+    app.post(
+        &format!("/bookings/{}/documents", booking["id"]),
+        json!({"documents": [{"url": "https://files.example/plan.pdf"}]}),
+    )
+    .await
+    .expect(200);
+    let users = listed(app.get("/users").await.expect(200));
+    app.post("/reminders", json!({"title": "Call back", "due_at": "2030-01-01T00:00:00Z", "assignee_user_ids": [users[0]["id"].clone()], "contact_id": ann_id}))
+        .await
+        .expect(201);
+    app.post("/calls", json!({"direction": "inbound", "from_number": "+1 555-0100", "to_number": "+15550999", "outcome": "completed", "started_at": "2030-01-01T09:00:00Z"}))
+        .await
+        .expect(201);
+    app.post(
+        "/campaigns",
+        json!({"name": "Spring", "text": "Hi", "channel": "api"}),
+    )
+    .await
+    .expect(201);
+    let form = app
+        .post(
+            "/forms",
+            json!({"name": "Intake", "fields": [
+                {"key": "topic", "label": "Topic", "type": "text"},
+                {"key": "guests", "label": "Guests", "type": "number"}
+            ]}),
+        )
+        .await
+        .created();
+    app.post(
+        &format!("/forms/{}/submissions", form["id"]),
+        json!({"contact": {"email": "bea@example.com"}, "values": {"topic": "hours", "guests": 12345678901234567890.5}}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        "/channels",
+        json!({"type": "chan_a", "relay_url": "http://127.0.0.1:9/relay"}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        "/webhooks",
+        json!({"url": "http://127.0.0.1:9/hook", "events": ["tag.created"]}),
+    )
+    .await
+    .expect(201);
+    app.patch("/ai-settings", json!({"instructions": "Be brief."}))
+        .await
+        .expect(200);
+
+    let lists = [
+        "/contacts".to_string(),
+        format!("/contacts/{ann_id}/notes"),
+        "/tags".into(),
+        "/custom-fields".into(),
+        "/closing-notes".into(),
+        "/products".into(),
+        "/orders".into(),
+        "/conversations".into(),
+        format!("/conversations/{c}/messages"),
+        "/handovers".into(),
+        "/bookings".into(),
+        "/reminders".into(),
+        "/calls".into(),
+        "/campaigns".into(),
+        "/forms".into(),
+        format!("/forms/{}/submissions", form["id"]),
+        "/channels".into(),
+        "/webhooks".into(),
+        "/ai-settings".into(),
+        "/credits".into(),
+        "/users".into(),
+    ];
+    let mut before = Vec::new();
+    for path in &lists {
+        let body = app.get(path).await.ok();
+        if let Some(items) = body["data"].as_array() {
+            assert!(!items.is_empty(), "{path} lists nothing to compare");
+        }
+        before.push(body);
+    }
+    let app = app.restart().await;
+    for (path, was) in lists.iter().zip(before) {
+        assert_eq!(app.get(path).await.ok(), was, "{path} after the restart");
+    }
+}

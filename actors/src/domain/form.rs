@@ -261,7 +261,7 @@ impl Form {
     pub fn check_values(
         &self,
         values: serde_json::Map<String, Value>,
-    ) -> Result<BTreeMap<String, Value>, DomainError> {
+    ) -> Result<BTreeMap<String, SubmittedValue>, DomainError> {
         let mut checks = Checks::new();
         for k in values.keys() {
             if !self.fields.iter().any(|f| &f.key == k) {
@@ -278,16 +278,20 @@ impl Form {
                 continue;
             };
             let checked = match (f.kind, v) {
-                (FormFieldType::Number, Value::Number(_)) => Ok(v.clone()),
+                (FormFieldType::Number, Value::Number(n)) => Ok(SubmittedValue::Number(n.clone())),
                 (FormFieldType::Number, _) => Err("must be a number".to_string()),
                 (_, Value::String(s)) => match f.kind {
-                    FormFieldType::Email => text::email(s).map(Value::String),
-                    FormFieldType::Phone => phone(s).map(Value::String),
-                    FormFieldType::Select if f.options.contains(s) => Ok(v.clone()),
+                    FormFieldType::Email => text::email(s).map(SubmittedValue::Text),
+                    FormFieldType::Phone => phone(s).map(SubmittedValue::Text),
+                    FormFieldType::Select if f.options.contains(s) => {
+                        Ok(SubmittedValue::Text(s.clone()))
+                    }
                     FormFieldType::Select => {
                         Err(format!("must be one of {}", f.options.join(", ")))
                     }
-                    _ => text::bounded(s, 0, MAX_TEXT_VALUE).map(|_| v.clone()),
+                    _ => {
+                        text::bounded(s, 0, MAX_TEXT_VALUE).map(|_| SubmittedValue::Text(s.clone()))
+                    }
                 },
                 _ => Err("must be a string".to_string()),
             };
@@ -307,8 +311,57 @@ pub struct Submission {
     pub contact_id: ContactId,
     /// Content in webhooks (form.submitted carries them as `fields`).
     #[schema(value_type = Object)]
-    pub values: BTreeMap<String, serde_json::Value>,
+    pub values: BTreeMap<String, SubmittedValue>,
     pub created_at: Timestamp,
+}
+
+/// A submitted value: a text, or a number exactly as it was sent. In JSON it is the plain
+/// string or number; in the store (bincode, which cannot read a free-form JSON value back)
+/// it is tagged, the number kept as its JSON text so that it reads back unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubmittedValue {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+/// The stored form of a [`SubmittedValue`].
+#[derive(Serialize, Deserialize)]
+enum StoredValue {
+    Text(String),
+    Number(String),
+}
+
+impl Serialize for SubmittedValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (s.is_human_readable(), self) {
+            (true, SubmittedValue::Text(t)) => s.serialize_str(t),
+            (true, SubmittedValue::Number(n)) => n.serialize(s),
+            (false, SubmittedValue::Text(t)) => StoredValue::Text(t.clone()).serialize(s),
+            (false, SubmittedValue::Number(n)) => StoredValue::Number(n.to_string()).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SubmittedValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        if d.is_human_readable() {
+            return match Value::deserialize(d)? {
+                Value::String(t) => Ok(SubmittedValue::Text(t)),
+                Value::Number(n) => Ok(SubmittedValue::Number(n)),
+                _ => Err(D::Error::custom(
+                    "a submitted value is a string or a number",
+                )),
+            };
+        }
+        match StoredValue::deserialize(d)? {
+            StoredValue::Text(t) => Ok(SubmittedValue::Text(t)),
+            StoredValue::Number(n) => n
+                .parse()
+                .map(SubmittedValue::Number)
+                .map_err(|_| D::Error::custom(format!("a stored number reads {n:?}"))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -377,7 +430,7 @@ mod tests {
                 json!({"email": "A@Example.com", "age": 4, "size": "M"}),
             ))
             .unwrap();
-        assert_eq!(ok["email"], "a@example.com");
+        assert_eq!(ok["email"], SubmittedValue::Text("a@example.com".into()));
         let bad = form
             .check_values(values(json!({"age": "4", "size": "XL", "colour": "red"})))
             .unwrap_err();
@@ -385,6 +438,38 @@ mod tests {
             paths(bad),
             ["values.colour", "values.email", "values.age", "values.size"]
         );
+    }
+
+    #[test]
+    fn a_submission_reads_back_from_the_store_and_shows_plain_values_in_json() {
+        let s = Submission {
+            id: SubmissionId(3),
+            form_id: FormId(1),
+            contact_id: ContactId(2),
+            values: BTreeMap::from([
+                ("name".to_string(), SubmittedValue::Text("Ann".into())),
+                ("age".to_string(), SubmittedValue::Number(42.into())),
+                (
+                    "big".to_string(),
+                    serde_json::from_str("12345678901234567890.125")
+                        .map(SubmittedValue::Number)
+                        .unwrap(),
+                ),
+                ("neg".to_string(), SubmittedValue::Number((-7).into())),
+            ]),
+            created_at: Timestamp(
+                chrono::DateTime::from_timestamp_millis(1_795_000_000_123).unwrap(),
+            ),
+        };
+        let stored = crate::store::encode(&s).unwrap();
+        assert_eq!(crate::store::decode::<Submission>(&stored).unwrap(), s);
+        let shown = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            shown["values"].to_string(),
+            r#"{"age":42,"big":12345678901234567890.125,"name":"Ann","neg":-7}"#
+        );
+        let back: Submission = serde_json::from_value(shown).unwrap();
+        assert_eq!(back.values, s.values);
     }
 
     #[test]

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::records::{record, Records};
-use super::{answer, finish, load_records, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
-use crate::domain::form::{Form, FormChange, Submission, Submitter};
+use crate::domain::form::{Form, FormChange, FormFieldType, Submission, SubmittedValue, Submitter};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::{DomainEvent, Origin};
 use crate::ids::{FormId, SubmissionId, WorkspaceId};
-use crate::store::{Batch, Store};
+use crate::store::{decode, Batch, Store};
 
 /// A submission as the edge has checked it; its values are checked against the form here.
 pub struct NewSubmission {
@@ -75,11 +75,84 @@ pub struct Forms {
 
 impl Forms {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        Ok(Self {
-            by_id: Records::load(store, ws)?,
-            submissions: load_records(store, ws, SUBMISSION, |s: &Submission| s.id)?,
-        })
+        let by_id = Records::load(store, ws)?;
+        let submissions = load_submissions(store, ws, &by_id)?;
+        Ok(Self { by_id, submissions })
     }
+}
+
+/// A submission as earlier builds stored it: its values as free-form JSON, which bincode
+/// writes but cannot read back as such. Every value was written as a text (numbers too,
+/// as their JSON text), so it reads back in this shape.
+#[derive(serde::Deserialize)]
+struct SubmissionV1 {
+    id: SubmissionId,
+    form_id: FormId,
+    contact_id: crate::ids::ContactId,
+    values: BTreeMap<String, String>,
+    created_at: crate::clock::Timestamp,
+}
+
+/// The workspace's submissions. One stored by an earlier build is read in its old shape,
+/// its number fields' texts read as numbers again, and stored in the current shape; one
+/// that cannot be read is left in the store untouched and logged, rather than keeping the
+/// whole workspace from loading.
+fn load_submissions(
+    store: &Store,
+    ws: &WorkspaceId,
+    forms: &Records<Form>,
+) -> Result<BTreeMap<SubmissionId, Submission>, DomainError> {
+    let is_number = |form: FormId, key: &str| {
+        forms.find(form).is_ok_and(|f| {
+            f.fields
+                .iter()
+                .any(|field| field.key == key && field.kind == FormFieldType::Number)
+        })
+    };
+    let mut out = BTreeMap::new();
+    let mut upgrades = Batch::default();
+    for key in store.keys(&record_prefix(ws, SUBMISSION))? {
+        let Some(raw) = store.get_raw(&key)? else {
+            continue;
+        };
+        let s = match decode::<Submission>(&raw) {
+            Ok(s) => s,
+            Err(e) => match decode::<SubmissionV1>(&raw) {
+                Ok(old) => {
+                    let s = Submission {
+                        id: old.id,
+                        form_id: old.form_id,
+                        contact_id: old.contact_id,
+                        values: old
+                            .values
+                            .into_iter()
+                            .map(|(k, v)| {
+                                let number =
+                                    is_number(old.form_id, &k).then(|| v.parse().ok()).flatten();
+                                let value = match number {
+                                    Some(n) => SubmittedValue::Number(n),
+                                    None => SubmittedValue::Text(v),
+                                };
+                                (k, value)
+                            })
+                            .collect(),
+                        created_at: old.created_at,
+                    };
+                    upgrades.put(key, &s)?;
+                    s
+                }
+                Err(_) => {
+                    tracing::error!(workspace = %ws, error = %e, "a form submission cannot be read; it stays stored and is left out");
+                    continue;
+                }
+            },
+        };
+        out.insert(s.id, s);
+    }
+    if !upgrades.is_empty() {
+        store.apply(upgrades)?;
+    }
+    Ok(out)
 }
 
 pub(super) fn handle(msg: FormMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
@@ -216,4 +289,91 @@ fn submit(
         DomainEvent::record("form.submitted", "form_submission", s.id, announced),
     );
     Ok(Change::new(s, writes, events))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Timestamp;
+    use crate::ids::ContactId;
+
+    /// The shape earlier builds wrote: values as free-form JSON.
+    #[derive(serde::Serialize)]
+    struct WrittenBefore {
+        id: SubmissionId,
+        form_id: FormId,
+        contact_id: ContactId,
+        values: BTreeMap<String, serde_json::Value>,
+        created_at: Timestamp,
+    }
+
+    #[test]
+    fn submissions_stored_by_earlier_builds_load_when_they_can_and_never_stop_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ws = WorkspaceId::generate();
+        let at = Timestamp(chrono::DateTime::from_timestamp_millis(1_795_000_000_000).unwrap());
+        let texts = WrittenBefore {
+            id: SubmissionId(5),
+            form_id: FormId(1),
+            contact_id: ContactId(2),
+            values: BTreeMap::from([("size".to_string(), json!("M"))]),
+            created_at: at,
+        };
+        let number = WrittenBefore {
+            id: SubmissionId(6),
+            values: BTreeMap::from([("age".to_string(), json!(42))]),
+            ..texts
+        };
+        let form: Form = serde_json::from_value(json!({"id": 1, "name": "F", "fields": [
+            {"key": "size", "label": "S", "type": "text", "required": false, "options": []},
+            {"key": "age", "label": "A", "type": "number", "required": false, "options": []}
+        ], "created_at": "2026-11-18T11:06:40.000Z", "updated_at": "2026-11-18T11:06:40.000Z"}))
+        .unwrap();
+        let mut batch = Batch::default();
+        batch
+            .put(super::super::record_key(&ws, KIND, 1), &form)
+            .unwrap();
+        batch
+            .put(super::super::record_key(&ws, SUBMISSION, 5), &texts)
+            .unwrap();
+        batch
+            .put(super::super::record_key(&ws, SUBMISSION, 6), &number)
+            .unwrap();
+        batch
+            .put(
+                super::super::record_key(&ws, SUBMISSION, 7),
+                &"not a submission",
+            )
+            .unwrap();
+        store.apply(batch).unwrap();
+
+        let forms = Records::load(&store, &ws).unwrap();
+        let loaded = load_submissions(&store, &ws, &forms).unwrap();
+        assert_eq!(
+            loaded.len(),
+            2,
+            "the unreadable one is left out: {loaded:?}"
+        );
+        assert_eq!(
+            loaded[&SubmissionId(5)].values["size"],
+            SubmittedValue::Text("M".into())
+        );
+        assert_eq!(
+            loaded[&SubmissionId(6)].values["age"],
+            SubmittedValue::Number(42.into())
+        );
+        let again: Submission = store
+            .get(&super::super::record_key(&ws, SUBMISSION, 5))
+            .unwrap()
+            .expect("stored again in the current shape");
+        assert_eq!(again, loaded[&SubmissionId(5)]);
+        assert!(
+            store
+                .get_raw(&super::super::record_key(&ws, SUBMISSION, 7))
+                .unwrap()
+                .is_some(),
+            "the unreadable one stays stored"
+        );
+    }
 }
