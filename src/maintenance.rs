@@ -110,10 +110,7 @@ fn give_rows_their_workspace(
             }
         }
         for cfg in stored_relays(&store, &ws.id)? {
-            cluster.assign(
-                &outbound::record::prefix(cfg.channel_id.as_str()),
-                ws.id.as_str(),
-            )?;
+            cluster.assign(&outbound::record::prefix(cfg.channel_id), ws.id.as_str())?;
         }
     }
     Ok(())

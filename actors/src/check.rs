@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::clock::{SharedClock, SystemClock};
 use crate::delivery::record::{Delivery, DeliveryStatus};
 use crate::directory::Directory;
-use crate::ids::EndpointId;
+use crate::ids::{ChannelId, EndpointId};
 use crate::outbound::record::PendingSend;
 use crate::store::{decode, Store};
 use crate::workspace::WorkspaceData;
@@ -78,7 +78,7 @@ pub fn run(store: &Store) -> Report {
                     data.channels
                         .relays(&ws.id)
                         .into_iter()
-                        .map(|c| c.channel_id.to_string()),
+                        .map(|c| c.channel_id),
                 );
             }
             Err(e) => report
@@ -173,16 +173,18 @@ fn deliveries(store: &Store, endpoints: &HashSet<EndpointId>, report: &mut Repor
 }
 
 /// Every pending send decodes and waits for a connection that still exists.
-fn pending_sends(store: &Store, connections: &HashSet<String>, report: &mut Report) {
+fn pending_sends(store: &Store, connections: &HashSet<ChannelId>, report: &mut Report) {
     let Ok(keys) = store.keys(b"os/") else {
         return;
     };
     for key in keys {
-        let connection = key
-            .get(3..)
-            .and_then(|rest| rest.split(|b| *b == b'/').next())
-            .map(|c| String::from_utf8_lossy(c).to_string())
-            .unwrap_or_default();
+        let Some(connection) = crate::outbound::record::connection_of(&key) else {
+            report.problems.push(format!(
+                "pending send key {} names no connection",
+                String::from_utf8_lossy(&key)
+            ));
+            continue;
+        };
         let decoded = store.get_raw(&key).and_then(|v| match v {
             Some(v) => decode::<PendingSend>(&v).map(Some),
             None => Ok(None),

@@ -1,6 +1,6 @@
 //! String identifiers: workspaces, users, webhook endpoints and events carry a prefix that
-//! names their kind, followed by random characters. Integer ids come from
-//! [`crate::store::Store::next_id`].
+//! names their kind, followed by random characters (the spec's exceptions to integer
+//! ids). Integer ids, every other kind, come from [`crate::store::Store::next_id`].
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -86,7 +86,6 @@ string_id!(WorkspaceId, "ws", "A workspace: `ws_...`.");
 string_id!(UserId, "usr", "A person who can log in: `usr_...`.");
 string_id!(EndpointId, "we", 24, "A webhook endpoint: `we_...`.");
 string_id!(EventId, "evt", 24, "An event, as delivered: `evt_...`.");
-string_id!(ChannelId, "ch", 24, "A channel connection: `ch_...`.");
 
 macro_rules! int_id {
     ($($name:ident: $doc:literal,)*) => {$(
@@ -152,6 +151,7 @@ int_id! {
     CallId: "A phone call reported by the telephony integration.",
     FormId: "A form whose submissions capture leads.",
     SubmissionId: "One submission of a form.",
+    ChannelId: "A channel connection: how a channel's outbound messages reach the relay.",
 }
 
 #[cfg(test)]

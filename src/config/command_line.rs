@@ -160,7 +160,7 @@ pub const SETTINGS: &[Setting] = &[
         "webhook-secret-overlap",
         "SWITCHBOARD_WEBHOOK_SECRET_OVERLAP",
         Some("24h"),
-        "how long the previous secret keeps signing after a rotation",
+        "how long the previous secret keeps signing after a rotation (webhook endpoints and channel relays)",
     ),
     setting(
         "webhook-allow-private",

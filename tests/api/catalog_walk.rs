@@ -243,7 +243,7 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let failing = json!({"name": "Relay", "text": "Hi", "channel": "chan_c"});
     send_to_tag(&app, &dee, "relay", failing).await;
     received(&rx, "campaign_recipient.failed").await;
-    app.delete(&format!("/channels/{}", channel["id"].as_str().unwrap()))
+    app.delete(&format!("/channels/{}", channel["id"]))
         .await
         .ok();
 

@@ -29,13 +29,13 @@ async fn spawn_relay_app() -> TestApp {
 }
 
 /// Connects `kind` to `relay`: (id, secret).
-async fn connect(app: &TestApp, kind: &str, relay: &str) -> (String, String) {
+async fn connect(app: &TestApp, kind: &str, relay: &str) -> (u64, String) {
     let r = app
         .post("/channels", json!({"type": kind, "relay_url": relay}))
         .await
         .created();
     (
-        r["id"].as_str().unwrap().to_string(),
+        r["id"].as_u64().unwrap(),
         r["secret"].as_str().unwrap().to_string(),
     )
 }
@@ -73,7 +73,7 @@ async fn message_when(app: &TestApp, c: u64, m: &Value, status: &str) -> Value {
     }
 }
 
-async fn channel_of(app: &TestApp, id: &str) -> Value {
+async fn channel_of(app: &TestApp, id: u64) -> Value {
     app.get(&format!("/channels/{id}")).await.ok()
 }
 
@@ -84,6 +84,42 @@ fn events_of(rx: &TestReceiver, types: &[&str]) -> Vec<Value> {
         .filter(|r| types.contains(&r.event_type()))
         .map(Received::json)
         .collect()
+}
+
+/// As webhook deliveries are: after a rotation the old secret signs beside the new one
+/// for the overlap (24 hours; shortened here), so a relay that still checks with it
+/// keeps accepting messages; after it, the new one alone.
+#[tokio::test]
+async fn after_a_rotation_relay_requests_carry_both_signatures_until_the_overlap_ends() {
+    let app = spawn_app_with(|s| {
+        fast_relays(s);
+        s.webhooks.secret_overlap = Duration::from_millis(600);
+    })
+    .await;
+    let relay = TestReceiver::start().await;
+    let (id, old) = connect(&app, "chan_a", &relay.url).await;
+    let c = conversation(&app, "chan_a").await;
+    let rotated = app
+        .post(&format!("/channels/{id}/rotate-secret"), json!({}))
+        .await
+        .ok();
+    let new = rotated["secret"].as_str().unwrap().to_string();
+    team_reply(&app, c, "during the overlap").await;
+    let got = relay.wait_for(1).await;
+    let header = got[0].header("x-service-signature");
+    let now = chrono::Utc::now().timestamp();
+    assert_eq!(got[0].signatures().len(), 2, "{header}");
+    assert!(signature::verify(header, &got[0].body, &new, now, 300));
+    assert!(signature::verify(header, &got[0].body, &old, now, 300));
+
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    team_reply(&app, c, "after the overlap").await;
+    let got = relay.wait_for(2).await;
+    let header = got[1].header("x-service-signature");
+    let now = chrono::Utc::now().timestamp();
+    assert_eq!(got[1].signatures().len(), 1, "{header}");
+    assert!(signature::verify(header, &got[1].body, &new, now, 300));
+    assert!(!signature::verify(header, &got[1].body, &old, now, 300));
 }
 
 #[tokio::test]
@@ -171,7 +207,7 @@ async fn operators_see_one_relay_actor_per_connection_that_sent() {
         .filter(|a| a["kind"] == "channel_relay")
         .collect();
     assert_eq!(relays.len(), 1);
-    assert_eq!(relays[0]["key"], channel.as_str());
+    assert_eq!(relays[0]["key"], channel.to_string());
     assert!(relays[0]["messages_handled"].as_u64().unwrap() >= 2);
 }
 
@@ -233,15 +269,15 @@ async fn a_failing_relay_is_tried_three_times_then_the_message_fails_and_a_succe
     let attempts: Vec<u32> = relay.received().iter().map(Received::attempt).collect();
     assert_eq!(attempts, [1, 2, 3], "the first try and two retries");
     relay.stays_at(3, Duration::from_millis(300)).await;
-    let conn = channel_of(&app, &channel).await;
+    let conn = channel_of(&app, channel).await;
     assert_eq!(conn["status"], "failing");
     assert!(conn["last_error"].as_str().unwrap().contains("500"));
 
     relay.respond_with(200);
     let next = team_reply(&app, c, "hello again").await;
     message_when(&app, c, &next, "sent").await;
-    assert_eq!(channel_of(&app, &channel).await["status"], "connected");
-    assert!(channel_of(&app, &channel).await["last_error"].is_null());
+    assert_eq!(channel_of(&app, channel).await["status"], "connected");
+    assert!(channel_of(&app, channel).await["last_error"].is_null());
 
     hooks.wait_for(2).await;
     assert_eq!(
@@ -249,11 +285,11 @@ async fn a_failing_relay_is_tried_three_times_then_the_message_fails_and_a_succe
         ["channel.reconnected", "message.send_failed"]
     );
     let reconnected = &hooks.of_type("channel.reconnected")[0].json()["data"];
-    assert_eq!(reconnected["id"], channel.as_str());
+    assert_eq!(reconnected["id"], channel);
     // The event carries the connection as GET returns it.
     let mut record = reconnected.clone();
     record.as_object_mut().unwrap().remove("reason");
-    assert_eq!(record, channel_of(&app, &channel).await);
+    assert_eq!(record, channel_of(&app, channel).await);
 }
 
 #[tokio::test]
@@ -270,7 +306,7 @@ async fn a_401_disconnects_at_once_without_retries_and_tells_it_once() {
     let failed = message_when(&app, c, &first, "failed").await;
     assert!(failed["error"].as_str().unwrap().contains("401"));
     relay.stays_at(1, Duration::from_millis(300)).await;
-    assert_eq!(channel_of(&app, &channel).await["status"], "disconnected");
+    assert_eq!(channel_of(&app, channel).await["status"], "disconnected");
 
     relay.respond_with(403);
     let second = team_reply(&app, c, "two").await;
@@ -279,7 +315,7 @@ async fn a_401_disconnects_at_once_without_retries_and_tells_it_once() {
     relay.respond_with(202);
     let third = team_reply(&app, c, "three").await;
     message_when(&app, c, &third, "sent").await;
-    assert_eq!(channel_of(&app, &channel).await["status"], "connected");
+    assert_eq!(channel_of(&app, channel).await["status"], "connected");
 
     hooks.wait_for(2).await;
     let events = events_of(&hooks, &["channel.disconnected", "channel.reconnected"]);

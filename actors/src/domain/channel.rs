@@ -25,12 +25,31 @@ pub enum ConnectionStatus {
     Disconnected,
 }
 
-/// A stored connection, secret included.
+/// A stored connection, secrets included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Connection {
-    /// Orders connections newest first.
-    pub seq: u64,
+    /// Also orders connections newest first.
     pub id: ChannelId,
+    pub channel: Channel,
+    pub name: String,
+    pub status: ConnectionStatus,
+    pub relay_url: String,
+    pub secret: String,
+    /// The secret before the last rotation, and until when relay requests are signed
+    /// with it too (as webhook deliveries are).
+    pub previous_secret: Option<(String, Timestamp)>,
+    pub last_error: Option<String>,
+    pub connected_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A connection as stored before channel ids were integers (`ch_...` strings, the list
+/// position in `seq`). Read once, when its workspace loads, and stored again as a
+/// [`Connection`] whose id is that position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionV1 {
+    pub seq: u64,
+    pub id: String,
     pub channel: Channel,
     pub name: String,
     pub status: ConnectionStatus,
@@ -41,12 +60,26 @@ pub struct Connection {
     pub updated_at: Timestamp,
 }
 
-/// A connection as answered: never its secret.
+impl ConnectionV1 {
+    pub fn upgrade(self) -> Connection {
+        Connection {
+            id: ChannelId(self.seq),
+            channel: self.channel,
+            name: self.name,
+            status: self.status,
+            relay_url: self.relay_url,
+            secret: self.secret,
+            previous_secret: None,
+            last_error: self.last_error,
+            connected_at: self.connected_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// A connection as answered: never its secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ChannelView {
-    /// The list cursor position; not sent.
-    #[serde(skip)]
-    pub seq: u64,
     pub id: ChannelId,
     #[serde(rename = "type")]
     pub channel: Channel,
@@ -61,8 +94,7 @@ pub struct ChannelView {
 impl Connection {
     pub fn view(&self) -> ChannelView {
         ChannelView {
-            seq: self.seq,
-            id: self.id.clone(),
+            id: self.id,
             channel: self.channel,
             name: self.name.clone(),
             status: self.status,
@@ -75,14 +107,23 @@ impl Connection {
 }
 
 impl Connection {
-    /// What the connection's sender needs: where to POST and the secret that signs.
+    /// What the connection's sender needs: where to POST and the secrets that sign.
     pub fn relay(&self, workspace: &WorkspaceId) -> RelayConfig {
         RelayConfig {
             workspace_id: workspace.clone(),
-            channel_id: self.id.clone(),
+            channel_id: self.id,
             relay_url: self.relay_url.clone(),
             secret: self.secret.clone(),
+            previous_secret: self.previous_secret.clone(),
         }
+    }
+
+    /// A new secret; the old one keeps signing beside it until `overlap_until`, so that a
+    /// relay still checking with it goes on accepting messages meanwhile.
+    pub fn rotate(&mut self, secret: String, overlap_until: Timestamp, now: Timestamp) {
+        let old = std::mem::replace(&mut self.secret, secret);
+        self.previous_secret = Some((old, overlap_until));
+        self.updated_at = now;
     }
 
     /// A 2xx from the relay: answers whether the connection was failing or disconnected
@@ -130,6 +171,22 @@ pub struct RelayConfig {
     pub channel_id: ChannelId,
     pub relay_url: String,
     pub secret: String,
+    /// The secret before the last rotation, with the end of its overlap.
+    pub previous_secret: Option<(String, Timestamp)>,
+}
+
+impl RelayConfig {
+    /// The secrets a request sent at `now` is signed with: the current one, then the
+    /// previous one while its overlap lasts.
+    pub fn signing_secrets(&self, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+        let mut secrets = vec![self.secret.clone()];
+        if let Some((old, until)) = &self.previous_secret {
+            if now < until.get() {
+                secrets.push(old.clone());
+            }
+        }
+        secrets
+    }
 }
 
 /// Who a relayed message is for; each field is null when unknown.
@@ -347,13 +404,13 @@ mod tests {
     fn connection() -> Connection {
         let now = Timestamp(chrono::Utc::now());
         Connection {
-            seq: 1,
-            id: ChannelId::generate(),
+            id: ChannelId(1),
             channel: Channel::ChanA,
             name: "chan_a".into(),
             status: ConnectionStatus::Connected,
             relay_url: "https://relay.example.com/in".into(),
             secret: "whsec_x".into(),
+            previous_secret: None,
             last_error: None,
             connected_at: now,
             updated_at: now,

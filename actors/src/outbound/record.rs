@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Timestamp;
-use crate::ids::{ConversationId, MessageId};
+use crate::ids::{ChannelId, ConversationId, MessageId};
 use crate::store::Key;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,10 +22,19 @@ pub struct PendingSend {
     pub created_at: Timestamp,
 }
 
-pub fn key(channel_id: &str, message: MessageId) -> Vec<u8> {
-    Key::new("os").str(channel_id).id(message.get()).build()
+pub fn key(channel_id: ChannelId, message: MessageId) -> Vec<u8> {
+    Key::new("os")
+        .id(channel_id.get())
+        .id(message.get())
+        .build()
 }
 
-pub fn prefix(channel_id: &str) -> Vec<u8> {
-    Key::new("os").str(channel_id).prefix()
+pub fn prefix(channel_id: ChannelId) -> Vec<u8> {
+    Key::new("os").id(channel_id.get()).prefix()
+}
+
+/// The connection a pending send's key names.
+pub fn connection_of(key: &[u8]) -> Option<ChannelId> {
+    let id: [u8; 8] = key.strip_prefix(b"os/")?.get(..8)?.try_into().ok()?;
+    Some(ChannelId(u64::from_be_bytes(id)))
 }

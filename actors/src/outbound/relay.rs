@@ -118,7 +118,7 @@ impl RelayState {
     fn load_new(&mut self) -> Result<(), DomainError> {
         let found = self
             .store
-            .scan_after::<PendingSend>(&record::prefix(&self.cfg.channel_id), self.seen_up_to)?;
+            .scan_after::<PendingSend>(&record::prefix(self.cfg.channel_id), self.seen_up_to)?;
         for (id, send) in found {
             self.seen_up_to = self.seen_up_to.max(id);
             self.pending.insert(send.message_id, send);
@@ -152,7 +152,7 @@ impl RelayState {
                 ),
             ];
             let (url, body) = (self.cfg.relay_url.clone(), send.body.clone());
-            let secrets = [self.cfg.secret.clone()];
+            let secrets = self.cfg.signing_secrets(now);
             let (sender, me, stats) = (self.ctx.sender.clone(), myself.clone(), self.stats.clone());
             let (message, t) = (send.message_id, now.timestamp());
             tokio::spawn(async move {
@@ -203,7 +203,7 @@ impl RelayState {
                     let due = self.ctx.now() + chrono::Duration::from_std(wait).unwrap_or_default();
                     send.next_attempt_at = Some(Timestamp(due));
                     let mut batch = Batch::default();
-                    batch.put(record::key(&self.cfg.channel_id, message), &send)?;
+                    batch.put(record::key(self.cfg.channel_id, message), &send)?;
                     self.store.apply(batch)?;
                     self.ctx
                         .stats
@@ -220,7 +220,7 @@ impl RelayState {
         };
         self.ctx.report(SendReport {
             workspace: self.cfg.workspace_id.clone(),
-            channel: self.cfg.channel_id.clone(),
+            channel: self.cfg.channel_id,
             conversation: send.conversation_id,
             message,
             result: outcome,
@@ -231,7 +231,7 @@ impl RelayState {
     /// Deletes what is left of the connection's sends (its workspace failed them already).
     fn forget_all(&mut self) -> Result<(), DomainError> {
         let mut batch = Batch::default();
-        for k in self.store.keys(&record::prefix(&self.cfg.channel_id))? {
+        for k in self.store.keys(&record::prefix(self.cfg.channel_id))? {
             batch.delete(k);
         }
         self.pending.clear();

@@ -12,6 +12,7 @@ use crate::clock::SharedClock;
 use crate::delivery::sender::Sender;
 use crate::domain::channel::RelayConfig;
 use crate::domain::DomainError;
+use crate::ids::ChannelId;
 use crate::pool::Pool;
 use crate::store::Store;
 use crate::telemetry::ActorBook;
@@ -58,9 +59,9 @@ impl Relays {
     /// The connection's actor, started (and its pending sends loaded) if needed.
     async fn ensure(&self, cfg: RelayConfig) -> Result<(), DomainError> {
         let ctx = self.ctx.clone();
-        let id = cfg.channel_id.clone();
+        let id = cfg.channel_id.to_string();
         self.workspaces
-            .insert(id.to_string(), cfg.workspace_id.to_string());
+            .insert(id.clone(), cfg.workspace_id.to_string());
         self.actors
             .ensure(
                 &id,
@@ -78,7 +79,7 @@ impl Relays {
         let waiting = self
             .ctx
             .store
-            .keys(&super::record::prefix(&cfg.channel_id))?;
+            .keys(&super::record::prefix(cfg.channel_id))?;
         if waiting.is_empty() {
             return Ok(());
         }
@@ -90,7 +91,7 @@ impl Relays {
         for cfg in connections {
             let me = self.clone();
             tokio::spawn(async move {
-                let id = cfg.channel_id.clone();
+                let id = cfg.channel_id.to_string();
                 match me.ensure(cfg).await {
                     Ok(()) => {
                         if let Some(actor) = me.actors.get(&id) {
@@ -105,16 +106,17 @@ impl Relays {
 
     /// A connection changed (relay URL, secret).
     pub fn configure(&self, cfg: RelayConfig) {
-        if let Some(actor) = self.actors.get(&cfg.channel_id) {
-            let id = cfg.channel_id.clone();
+        let id = cfg.channel_id.to_string();
+        if let Some(actor) = self.actors.get(&id) {
             self.actors.tell(&id, &actor, RelayMsg::Configure(cfg));
         }
     }
 
     /// A connection was deleted; its workspace has already failed what it had waiting.
-    pub fn remove(&self, channel: &str) {
-        if let Some(actor) = self.actors.remove(channel) {
-            self.actors.tell(channel, &actor, RelayMsg::Remove);
+    pub fn remove(&self, channel: ChannelId) {
+        let channel = channel.to_string();
+        if let Some(actor) = self.actors.remove(&channel) {
+            self.actors.tell(&channel, &actor, RelayMsg::Remove);
         }
     }
 

@@ -1,19 +1,21 @@
 //! The workspace's channel connections: added, changed, deleted (channel.disconnected) and
 //! their secret rotated. The sender (`sending`) picks a channel's connection from here.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::sending;
 use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use crate::clock::Timestamp;
 use crate::domain::channel::{
-    ChannelChange, ChannelView, Connection, ConnectionStatus, RelayConfig,
+    ChannelChange, ChannelView, Connection, ConnectionStatus, ConnectionV1, RelayConfig,
 };
 use crate::domain::contact::Channel;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::Origin;
 use crate::ids::{ChannelId, WorkspaceId};
-use crate::store::{Batch, Store};
+use crate::outbound::{self, record::PendingSend};
+use crate::store::{decode, Batch, Key, Store};
 
 #[derive(strum::IntoStaticStr)]
 #[strum(prefix = "channel.", serialize_all = "snake_case")]
@@ -53,46 +55,57 @@ pub enum ChannelMsg {
 
 const KIND: &str = "ch";
 
+/// The workspace's connections by id (ids grow, so this is creation order).
 #[derive(Default)]
 pub struct Channels {
-    by_seq: BTreeMap<u64, Connection>,
-    seq_of: HashMap<ChannelId, u64>,
+    by_id: BTreeMap<ChannelId, Connection>,
 }
 
 impl Channels {
+    /// Loads the connections, upgrading any stored before channel ids were integers.
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         let mut channels = Self::default();
-        for (_, c) in store.scan::<Connection>(&record_prefix(ws, KIND))? {
-            channels.seq_of.insert(c.id.clone(), c.seq);
-            channels.by_seq.insert(c.seq, c);
+        let mut upgrades = Batch::default();
+        for key in store.keys(&record_prefix(ws, KIND))? {
+            let Some(raw) = store.get_raw(&key)? else {
+                continue;
+            };
+            let c = match decode::<Connection>(&raw) {
+                Ok(c) => c,
+                Err(_) => upgrade(store, key, decode::<ConnectionV1>(&raw)?, &mut upgrades)?,
+            };
+            channels.by_id.insert(c.id, c);
+        }
+        if !upgrades.is_empty() {
+            store.apply(upgrades)?;
         }
         Ok(channels)
     }
 
     pub fn len(&self) -> usize {
-        self.by_seq.len()
+        self.by_id.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_seq.is_empty()
+        self.by_id.is_empty()
     }
 
-    fn get(&self, id: &str) -> Result<&Connection, DomainError> {
+    fn get(&self, id: ChannelId) -> Result<&Connection, DomainError> {
         self.find(id).ok_or(DomainError::NotFound("channel"))
     }
 
-    pub(super) fn find(&self, id: &str) -> Option<&Connection> {
-        self.seq_of.get(id).and_then(|s| self.by_seq.get(s))
+    pub(super) fn find(&self, id: ChannelId) -> Option<&Connection> {
+        self.by_id.get(&id)
     }
 
     /// The connection that sends on `channel`: the most recently created one of its type.
     pub(super) fn sender_for(&self, channel: Channel) -> Option<&Connection> {
-        self.by_seq.values().rev().find(|c| c.channel == channel)
+        self.by_id.values().rev().find(|c| c.channel == channel)
     }
 
     /// Every connection's sender configuration (for resuming pending sends at start).
     pub fn relays(&self, ws: &WorkspaceId) -> Vec<RelayConfig> {
-        self.by_seq.values().map(|c| c.relay(ws)).collect()
+        self.by_id.values().map(|c| c.relay(ws)).collect()
     }
 
     pub(super) fn put(
@@ -101,17 +114,34 @@ impl Channels {
         c: Connection,
         writes: &mut Batch,
     ) -> Result<(), DomainError> {
-        writes.put(ctx.key(KIND, c.seq), &c)?;
-        self.seq_of.insert(c.id.clone(), c.seq);
-        self.by_seq.insert(c.seq, c);
+        writes.put(ctx.key(KIND, c.id), &c)?;
+        self.by_id.insert(c.id, c);
         Ok(())
     }
+}
+
+/// A connection stored with a `ch_...` id: stored again under its integer id (its old
+/// list position, so the order holds), with its pending sends moved to that id.
+fn upgrade(
+    store: &Store,
+    key: Vec<u8>,
+    old: ConnectionV1,
+    writes: &mut Batch,
+) -> Result<Connection, DomainError> {
+    let old_prefix = Key::new("os").str(&old.id).prefix();
+    let c = old.upgrade();
+    for (old_key, send) in store.scan::<PendingSend>(&old_prefix)? {
+        writes.put(outbound::record::key(c.id, send.message_id), &send)?;
+        writes.delete(old_key);
+    }
+    writes.put(key, &c)?;
+    Ok(c)
 }
 
 pub(super) fn handle(msg: ChannelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {
     match msg {
         ChannelMsg::List { page, reply } => {
-            let found = page.select(&data.channels.by_seq, |_| true);
+            let found = page.select(&data.channels.by_id, |_| true);
             answer(
                 reply,
                 Ok(Page {
@@ -120,9 +150,7 @@ pub(super) fn handle(msg: ChannelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
                 }),
             )
         }
-        ChannelMsg::Get { id, reply } => {
-            answer(reply, data.channels.get(&id).map(Connection::view))
-        }
+        ChannelMsg::Get { id, reply } => answer(reply, data.channels.get(id).map(Connection::view)),
         ChannelMsg::Create {
             origin,
             change,
@@ -133,10 +161,10 @@ pub(super) fn handle(msg: ChannelMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Ha
             id,
             change,
             reply,
-        } => finish(reply, origin, update(data, ctx, &id, change)),
-        ChannelMsg::Delete { origin, id, reply } => finish(reply, origin, delete(data, ctx, &id)),
+        } => finish(reply, origin, update(data, ctx, id, change)),
+        ChannelMsg::Delete { origin, id, reply } => finish(reply, origin, delete(data, ctx, id)),
         ChannelMsg::RotateSecret { origin, id, reply } => {
-            finish(reply, origin, rotate(data, ctx, &id))
+            finish(reply, origin, rotate(data, ctx, id))
         }
     }
 }
@@ -154,8 +182,7 @@ fn create(
         .ok_or_else(|| DomainError::invalid("relay_url", "is required"))?;
     let secret = crate::events::signature::new_secret();
     let c = Connection {
-        seq: ctx.next_id()?,
-        id: ChannelId::generate(),
+        id: ChannelId(ctx.next_id()?),
         channel,
         name: change.name.unwrap_or_else(|| {
             serde_json::to_value(channel)
@@ -166,6 +193,7 @@ fn create(
         status: ConnectionStatus::Connected,
         relay_url,
         secret: secret.clone(),
+        previous_secret: None,
         last_error: None,
         connected_at: ctx.now,
         updated_at: ctx.now,
@@ -178,7 +206,7 @@ fn create(
 fn update(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: &ChannelId,
+    id: ChannelId,
     change: ChannelChange,
 ) -> Result<Change<ChannelView>, DomainError> {
     let mut c = data.channels.get(id)?.clone();
@@ -198,17 +226,16 @@ fn update(
 fn delete(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: &ChannelId,
+    id: ChannelId,
 ) -> Result<Change<ChannelId>, DomainError> {
     let mut c = data.channels.get(id)?.clone();
-    data.channels.by_seq.remove(&c.seq);
-    data.channels.seq_of.remove(id);
+    data.channels.by_id.remove(&id);
     let mut change = Change {
-        value: c.id.clone(),
+        value: id,
         writes: Batch::default(),
         events: Vec::new(),
     };
-    change.writes.delete(ctx.key(KIND, c.seq));
+    change.writes.delete(ctx.key(KIND, id));
     sending::fail_waiting(data, ctx, &c, &mut change)?;
     // Its last state, as the event tells it: deleting disconnects.
     c.status = ConnectionStatus::Disconnected;
@@ -218,21 +245,93 @@ fn delete(
         &c,
         Some("deleted"),
     ));
-    ctx.relays.remove(&c.id);
+    ctx.relays.remove(id);
     Ok(change)
 }
 
 fn rotate(
     data: &mut WorkspaceData,
     ctx: &Ctx,
-    id: &ChannelId,
+    id: ChannelId,
 ) -> Result<Change<(ChannelView, String)>, DomainError> {
     let mut c = data.channels.get(id)?.clone();
     let secret = crate::events::signature::new_secret();
-    c.secret = secret.clone();
-    c.updated_at = ctx.now;
+    let overlap =
+        chrono::Duration::from_std(ctx.dispatcher.settings().secret_overlap).unwrap_or_default();
+    c.rotate(secret.clone(), Timestamp(ctx.now.get() + overlap), ctx.now);
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
     ctx.relays.configure(c.relay(ctx.workspace));
     Ok(Change::new((c.view(), secret), writes, Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{ConversationId, MessageId};
+
+    #[test]
+    fn connections_stored_with_string_ids_load_under_their_position_with_their_pending_sends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ws = WorkspaceId::generate();
+        let at = Timestamp(chrono::DateTime::from_timestamp_millis(1_795_000_000_000).unwrap());
+        let old = ConnectionV1 {
+            seq: 41,
+            id: "ch_abc123".into(),
+            channel: Channel::ChanA,
+            name: "A".into(),
+            status: ConnectionStatus::Failing,
+            relay_url: "https://relay.example.com/a".into(),
+            secret: "whsec_old".into(),
+            last_error: Some("the relay answered 500".into()),
+            connected_at: at,
+            updated_at: at,
+        };
+        let send = PendingSend {
+            message_id: MessageId(7),
+            conversation_id: ConversationId(6),
+            body: "{}".into(),
+            attempts: 1,
+            next_attempt_at: None,
+            created_at: at,
+        };
+        let old_send_key = Key::new("os").str("ch_abc123").id(7).build();
+        let mut batch = Batch::default();
+        batch
+            .put(super::super::record_key(&ws, KIND, 41), &old)
+            .unwrap();
+        batch.put(old_send_key.clone(), &send).unwrap();
+        store.apply(batch).unwrap();
+
+        let channels = Channels::load(&store, &ws).unwrap();
+        let c = channels
+            .find(ChannelId(41))
+            .expect("the connection, by its position");
+        assert_eq!(
+            (
+                c.channel,
+                c.status,
+                c.secret.as_str(),
+                c.previous_secret.clone()
+            ),
+            (Channel::ChanA, ConnectionStatus::Failing, "whsec_old", None)
+        );
+        let moved = store
+            .scan::<PendingSend>(&outbound::record::prefix(ChannelId(41)))
+            .unwrap();
+        assert_eq!(moved.len(), 1);
+        assert_eq!(moved[0].1, send);
+        assert!(store.get_raw(&old_send_key).unwrap().is_none());
+        let again: Connection = store
+            .get(&super::super::record_key(&ws, KIND, 41))
+            .unwrap()
+            .expect("stored again in the current shape");
+        assert_eq!(&again, c);
+        assert_eq!(
+            Channels::load(&store, &ws).unwrap().len(),
+            1,
+            "loads again as it is"
+        );
+    }
 }

@@ -86,7 +86,7 @@ pub(super) fn dispatch(
         next_attempt_at: None,
         created_at: ctx.now,
     };
-    writes.put(record::key(&connection.id, m.id), &send)?;
+    writes.put(record::key(connection.id, m.id), &send)?;
     ctx.wake.borrow_mut().push(connection.relay(ctx.workspace));
     Ok(None)
 }
@@ -105,7 +105,7 @@ pub(super) fn settle(
         writes: Batch::default(),
         events: Vec::new(),
     };
-    let pending = record::key(&report.channel, report.message);
+    let pending = record::key(report.channel, report.message);
     if ctx.store.get::<PendingSend>(&pending)?.is_none() {
         return Ok(change);
     }
@@ -141,7 +141,7 @@ pub(super) fn settle(
     let outcome = report.result.clone().map_err(|f| f.error);
     data.campaigns
         .settled(ctx, m.id, outcome, &mut change.writes, &mut change.events)?;
-    if let Some(mut c) = data.channels.find(&report.channel).cloned() {
+    if let Some(mut c) = data.channels.find(report.channel).cloned() {
         let told = match &report.result {
             Ok(()) => c
                 .mark_sent(ctx.now)
@@ -165,7 +165,7 @@ pub(super) fn fail_waiting(
 ) -> Result<(), DomainError> {
     let waiting = ctx
         .store
-        .scan::<PendingSend>(&record::prefix(&connection.id))?;
+        .scan::<PendingSend>(&record::prefix(connection.id))?;
     for (key, send) in waiting {
         change.writes.delete(key);
         let at = message_key(ctx.workspace, send.conversation_id, send.message_id);
@@ -200,5 +200,5 @@ pub(super) fn channel_event(
     if let (Some(reason), Some(obj)) = (reason, data.as_object_mut()) {
         obj.insert("reason".into(), json!(reason));
     }
-    DomainEvent::record(event_type, "channel", &c.id, data)
+    DomainEvent::record(event_type, "channel", c.id, data)
 }

@@ -2,7 +2,7 @@
 //! are relayed. The relay URL obeys the webhook URL rules; the secret is shown on create
 //! and on rotation only.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed};
-use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{ApiJson, NoFields};
+use crate::http::error::{ApiResult, ErrorBody};
+use crate::http::extract::{ApiJson, NoFields, PathId};
 use crate::http::object::Obj;
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -45,11 +45,6 @@ pub struct ChannelDeleted {
     pub deleted: bool,
 }
 
-/// A path's channel id; one that is not `ch_...` names no connection (404).
-fn channel_id(raw: &str) -> ApiResult<ChannelId> {
-    ChannelId::parse(raw).ok_or_else(|| ApiError::not_found("channel"))
-}
-
 fn parse(app: &AppState, input: ChannelInput, creating: bool) -> ApiResult<ChannelChange> {
     Ok(ChannelChange::parse(
         input,
@@ -76,7 +71,7 @@ async fn list_channels(
     let found = app
         .ask_as(&ws, |_, reply| ChannelMsg::List { page, reply })
         .await?;
-    Ok(Json(ListEnvelope::page(found, |c| c.seq)))
+    Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
 }
 
 /// Connects a channel through a relay. https only; private and internal addresses answer
@@ -108,41 +103,36 @@ async fn create_channel(
     ))
 }
 
-#[utoipa::path(get, path = "/channels/{id}", tag = "channels", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/channels/{id}", tag = "channels", params(("id" = u64, Path)),
     responses((status = 200, body = ChannelView), (status = 404, body = ErrorBody)))]
 async fn get_channel(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    PathId(id): PathId<ChannelId>,
 ) -> ApiResult<Json<Obj<ChannelView>>> {
-    let id = channel_id(&id)?;
     let c = app
-        .ask_as(&ws, |_, reply| ChannelMsg::Get {
-            id: id.clone(),
-            reply,
-        })
+        .ask_as(&ws, |_, reply| ChannelMsg::Get { id, reply })
         .await?;
     Ok(Json(Obj(c)))
 }
 
 /// Renames a connection or moves its relay; the type is fixed and the status is the
 /// service's to set.
-#[utoipa::path(patch, path = "/channels/{id}", tag = "channels", params(("id" = String, Path)),
+#[utoipa::path(patch, path = "/channels/{id}", tag = "channels", params(("id" = u64, Path)),
     request_body = ChannelInput,
     responses((status = 200, body = ChannelView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_channel(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    PathId(id): PathId<ChannelId>,
     ApiJson(input): ApiJson<ChannelInput>,
 ) -> ApiResult<Json<Obj<ChannelView>>> {
-    let id = channel_id(&id)?;
     let change = parse(&app, input, false)?;
     relay_is_public(&app, &change).await?;
     let c = app
         .ask_as(&ws, |origin, reply| ChannelMsg::Update {
             origin,
-            id: id.clone(),
+            id,
             change: change.clone(),
             reply,
         })
@@ -151,18 +141,17 @@ async fn update_channel(
 }
 
 /// Disconnects and forgets a connection (channel.disconnected, reason `deleted`).
-#[utoipa::path(delete, path = "/channels/{id}", tag = "channels", params(("id" = String, Path)),
+#[utoipa::path(delete, path = "/channels/{id}", tag = "channels", params(("id" = u64, Path)),
     responses((status = 200, body = ChannelDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_channel(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    PathId(id): PathId<ChannelId>,
 ) -> ApiResult<Json<ChannelDeleted>> {
-    let id = channel_id(&id)?;
     let id = app
         .ask_as(&ws, |origin, reply| ChannelMsg::Delete {
             origin,
-            id: id.clone(),
+            id,
             reply,
         })
         .await?;
@@ -173,21 +162,21 @@ async fn delete_channel(
     }))
 }
 
-/// A new signing secret, which relay requests carry from now on.
+/// A new signing secret. Relay requests carry it from now on, and the previous one beside
+/// it for the rotation overlap (24 hours by default), as webhook deliveries do.
 #[utoipa::path(post, path = "/channels/{id}/rotate-secret", request_body = Option<NoFields>, tag = "channels",
-    params(("id" = String, Path)),
+    params(("id" = u64, Path)),
     responses((status = 200, body = ChannelWithSecret), (status = 404, body = ErrorBody)))]
 async fn rotate_channel_secret(
     State(app): State<AppState>,
     ws: Allowed<need::Integrations>,
-    Path(id): Path<String>,
+    PathId(id): PathId<ChannelId>,
     ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<Json<ChannelWithSecret>> {
-    let id = channel_id(&id)?;
     let (view, secret) = app
         .ask_as(&ws, |origin, reply| ChannelMsg::RotateSecret {
             origin,
-            id: id.clone(),
+            id,
             reply,
         })
         .await?;
