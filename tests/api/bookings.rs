@@ -466,6 +466,30 @@ async fn appointment_reminders_go_out_once_at_each_lead_time_and_follow_changes(
 }
 
 #[tokio::test]
+async fn the_reminder_goes_to_the_conversation_with_the_latest_message_not_the_newest_one() {
+    let (app, clock) = clocked(|_| {}).await;
+    let ann = new_contact_id(&app, json!({"first_name": "Ann"})).await;
+    let older = new_conversation(&app, ann, "api").await;
+    let newer = new_conversation(&app, ann, "api").await;
+    team_reply(&app, newer["id"].as_u64().unwrap(), "first").await;
+    clock.advance(Duration::from_secs(60));
+    team_reply(&app, older["id"].as_u64().unwrap(), "later, on the older one").await;
+    booking(
+        &app,
+        json!({"contact_id": ann, "service": "Haircut", "starts_at": at(&clock, 25 * 60), "duration_minutes": 30}),
+    )
+    .await;
+    clock.advance(HOUR + Duration::from_secs(60));
+    eventually("the reminder", async || {
+        messages_of(&app, ann).await.len() == 3
+    })
+    .await;
+    let reminder = messages_of(&app, ann).await.pop().unwrap();
+    assert_eq!(reminder["sender_type"], "automation");
+    assert_eq!(reminder["conversation_id"], older["id"]);
+}
+
+#[tokio::test]
 async fn cancelled_or_finished_bookings_get_no_reminder_and_a_new_contact_gets_an_api_conversation()
 {
     let (app, clock) = clocked(|_| {}).await;

@@ -161,16 +161,19 @@ pub(in crate::workspace) fn campaign_message(
 }
 
 /// An automatic message to `contact` (an appointment reminder): on the conversation with
-/// the latest message on any channel, or a new `api` conversation when there is none.
+/// the latest message on any channel (an older conversation's later message counts), or
+/// a new `api` conversation when there is none.
 pub(in crate::workspace) fn automation_message(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     contact: ContactId,
     text: String,
 ) -> Result<Change<Message>, DomainError> {
-    let existing = Channel::ALL
-        .iter()
-        .filter_map(|channel| data.conversations.latest_of(contact, *channel))
+    let existing = data
+        .conversations
+        .by_id
+        .values()
+        .filter(|c| c.contact_id == contact)
         .max_by_key(|c| (c.last_message_at, c.id))
         .cloned();
     outbound(
