@@ -411,4 +411,10 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
             "{t}"
         );
     }
+
+    // Everything these operations stored reads back: the offline check loads every
+    // workspace and decodes every record.
+    let mut app = app;
+    app.stop().await;
+    crate::store_safety::assert_store_checks(app.dir.path());
 }
