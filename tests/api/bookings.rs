@@ -473,7 +473,12 @@ async fn the_reminder_goes_to_the_conversation_with_the_latest_message_not_the_n
     let newer = new_conversation(&app, ann, "api").await;
     team_reply(&app, newer["id"].as_u64().unwrap(), "first").await;
     clock.advance(Duration::from_secs(60));
-    team_reply(&app, older["id"].as_u64().unwrap(), "later, on the older one").await;
+    team_reply(
+        &app,
+        older["id"].as_u64().unwrap(),
+        "later, on the older one",
+    )
+    .await;
     booking(
         &app,
         json!({"contact_id": ann, "service": "Haircut", "starts_at": at(&clock, 25 * 60), "duration_minutes": 30}),
