@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::sending;
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, load_upgrading, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::clock::Timestamp;
 use crate::domain::channel::{
     ChannelChange, ChannelView, Connection, ConnectionStatus, ConnectionV1, RelayConfig,
@@ -64,22 +64,12 @@ pub struct Channels {
 impl Channels {
     /// Loads the connections, upgrading any stored before channel ids were integers.
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
-        let mut channels = Self::default();
-        let mut upgrades = Batch::default();
-        for key in store.keys(&record_prefix(ws, KIND))? {
-            let Some(raw) = store.get_raw(&key)? else {
-                continue;
-            };
-            let c = match decode::<Connection>(&raw) {
-                Ok(c) => c,
-                Err(_) => upgrade(store, key, decode::<ConnectionV1>(&raw)?, &mut upgrades)?,
-            };
-            channels.by_id.insert(c.id, c);
-        }
-        if !upgrades.is_empty() {
-            store.apply(upgrades)?;
-        }
-        Ok(channels)
+        let loaded = load_upgrading(store, ws, KIND, |key, raw, writes| {
+            upgrade(store, key, decode::<ConnectionV1>(raw)?, writes).map(Some)
+        })?;
+        Ok(Self {
+            by_id: loaded.into_iter().map(|c: Connection| (c.id, c)).collect(),
+        })
     }
 
     pub fn len(&self) -> usize {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::records::{record, Records};
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{answer, finish, load_upgrading, Change, Ctx, Handled, Reply, WorkspaceData};
 use crate::domain::contact::{Channel, ContactInput, NewContact};
 use crate::domain::form::{Form, FormChange, FormFieldType, Submission, SubmittedValue, Submitter};
 use crate::domain::page::{Page, PageRequest};
@@ -109,50 +109,38 @@ fn load_submissions(
                 .any(|field| field.key == key && field.kind == FormFieldType::Number)
         })
     };
-    let mut out = BTreeMap::new();
-    let mut upgrades = Batch::default();
-    for key in store.keys(&record_prefix(ws, SUBMISSION))? {
-        let Some(raw) = store.get_raw(&key)? else {
-            continue;
-        };
-        let s = match decode::<Submission>(&raw) {
-            Ok(s) => s,
-            Err(e) => match decode::<SubmissionV1>(&raw) {
-                Ok(old) => {
-                    let s = Submission {
-                        id: old.id,
-                        form_id: old.form_id,
-                        contact_id: old.contact_id,
-                        values: old
-                            .values
-                            .into_iter()
-                            .map(|(k, v)| {
-                                let number =
-                                    is_number(old.form_id, &k).then(|| v.parse().ok()).flatten();
-                                let value = match number {
-                                    Some(n) => SubmittedValue::Number(n),
-                                    None => SubmittedValue::Text(v),
-                                };
-                                (k, value)
-                            })
-                            .collect(),
-                        created_at: old.created_at,
-                    };
-                    upgrades.put(key, &s)?;
-                    s
-                }
-                Err(_) => {
-                    tracing::error!(workspace = %ws, error = %e, "a form submission cannot be read; it stays stored and is left out");
-                    continue;
-                }
-            },
-        };
-        out.insert(s.id, s);
-    }
-    if !upgrades.is_empty() {
-        store.apply(upgrades)?;
-    }
-    Ok(out)
+    let loaded = load_upgrading(store, ws, SUBMISSION, |key, raw, upgrades| {
+        match decode::<SubmissionV1>(raw) {
+            Ok(old) => {
+                let s = Submission {
+                    id: old.id,
+                    form_id: old.form_id,
+                    contact_id: old.contact_id,
+                    values: old
+                        .values
+                        .into_iter()
+                        .map(|(k, v)| {
+                            let number =
+                                is_number(old.form_id, &k).then(|| v.parse().ok()).flatten();
+                            let value = match number {
+                                Some(n) => SubmittedValue::Number(n),
+                                None => SubmittedValue::Text(v),
+                            };
+                            (k, value)
+                        })
+                        .collect(),
+                    created_at: old.created_at,
+                };
+                upgrades.put(key, &s)?;
+                Ok(Some(s))
+            }
+            Err(e) => {
+                tracing::error!(workspace = %ws, error = %e, "a form submission cannot be read; it stays stored and is left out");
+                Ok(None)
+            }
+        }
+    })?;
+    Ok(loaded.into_iter().map(|s: Submission| (s.id, s)).collect())
 }
 
 pub(super) fn handle(msg: FormMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Handled {

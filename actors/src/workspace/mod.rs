@@ -249,6 +249,34 @@ pub(crate) fn load_records<K: Ord, T: serde::de::DeserializeOwned>(
         .collect())
 }
 
+/// Every stored record of `kind` in the workspace. One that does not read in the current
+/// shape goes to `older` with its key and bytes, which reads an earlier shape, puts the
+/// record in its current shape into the batch (and whatever else moves with it) and
+/// answers it, or None to leave it out; the batch is applied before this answers.
+pub(crate) fn load_upgrading<T: serde::de::DeserializeOwned>(
+    store: &Store,
+    ws: &WorkspaceId,
+    kind: &str,
+    mut older: impl FnMut(Vec<u8>, &[u8], &mut Batch) -> Result<Option<T>, DomainError>,
+) -> Result<Vec<T>, DomainError> {
+    let mut records = Vec::new();
+    let mut upgrades = Batch::default();
+    for key in store.keys(&record_prefix(ws, kind))? {
+        let Some(raw) = store.get_raw(&key)? else {
+            continue;
+        };
+        let record = match crate::store::decode::<T>(&raw) {
+            Ok(r) => Some(r),
+            Err(_) => older(key, &raw, &mut upgrades)?,
+        };
+        records.extend(record);
+    }
+    if !upgrades.is_empty() {
+        store.apply(upgrades)?;
+    }
+    Ok(records)
+}
+
 /// The workspace's records and indexes.
 #[derive(Default)]
 pub struct WorkspaceData {
