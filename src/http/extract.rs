@@ -227,7 +227,18 @@ pub fn parse_id(raw: &str) -> Result<u64, ApiError> {
         .filter(|r| r.bytes().all(|b| b.is_ascii_digit()) && !r.starts_with('0'))
         .and_then(|r| r.parse::<u64>().ok())
         .filter(|id| *id > 0)
-        .ok_or_else(|| ApiError::bad_request(format!("`{raw}` is not a valid id")))
+        .ok_or_else(|| not_an_id(raw))
+}
+
+/// A prefixed string id (`we_...`, `usr_...`) read by `parse`; one that cannot be an id of
+/// its kind is malformed (400), like a bad integer id; a well-formed one that names
+/// nothing is the handler's 404.
+pub fn parse_string_id<T>(raw: &str, parse: impl FnOnce(&str) -> Option<T>) -> Result<T, ApiError> {
+    parse(raw).ok_or_else(|| not_an_id(raw))
+}
+
+fn not_an_id(raw: &str) -> ApiError {
+    ApiError::bad_request(format!("`{raw}` is not a valid id"))
 }
 
 /// Query parameters as a typed struct `T`, whose `IntoParams` derive documents them, so

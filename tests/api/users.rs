@@ -36,7 +36,8 @@ async fn people_outside_the_workspace_are_not_found() {
     let outsider = app.new_user("Otto Outsider").await;
     not_found(app.get(&format!("/users/{outsider}")).await);
     not_found(app.get("/users/usr_nobody").await);
-    not_found(app.get("/users/42").await);
+    // Not a user id at all: malformed, as a bad integer id is.
+    bad_request(app.get("/users/42").await);
     let (other_ws, _) = app.new_workspace("Other").await;
     app.add_member(&other_ws, &outsider, "admin", &[]).await;
     not_found(app.get(&format!("/users/{outsider}")).await);

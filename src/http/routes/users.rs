@@ -11,7 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::Ws;
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::ApiQuery;
+use crate::http::extract::{parse_string_id, ApiQuery};
 use crate::http::object::{ApiObject, Obj};
 use crate::http::pagination::{decode_key_cursor, encode_key_cursor, ListEnvelope, PageParams};
 use crate::http::AppState;
@@ -101,8 +101,9 @@ async fn get_user(
     ws: Ws,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Obj<UserView>>> {
-    UserId::parse(&id)
-        .and_then(|u| app.directory.membership(&ws.id, &u))
+    let id = parse_string_id(&id, UserId::parse)?;
+    app.directory
+        .membership(&ws.id, &id)
         .and_then(|m| view(&app, m))
         .map(|u| Json(Obj(u)))
         .ok_or_else(|| ApiError::not_found("user"))

@@ -18,7 +18,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{need, Allowed, Ws};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::extract::{parse_id, ApiJson, NoFields};
+use crate::http::extract::{parse_id, parse_string_id, ApiJson, NoFields};
 use crate::http::object::Obj;
 use crate::http::pagination::{ListEnvelope, PageParams, Paging};
 use crate::http::AppState;
@@ -74,7 +74,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for EndpointPath {
 }
 
 fn endpoint_id(raw: &str) -> ApiResult<EndpointId> {
-    EndpointId::parse(raw).ok_or_else(|| ApiError::not_found("webhook endpoint"))
+    Ok(parse_string_id(raw, EndpointId::parse)?)
 }
 
 #[utoipa::path(get, path = "/webhooks", tag = "webhooks",

@@ -264,7 +264,12 @@ async fn a_deleted_endpoint_answers_404_everywhere() {
 async fn unknown_ids_and_ids_of_another_workspace_answer_404() {
     let app = spawn_app().await;
     every_route_answers_404(&app, &app.key, "we_doesnotexist0000000000").await;
-    every_route_answers_404(&app, &app.key, "nope").await;
+    // An id that cannot be an endpoint's is malformed, as a bad integer id is.
+    for malformed in ["nope", "123", "we_", "we_a!b", "evt_abc"] {
+        for r in every_route(&app, &app.key, malformed).await {
+            bad_request(r);
+        }
+    }
     let (_, other_key) = app.new_workspace("Other").await;
     let r = app
         .post_as(
