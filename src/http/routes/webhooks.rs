@@ -74,7 +74,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for EndpointPath {
 }
 
 fn endpoint_id(raw: &str) -> ApiResult<EndpointId> {
-    Ok(parse_string_id(raw, EndpointId::parse)?)
+    parse_string_id(raw, EndpointId::parse)
 }
 
 #[utoipa::path(get, path = "/webhooks", tag = "webhooks",
