@@ -347,3 +347,31 @@ async fn notes_a_person_wrote_are_content() {
         "asked on the phone"
     );
 }
+
+#[tokio::test]
+async fn a_new_reason_for_a_contact_already_opted_out_is_an_update_with_the_reason_as_content() {
+    let app = spawn_webhook_app().await;
+    let [plain, content, _details] = three_endpoints(&app, &["contact.*"]).await;
+    let contact = contact_named(&app, "Ann").await;
+    let dnc = format!("/contacts/{contact}/dnc");
+    app.put(&dnc, json!({"do_not_contact": true, "reason": "first"}))
+        .await
+        .expect(200);
+    app.put(&dnc, json!({"do_not_contact": true, "reason": "second"}))
+        .await
+        .expect(200);
+    for rx in [&plain, &content] {
+        rx.wait_for(3).await;
+    }
+    let updated = plain.of_type("contact.updated");
+    assert_eq!(updated.len(), 1, "{:?}", plain.event_types());
+    let updated = updated[0].json();
+    assert_eq!(updated["changes"], json!({"do_not_contact_reason": null}));
+    lacks(&updated["data"], &["do_not_contact_reason"]);
+    let updated = content.of_type("contact.updated")[0].json();
+    assert_eq!(
+        updated["changes"],
+        json!({"do_not_contact_reason": "first"})
+    );
+    assert_eq!(updated["data"]["do_not_contact_reason"], "second");
+}

@@ -820,8 +820,17 @@ mod tests {
             do_not_contact: true,
             reason: Some("asked".into()),
         };
-        let (_, e) = fx.run(|d, ctx| set_dnc(d, ctx, a.id, dnc));
+        let (_, e) = fx.run(|d, ctx| set_dnc(d, ctx, a.id, dnc.clone()));
         assert_eq!(types(&e), ["contact.opted_out"]);
+        let (_, e) = fx.run(|d, ctx| set_dnc(d, ctx, a.id, dnc.clone()));
+        assert!(e.is_empty(), "the same again changes nothing");
+        let new_reason = Dnc {
+            reason: Some("asked again".into()),
+            ..dnc
+        };
+        let (_, e) = fx.run(|d, ctx| set_dnc(d, ctx, a.id, new_reason));
+        assert_eq!(types(&e), ["contact.updated"], "a new reason is an update");
+        assert_eq!(e[0].changes.as_ref().map(|c| c.len()), Some(1));
         let (_, e) = fx.run(|d, ctx| add_note(d, ctx, b.id, "called".into()));
         assert_eq!(types(&e), ["note.created"]);
         let (merged, e) = fx.run(|d, ctx| merge(d, ctx, a.id, b.id));

@@ -171,8 +171,13 @@ pub(super) fn set_dnc(
     id: ContactId,
     dnc: Dnc,
 ) -> Result<Change<ContactView>, DomainError> {
-    // Opting out is told by contact.opted_out; opting back in is an update like any other.
-    let announce_update = !dnc.do_not_contact;
+    // Opting out is told by contact.opted_out; opting back in, or a new reason for a
+    // contact already opted out, is an update like any other.
+    let opted_out = data
+        .contacts
+        .get(data.contacts.live(id)?)
+        .is_some_and(|c| c.do_not_contact);
+    let announce_update = !dnc.do_not_contact || opted_out;
     change_contact(data, ctx, id, announce_update, |_, c, _, events| {
         let was = c.do_not_contact;
         c.do_not_contact = dnc.do_not_contact;
