@@ -51,11 +51,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        // Media types are case-insensitive (`Application/JSON` is JSON too).
         let content_type = req
             .headers()
             .get(axum::http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let json = content_type.starts_with("application/json")
             || content_type.contains("+json")
             || content_type.is_empty();

@@ -77,6 +77,12 @@ async fn handle(
             path,
             canonical_json(value).as_bytes(),
         ),
+        // An empty body reads as `{}`, so it is the same request as `{}`.
+        None if bytes.trim_ascii().is_empty() => fingerprint(
+            parts.method.as_str(),
+            path,
+            canonical_json(&serde_json::json!({})).as_bytes(),
+        ),
         None => fingerprint(parts.method.as_str(), path, &bytes),
     };
     let mut parts = parts;

@@ -62,6 +62,14 @@ async fn a_non_json_content_type_is_400() {
             .send()
             .await,
     );
+    // Media types are case-insensitive.
+    app.call(Method::POST, "/tags")
+        .token(&app.key)
+        .header("content-type", "Application/JSON; charset=UTF-8")
+        .raw(r#"{"name": "vip"}"#)
+        .send()
+        .await
+        .expect(201);
 }
 
 #[tokio::test]

@@ -188,3 +188,20 @@ async fn a_re_serialised_body_is_the_same_request() {
         .await
         .expect_error(409, "idempotency_key_reused");
 }
+
+#[tokio::test]
+async fn an_empty_body_is_the_same_request_as_an_empty_object() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let (_, endpoint) = crate::fixtures::tag_hook(&app).await;
+    let send = |body: &'static str| {
+        app.call(Method::POST, &format!("/webhooks/{endpoint}/rotate-secret"))
+            .token(&app.key)
+            .header("Idempotency-Key", "rotate-once")
+            .raw(body)
+            .send()
+    };
+    let first = send("").await.expect(200);
+    let again = send("{}").await.expect(200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.body, first.body);
+}
