@@ -257,18 +257,24 @@ async fn unknown_route() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
 }
 
-/// axum answers a wrong method with an empty 405; give it the error envelope.
+/// axum answers a wrong method with an empty 405; give it the error envelope (a legacy
+/// route's own `{message}` on the legacy routes).
 async fn json_rejections(req: Request, next: Next) -> Response {
+    let legacy = routes::legacy::is_legacy_path(req.uri().path());
     let response = next.run(req).await;
     if response.status() == StatusCode::METHOD_NOT_ALLOWED
         && response.headers().get("content-type").is_none()
     {
-        let mut e = ApiError::new(
+        let e = ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "method_not_allowed",
             "this route does not accept that method",
-        )
-        .into_response();
+        );
+        let mut e = if legacy {
+            routes::legacy::LegacyError::from(e).into_response()
+        } else {
+            e.into_response()
+        };
         if let Some(allow) = response.headers().get(axum::http::header::ALLOW) {
             e.headers_mut()
                 .insert(axum::http::header::ALLOW, allow.clone());

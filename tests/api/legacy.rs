@@ -116,6 +116,14 @@ async fn bad_input_answers_with_a_message() {
         .send()
         .await;
     legacy_error(raw, 400);
+    for path in ["/messages", "/chat"] {
+        let wrong_method = app
+            .call(reqwest::Method::GET, path)
+            .token(&app.key)
+            .send()
+            .await;
+        assert!(legacy_error(wrong_method, 405).contains("method"), "{path}");
+    }
     assert!(legacy_error(post_message(&app, json!({"contact_id": 1})).await, 422).contains("text"));
     assert!(legacy_error(
         post_message(&app, json!({"contact_id": 999_999, "text": "x"})).await,

@@ -34,6 +34,15 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(post_chat))
 }
 
+/// Whether `path` (as the client sent it) is one of the legacy routes, whose every error
+/// is `{message}`.
+pub fn is_legacy_path(path: &str) -> bool {
+    matches!(
+        path.trim_end_matches('/'),
+        "/api/v1/messages" | "/api/v1/chat"
+    )
+}
+
 /// A legacy error: `{"message": ...}` with the status the standard error would have.
 pub struct LegacyError(ApiError);
 
