@@ -371,8 +371,13 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     let mut real = serde_json::Map::new();
     for r in &all {
         let event = r.json();
-        real.entry(r.event_type().to_string())
-            .or_insert_with(|| json!({"resource": event["resource"], "data": event["data"]}));
+        real.entry(r.event_type().to_string()).or_insert_with(|| {
+            let mut sample = json!({"resource": event["resource"], "data": event["data"]});
+            if !event["changes"].is_null() {
+                sample["changes"] = event["changes"].clone();
+            }
+            sample
+        });
     }
     if let Ok(path) = std::env::var("SWITCHBOARD_SAMPLES_OUT") {
         let text = serde_json::to_string_pretty(&Value::Object(real.clone())).unwrap();
@@ -409,6 +414,11 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
         assert_eq!(
             sample["resource"]["type"], real[*t]["resource"]["type"],
             "{t}"
+        );
+        assert_eq!(
+            sample["changes"].is_null(),
+            real[*t]["changes"].is_null(),
+            "{t}: an update-style sample carries changes as the real event does"
         );
     }
 

@@ -20,12 +20,26 @@ static SAMPLES: LazyLock<Map<String, Value>> =
 /// Stands for the calling workspace's id in a sample (the credits resource).
 const WORKSPACE: &str = "$workspace";
 
-/// One sample event: the resource it is about, and its data.
+/// One sample event: the resource it is about, its data, and for an update-style type
+/// the `changes` a real one carries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     pub resource_type: &'static str,
     pub resource_id: String,
     pub data: Value,
+    pub changes: Option<Map<String, Value>>,
+}
+
+impl Sample {
+    /// The sample as an event of `event_type`, changes included.
+    pub fn into_event(self, event_type: &'static str) -> super::DomainEvent {
+        let event =
+            super::DomainEvent::new(event_type, self.resource_type, self.resource_id, self.data);
+        match self.changes {
+            Some(changes) => event.with_changes(changes),
+            None => event,
+        }
+    }
 }
 
 /// The sample of `event_type` as `workspace` would see it; `None` for a type outside the
@@ -44,6 +58,7 @@ pub fn sample(event_type: &str, workspace: &str) -> Option<Sample> {
         resource_type,
         resource_id,
         data: entry["data"].clone(),
+        changes: entry["changes"].as_object().cloned(),
     })
 }
 

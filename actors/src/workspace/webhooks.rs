@@ -554,12 +554,7 @@ fn emit(
     let event_id = EventId::generate();
     let mut event = match crate::events::samples::sample(kind.name, ws.as_str()) {
         // No data: the sample, about the resource a real event of the type is about.
-        Some(sample) if data_in.is_null() => DomainEvent::new(
-            kind.name,
-            sample.resource_type,
-            sample.resource_id,
-            sample.data,
-        ),
+        Some(sample) if data_in.is_null() => sample.into_event(kind.name),
         _ => {
             let resource = kind.name.split('.').next().unwrap_or("event");
             let id = data_in

@@ -307,8 +307,7 @@ fn sample_envelope(ws: &Ws, endpoint: &str, event_type: &str) -> Envelope {
     let now = app_now();
     if let Some(sample) = samples::sample(event_type, ws.id.as_str()) {
         let kind = catalog::find(event_type).map_or("webhook.test", |k| k.name);
-        let event = DomainEvent::new(kind, sample.resource_type, sample.resource_id, sample.data);
-        return Envelope::new(&ws.id, &ws.origin(), &event, now);
+        return Envelope::new(&ws.id, &ws.origin(), &sample.into_event(kind), now);
     }
     let mut e = Envelope::new(
         &ws.id,
