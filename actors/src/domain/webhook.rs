@@ -327,6 +327,16 @@ impl EndpointChange {
     pub fn enables_disclosure(&self) -> bool {
         self.include_content == Some(true) || self.include_contact_details == Some(true)
     }
+
+    /// Whether this change turns an option on that `current` has off (a new endpoint has
+    /// both off); sending an option that is already on turns nothing on.
+    pub fn turns_on_disclosure(&self, current: Option<&Endpoint>) -> bool {
+        let (content, details) = current.map_or((false, false), |e| {
+            (e.include_content, e.include_contact_details)
+        });
+        (self.include_content == Some(true) && !content)
+            || (self.include_contact_details == Some(true) && !details)
+    }
 }
 
 fn parse_filters(c: &mut Checks, f: FiltersInput) -> FiltersInput2 {

@@ -324,7 +324,7 @@ fn check_disclosure(
                 "is never allowed on a HIPAA workspace",
             ));
         }
-        if !caller.owner_or_admin {
+        if !caller.owner_or_admin && change.turns_on_disclosure(current) {
             return Err(DomainError::Forbidden(
                 "only an owner or admin may turn on include_content or include_contact_details"
                     .into(),

@@ -29,6 +29,13 @@ async fn only_an_owner_an_admin_or_an_api_key_may_turn_on_content_or_contact_det
             .await
             .expect(200);
         assert_eq!(r.body[flag], true);
+        // Already on: sending it again turns nothing on, so the member may send it with
+        // a change of their own.
+        let r = app
+            .patch_as(&integrator, &at, json!({flag: true, "description": "kept"}))
+            .await
+            .expect(200);
+        assert_eq!(r.body["description"], "kept");
     }
     // Creating without either stays open to a member with integrations.
     let r = app
