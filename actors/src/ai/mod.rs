@@ -66,6 +66,11 @@ impl Ai {
         Self::new(Arc::new(rules::RulesResponder), limit)
     }
 
+    /// How long a whole turn may take.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
     /// Whether a turn's request needs the conversation's history.
     pub fn reads_history(&self) -> bool {
         self.responder.reads_history()

@@ -213,6 +213,9 @@ pub struct Ctx<'a> {
     pub wake: std::cell::RefCell<Vec<RelayConfig>>,
     /// Campaign recipients are queued: the actor gives itself a pacing slice soon.
     pub pace_soon: std::cell::Cell<bool>,
+    /// How long an AI turn may take; a background turn not applied well after that ran
+    /// into a stop and runs again.
+    pub turn_limit: Duration,
 }
 
 impl Ctx<'_> {
@@ -426,6 +429,9 @@ pub struct WorkspaceState {
     passivating: bool,
     /// A failed write asked for a reload that has not run yet.
     reload_asked: Arc<AtomicBool>,
+    /// AI turns running beside the actor: it does not passivate while their outcomes are
+    /// on the way.
+    turns_running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 pub struct WorkspaceActor;
@@ -449,6 +455,7 @@ impl Actor for WorkspaceActor {
             last_active: Instant::now(),
             passivating: false,
             reload_asked: Default::default(),
+            turns_running: Default::default(),
         })
     }
 
@@ -473,6 +480,7 @@ impl Actor for WorkspaceActor {
             later: Default::default(),
             wake: Default::default(),
             pace_soon: Default::default(),
+            turn_limit: state.args.ai.limit(),
         };
         let mut reload_now = false;
         let done = match msg {
@@ -517,7 +525,10 @@ impl Actor for WorkspaceActor {
                 answer(reply, Ok(counts))
             }
             WorkspaceMsg::IdleCheck => {
-                if !state.passivating && state.last_active.elapsed() >= state.args.idle_after {
+                if !state.passivating
+                    && state.last_active.elapsed() >= state.args.idle_after
+                    && state.turns_running.load(Ordering::SeqCst) == 0
+                {
                     state.passivating = true;
                     (state.args.on_passivate)(&state.args.id, myself.get_id());
                     myself.drain()?;
@@ -542,7 +553,7 @@ impl Actor for WorkspaceActor {
             // and flushed (the store makes reads wait for it), and the reply waits for the
             // flush. A failed write comes back as `Reload`.
             let on_failure = reload_on_failure(&myself, state);
-            let after = after_commit(&myself, &state.args, turns, wake);
+            let after = after_commit(&myself, state, turns, wake);
             if let Err(e) = pending.commit(&state.args, &state.data, on_failure, after) {
                 reload(state, &e);
             }
@@ -593,13 +604,15 @@ fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, state: &WorkspaceState) ->
 /// turn never starts before the customer's message is on disk.
 fn after_commit(
     myself: &ActorRef<WorkspaceMsg>,
-    args: &WorkspaceArgs,
+    state: &WorkspaceState,
     turns: Vec<conversations::TurnJob>,
     wake: Vec<RelayConfig>,
 ) -> Option<AfterCommit> {
     if turns.is_empty() && wake.is_empty() {
         return None;
     }
+    let args = &state.args;
+    let running = state.turns_running.clone();
     let (me, ai, stats) = (myself.clone(), args.ai.clone(), args.stats.clone());
     let relays = args.relays.clone();
     Some(Box::new(move || {
@@ -607,9 +620,33 @@ fn after_commit(
             relays.wake(wake);
         }
         for job in turns {
-            tokio::spawn(take_turn(me.clone(), ai.clone(), stats.clone(), job));
+            // Counted until the outcome is in the mailbox: the actor stays up for it.
+            let running = TurnRunning::start(&running);
+            tokio::spawn(take_turn(
+                me.clone(),
+                ai.clone(),
+                stats.clone(),
+                job,
+                running,
+            ));
         }
     }))
+}
+
+/// One AI turn counted as running; dropped once its outcome is sent (or lost).
+struct TurnRunning(Arc<std::sync::atomic::AtomicUsize>);
+
+impl TurnRunning {
+    fn start(count: &Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count.clone())
+    }
+}
+
+impl Drop for TurnRunning {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// One AI turn, beside the actor; its outcome goes back to the actor as a message.
@@ -618,6 +655,7 @@ async fn take_turn(
     ai: crate::ai::Ai,
     stats: Arc<crate::telemetry::ActorStats>,
     mut job: conversations::TurnJob,
+    running: TurnRunning,
 ) {
     if ai.reads_history() {
         if let Err(e) = job.load_history() {
@@ -631,12 +669,16 @@ async fn take_turn(
         id: job.conversation,
         message: job.message,
         outcome,
+        background: true,
         reply: tx.into(),
     };
     if me.send_message(msg.into()).is_err() {
         stats.received();
-        tracing::warn!("an AI turn finished after its workspace actor stopped");
+        tracing::warn!(
+            "an AI turn finished after its workspace actor stopped; its timer runs it again"
+        );
     }
+    drop(running);
 }
 
 /// What a resource handler leaves for the actor to finish.

@@ -148,6 +148,7 @@ mod tests {
             later: Default::default(),
             wake: Default::default(),
             pace_soon: Default::default(),
+            turn_limit: std::time::Duration::from_secs(1),
         };
         let mut items = Records::<Item>::default();
         let mut batch = Batch::default();

@@ -12,6 +12,8 @@ pub(super) fn handle(timer: Timer, data: &mut WorkspaceData, ctx: &Ctx) -> Handl
         Some(("dedupe", key)) => super::conversations::forget_guard(ctx, key, &timer),
         Some(("conversation", _)) => super::conversations::timer_due(data, ctx, &timer)
             .unwrap_or_else(|| Ok(disarm_only(&timer))),
+        Some(("turn", _)) => super::conversations::turn_due(data, ctx, &timer)
+            .unwrap_or_else(|| Ok(disarm_only(&timer))),
         Some(("booking", _)) => {
             super::bookings::timer_due(data, ctx, &timer).unwrap_or_else(|| Ok(disarm_only(&timer)))
         }

@@ -473,6 +473,7 @@ async fn post_chat(
             id: conversation,
             message,
             outcome: outcome.clone(),
+            background: false,
             reply: r,
         })
         .await?;

@@ -710,6 +710,7 @@ mod tests {
                 later: Default::default(),
                 wake: Default::default(),
                 pace_soon: Default::default(),
+                turn_limit: std::time::Duration::from_secs(1),
             };
             let change = f(&mut self.data, &ctx).unwrap();
             self.store.apply(change.writes).unwrap();

@@ -49,6 +49,7 @@ pub(in crate::workspace) use contact_records::{erase_of_contact, reassign};
 pub(in crate::workspace) use inbound::{automation_message, campaign_message, forget_guard};
 pub(in crate::workspace) use timers::timer_due;
 pub use timers::ConversationTimers;
+pub(in crate::workspace) use turns::turn_due;
 pub use turns::{TurnApplied, TurnJob};
 
 const CONVERSATION: &str = "cv";
@@ -180,11 +181,13 @@ pub enum ConversationMsg {
         message: MessageId,
         reply: Reply<Option<TurnJob>>,
     },
-    /// The outcome of an AI turn on `message`, to apply.
+    /// The outcome of an AI turn on `message`, to apply. A background turn (one the actor
+    /// started, not `/chat`'s) is applied once.
     ApplyTurn {
         id: ConversationId,
         message: MessageId,
         outcome: TurnOutcome,
+        background: bool,
         reply: Reply<TurnApplied>,
     },
     List {
@@ -405,11 +408,12 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             id,
             message,
             outcome,
+            background,
             reply,
         } => finish(
             reply,
             ai_origin(),
-            apply_turn(data, ctx, id, message, outcome),
+            apply_turn(data, ctx, id, message, outcome, background),
         ),
         M::List {
             mut filter,

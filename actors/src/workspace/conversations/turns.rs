@@ -74,6 +74,105 @@ pub(super) fn ai_origin() -> Origin {
 /// How many earlier messages the AI is shown.
 pub(super) const HISTORY: usize = 20;
 
+/// A background turn whose outcome is not applied yet. It is stored with the customer's
+/// message and removed with the outcome, so a turn cut short (its actor stopped, the
+/// process died) is not lost: its timer, due once the turn must have ended, runs it again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(super) struct PendingTurn {
+    conversation: ConversationId,
+    due_at: Timestamp,
+}
+
+const PENDING_TURN: &str = "pt";
+
+/// How long past the turn's own time limit its outcome may take to be applied.
+const TURN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn pending_key(ctx: &Ctx, message: MessageId) -> Vec<u8> {
+    ctx.key(PENDING_TURN, message)
+}
+
+fn pending_timer(
+    ctx: &Ctx,
+    conversation: ConversationId,
+    message: MessageId,
+    due: DateTime<Utc>,
+) -> Timer {
+    Timer::new(ctx.workspace, format!("turn/{conversation}/{message}"), due)
+}
+
+/// Records in `writes` that background turn `job` waits for its outcome (replacing an
+/// earlier record of the same message, whose timer the caller has disarmed).
+pub(super) fn expect_outcome(
+    ctx: &Ctx,
+    job: &TurnJob,
+    writes: &mut Batch,
+) -> Result<(), DomainError> {
+    let wait = chrono::Duration::from_std(ctx.turn_limit + TURN_GRACE).unwrap_or_default();
+    let due = *ctx.now + wait;
+    let pending = PendingTurn {
+        conversation: job.conversation,
+        due_at: Timestamp(due),
+    };
+    writes.put(pending_key(ctx, job.message), &pending)?;
+    pending_timer(ctx, job.conversation, job.message, due).arm(writes)?;
+    Ok(())
+}
+
+/// Takes the pending record of `message` off in `writes`: its outcome is being applied.
+/// None when there is none (the outcome was applied already).
+fn settle(
+    ctx: &Ctx,
+    message: MessageId,
+    writes: &mut Batch,
+) -> Result<Option<PendingTurn>, DomainError> {
+    let pending: Option<PendingTurn> = ctx.store.get(&pending_key(ctx, message))?;
+    if let Some(p) = &pending {
+        writes.delete(pending_key(ctx, message));
+        pending_timer(ctx, p.conversation, message, *p.due_at).disarm(writes);
+    }
+    Ok(pending)
+}
+
+/// A pending turn's timer: the turn never came back (its actor stopped or the process
+/// died while it ran), so it runs again, unless the AI no longer answers there.
+pub(in crate::workspace) fn turn_due(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    timer: &Timer,
+) -> Option<Result<Change<()>, DomainError>> {
+    let mut parts = timer.name.strip_prefix("turn/")?.split('/');
+    let conversation = ConversationId(parts.next()?.parse().ok()?);
+    let message = MessageId(parts.next()?.parse().ok()?);
+    Some(rerun(data, ctx, timer, conversation, message))
+}
+
+fn rerun(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    timer: &Timer,
+    conversation: ConversationId,
+    message: MessageId,
+) -> Result<Change<()>, DomainError> {
+    let mut step = Step::new(ctx);
+    timer.disarm(&mut step.writes);
+    if settle(ctx, message, &mut step.writes)?.is_none() {
+        return Ok(step.done(()));
+    }
+    let job = match prepare_turn(data, ctx, conversation, message) {
+        Ok(job) => job,
+        // The conversation or the message is gone: nothing to answer.
+        Err(DomainError::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(job) = job {
+        tracing::info!(workspace = %ctx.workspace, %conversation, %message, "an AI turn cut short runs again");
+        expect_outcome(ctx, &job, &mut step.writes)?;
+        ctx.later.borrow_mut().push(job);
+    }
+    Ok(step.done(()))
+}
+
 /// The turn on customer message `m` of `c`, if the AI answers it: it is on for the
 /// workspace and not paused on the conversation.
 pub(super) fn turn_job(
@@ -117,15 +216,26 @@ pub(super) fn prepare_turn(
 /// Applies a turn: the lead first (whatever else happened), then a failure
 /// (ai_turn.failed, nothing sent), or the handover and the reply. A conversation that was
 /// paused or closed while the turn ran gets no reply.
+///
+/// A background turn's outcome is applied once: with its pending record, which it takes
+/// off; without one (applied already, after a run again) it changes nothing.
 pub(super) fn apply_turn(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     id: ConversationId,
     message: MessageId,
     outcome: TurnOutcome,
+    background: bool,
 ) -> Result<Change<TurnApplied>, DomainError> {
     let mut c = found(data, id)?.clone();
     let mut step = Step::new(ctx);
+    if background && settle(ctx, message, &mut step.writes)?.is_none() {
+        return Ok(step.done(TurnApplied {
+            reply: None,
+            handover: false,
+            failure: None,
+        }));
+    }
     if let Some(lead) = outcome.lead {
         let captured = crate::workspace::contacts::capture_lead(
             data,
