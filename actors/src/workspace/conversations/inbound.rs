@@ -123,7 +123,7 @@ pub(super) fn receive(
         .replied(ctx, contact, &mut step.writes, &mut step.events)?;
     if inbound.answer {
         if let Some(job) = turn_job(data, ctx, &c, &m)? {
-            expect_outcome(ctx, &job, &mut step.writes)?;
+            expect_outcome(data, ctx, &job, &mut step.writes)?;
             ctx.later.borrow_mut().push(job);
         }
     }

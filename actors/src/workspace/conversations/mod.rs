@@ -290,6 +290,9 @@ pub struct Conversations {
     open_handover: HashMap<ConversationId, HandoverId>,
     /// The follow-up and auto-close times armed for each conversation.
     timers: HashMap<ConversationId, ConversationTimers>,
+    /// Background AI turns of this actor's life whose outcome is not applied yet, by
+    /// customer message (their timers are stored, see [`turns::PendingTurn`]).
+    pending_turns: HashMap<MessageId, PendingTurn>,
 }
 
 impl Conversations {

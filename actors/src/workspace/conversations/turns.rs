@@ -74,23 +74,19 @@ pub(super) fn ai_origin() -> Origin {
 /// How many earlier messages the AI is shown.
 pub(super) const HISTORY: usize = 20;
 
-/// A background turn whose outcome is not applied yet. It is stored with the customer's
-/// message and removed with the outcome, so a turn cut short (its actor stopped, the
-/// process died) is not lost: its timer, due once the turn must have ended, runs it again.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// A background turn whose outcome is not applied yet: the end of its wait. Its timer,
+/// armed with the customer's message and disarmed with the outcome (in the same batches),
+/// is what survives a stop: one that fires means the outcome never came back (the actor
+/// stopped or the process died while the turn ran), so the turn runs again. The wait
+/// itself is kept in memory, to disarm the timer and apply each outcome once.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct PendingTurn {
     conversation: ConversationId,
-    due_at: Timestamp,
+    due_at: DateTime<Utc>,
 }
-
-const PENDING_TURN: &str = "pt";
 
 /// How long past the turn's own time limit its outcome may take to be applied.
 const TURN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
-
-fn pending_key(ctx: &Ctx, message: MessageId) -> Vec<u8> {
-    ctx.key(PENDING_TURN, message)
-}
 
 fn pending_timer(
     ctx: &Ctx,
@@ -101,37 +97,37 @@ fn pending_timer(
     Timer::new(ctx.workspace, format!("turn/{conversation}/{message}"), due)
 }
 
-/// Records in `writes` that background turn `job` waits for its outcome (replacing an
-/// earlier record of the same message, whose timer the caller has disarmed).
+/// Arms in `writes` the timer of background turn `job`, which waits for its outcome.
 pub(super) fn expect_outcome(
+    data: &mut WorkspaceData,
     ctx: &Ctx,
     job: &TurnJob,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
     let wait = chrono::Duration::from_std(ctx.turn_limit + TURN_GRACE).unwrap_or_default();
     let due = *ctx.now + wait;
+    pending_timer(ctx, job.conversation, job.message, due).arm(writes)?;
     let pending = PendingTurn {
         conversation: job.conversation,
-        due_at: Timestamp(due),
+        due_at: due,
     };
-    writes.put(pending_key(ctx, job.message), &pending)?;
-    pending_timer(ctx, job.conversation, job.message, due).arm(writes)?;
+    data.conversations
+        .pending_turns
+        .insert(job.message, pending);
     Ok(())
 }
 
-/// Takes the pending record of `message` off in `writes`: its outcome is being applied.
-/// None when there is none (the outcome was applied already).
+/// Takes the wait of `message` off, its timer disarmed in `writes`: its outcome is being
+/// applied. None when there is none (the outcome was applied already).
 fn settle(
+    data: &mut WorkspaceData,
     ctx: &Ctx,
     message: MessageId,
     writes: &mut Batch,
-) -> Result<Option<PendingTurn>, DomainError> {
-    let pending: Option<PendingTurn> = ctx.store.get(&pending_key(ctx, message))?;
-    if let Some(p) = &pending {
-        writes.delete(pending_key(ctx, message));
-        pending_timer(ctx, p.conversation, message, *p.due_at).disarm(writes);
-    }
-    Ok(pending)
+) -> Option<PendingTurn> {
+    let pending = data.conversations.pending_turns.remove(&message)?;
+    pending_timer(ctx, pending.conversation, message, pending.due_at).disarm(writes);
+    Some(pending)
 }
 
 /// A pending turn's timer: the turn never came back (its actor stopped or the process
@@ -155,9 +151,11 @@ fn rerun(
     message: MessageId,
 ) -> Result<Change<()>, DomainError> {
     let mut step = Step::new(ctx);
+    // A timer that fires was never disarmed by an outcome: whatever this actor still
+    // waits for on the message is replaced by the run again.
     timer.disarm(&mut step.writes);
-    if settle(ctx, message, &mut step.writes)?.is_none() {
-        return Ok(step.done(()));
+    if let Some(p) = data.conversations.pending_turns.remove(&message) {
+        pending_timer(ctx, p.conversation, message, p.due_at).disarm(&mut step.writes);
     }
     let job = match prepare_turn(data, ctx, conversation, message) {
         Ok(job) => job,
@@ -167,7 +165,7 @@ fn rerun(
     };
     if let Some(job) = job {
         tracing::info!(workspace = %ctx.workspace, %conversation, %message, "an AI turn cut short runs again");
-        expect_outcome(ctx, &job, &mut step.writes)?;
+        expect_outcome(data, ctx, &job, &mut step.writes)?;
         ctx.later.borrow_mut().push(job);
     }
     Ok(step.done(()))
@@ -229,7 +227,7 @@ pub(super) fn apply_turn(
 ) -> Result<Change<TurnApplied>, DomainError> {
     let mut c = found(data, id)?.clone();
     let mut step = Step::new(ctx);
-    if background && settle(ctx, message, &mut step.writes)?.is_none() {
+    if background && settle(data, ctx, message, &mut step.writes).is_none() {
         return Ok(step.done(TurnApplied {
             reply: None,
             handover: false,
