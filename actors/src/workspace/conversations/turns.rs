@@ -154,9 +154,7 @@ fn rerun(
     // A timer that fires was never disarmed by an outcome: whatever this actor still
     // waits for on the message is replaced by the run again.
     timer.disarm(&mut step.writes);
-    if let Some(p) = data.conversations.pending_turns.remove(&message) {
-        pending_timer(ctx, p.conversation, message, p.due_at).disarm(&mut step.writes);
-    }
+    settle(data, ctx, message, &mut step.writes);
     let job = match prepare_turn(data, ctx, conversation, message) {
         Ok(job) => job,
         // The conversation or the message is gone: nothing to answer.
