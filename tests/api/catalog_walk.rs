@@ -426,5 +426,5 @@ async fn every_catalog_type_is_emitted_by_a_real_operation_and_arrives_signed() 
     // workspace and decodes every record.
     let mut app = app;
     app.stop().await;
-    crate::store_safety::assert_store_checks(app.dir.path());
+    crate::store_safety::assert_store_checks_once_released(app.dir.path()).await;
 }

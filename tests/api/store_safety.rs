@@ -77,6 +77,20 @@ pub fn assert_store_checks(dir: &std::path::Path) {
     assert!(report.contains("no damage found"), "{report}");
 }
 
+/// [`assert_store_checks`] on the folder of an app stopped in this process: its store
+/// closes once the app's last task lets go of it (an AI turn or a delivery in flight may
+/// still hold it for a moment), so the check waits for that, up to 10 s.
+pub async fn assert_store_checks_once_released(dir: &std::path::Path) {
+    for _ in 0..200 {
+        let (ok, report) = cli(dir, &["check"]);
+        if ok || !report.contains("cannot open the store") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_store_checks(dir);
+}
+
 #[tokio::test]
 async fn an_online_backup_under_write_load_restores_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
