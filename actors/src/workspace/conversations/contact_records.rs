@@ -11,13 +11,7 @@ pub(in crate::workspace) fn reassign(
     to: ContactId,
     writes: &mut Batch,
 ) -> Result<(), DomainError> {
-    let moved: Vec<Conversation> = data
-        .conversations
-        .by_id
-        .values()
-        .filter(|c| c.contact_id == from)
-        .cloned()
-        .collect();
+    let moved: Vec<Conversation> = data.conversations.of_contact(from).cloned().collect();
     for mut c in moved {
         data.conversations.latest.remove(&(from, c.channel));
         c.contact_id = to;
@@ -52,9 +46,7 @@ pub(in crate::workspace) fn erase_of_contact(
 ) -> Result<(), DomainError> {
     let convs = &mut data.conversations;
     let erased: Vec<(ConversationId, Channel)> = convs
-        .by_id
-        .values()
-        .filter(|c| c.contact_id == contact)
+        .of_contact(contact)
         .map(|c| (c.id, c.channel))
         .collect();
     for (id, channel) in erased {

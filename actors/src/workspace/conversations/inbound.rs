@@ -172,9 +172,7 @@ pub(in crate::workspace) fn automation_message(
 ) -> Result<Change<Message>, DomainError> {
     let existing = data
         .conversations
-        .by_id
-        .values()
-        .filter(|c| c.contact_id == contact)
+        .of_contact(contact)
         .max_by_key(|c| (c.last_message_at, c.id))
         .cloned();
     outbound(

@@ -341,6 +341,11 @@ impl Conversations {
         self.handovers.insert(h.id.get(), h);
     }
 
+    /// Every conversation of `contact`, oldest first.
+    fn of_contact(&self, contact: ContactId) -> impl Iterator<Item = &Conversation> {
+        self.by_id.values().filter(move |c| c.contact_id == contact)
+    }
+
     /// The conversation an inbound message of `contact` on `channel` goes to.
     pub fn latest_of(&self, contact: ContactId, channel: Channel) -> Option<&Conversation> {
         self.latest
