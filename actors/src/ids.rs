@@ -45,6 +45,12 @@ macro_rules! string_id {
                 Self(random_id($prefix, $len))
             }
 
+            /// The form [`Self::parse`] accepts, as a regular expression (for the API
+            /// document).
+            pub fn pattern() -> String {
+                format!("^{}_[A-Za-z0-9_]{{1,64}}$", $prefix)
+            }
+
             /// Accepts only well-formed ids of this kind.
             pub fn parse(text: &str) -> Option<Self> {
                 let tail = text.strip_prefix($prefix)?.strip_prefix('_')?;

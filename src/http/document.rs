@@ -6,7 +6,8 @@
 
 use serde_json::{json, Map, Value};
 use switchboard_actors::events::catalog::CATALOG;
-use switchboard_actors::events::{samples, API_VERSION};
+use switchboard_actors::events::{samples, subscription, API_VERSION};
+use switchboard_actors::ids::{EndpointId, UserId};
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
@@ -139,8 +140,42 @@ fn add_schemas(doc: &mut Value) {
     // Reminder assignees are user ids.
     for schema in ["NewReminderInput", "ReminderPatchInput"] {
         if let Some(ids) = schemas.pointer_mut(&format!("/{schema}/properties/assignee_user_ids")) {
-            ids["items"] = json!({"type": "string", "pattern": "^usr_[A-Za-z0-9_]{1,64}$"});
+            ids["items"] = json!({"type": "string", "pattern": UserId::pattern()});
         }
+    }
+    // Emails, web addresses and durations in a form the domain accepts (a subset of
+    // what it accepts: the checks are code, not patterns).
+    for schema in [
+        "ContactInput",
+        "ContactPatchInput",
+        "LegacyContact",
+        "SubmissionContactInput",
+    ] {
+        if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/email")) {
+            f["pattern"] = json!(EMAIL);
+            f["maxLength"] = json!(320);
+        }
+    }
+    for field in ["url", "image_url"] {
+        if let Some(f) = schemas.pointer_mut(&format!("/ProductInput/properties/{field}")) {
+            f["pattern"] = json!(WEB_URL);
+            f["maxLength"] = json!(2048);
+        }
+    }
+    if let Some(f) = schemas.pointer_mut("/ProductInput/properties/images") {
+        f["items"] = json!({"type": "string", "maxLength": 2048, "pattern": WEB_URL});
+    }
+    for field in ["followup_after", "auto_close_after"] {
+        if let Some(f) = schemas.pointer_mut(&format!("/AiSettingsPatch/properties/{field}")) {
+            f["pattern"] = json!(SPAN);
+        }
+    }
+    if let Some(f) = schemas.pointer_mut("/AiSettingsPatch/properties/appointment_reminders") {
+        f["items"] = json!({"type": "string", "pattern": SPAN});
+    }
+    // An endpoint's events: catalog types, `<prefix>.*` wildcards and `*`.
+    if let Some(f) = schemas.pointer_mut("/EndpointInput/properties/events") {
+        f["items"] = json!({"type": "string", "enum": subscription::valid_entries()});
     }
     if let Some(tags) = schemas.pointer_mut("/ContactTagsInput/properties/tags") {
         tags["items"] =
@@ -153,6 +188,26 @@ fn add_schemas(doc: &mut Value) {
         "properties": {"message": {"type": "string"}}
     });
 }
+
+/// An email address of dot-separated words at a dotted domain.
+const EMAIL: &str = concat!(
+    "^[A-Za-z0-9_%+-]{1,20}(\\.[A-Za-z0-9_%+-]{1,20}){0,2}",
+    "@[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?){1,3}$"
+);
+
+/// An http or https address with a named host (its last label starts with a letter, so
+/// it never reads as an IP address; no `--`, so never a punycode label).
+const WEB_URL: &str = concat!(
+    "^https?://([A-Za-z0-9]{1,10}(-[A-Za-z0-9]{1,10}){0,2}\\.){0,3}",
+    "[A-Za-z][A-Za-z0-9]{0,9}(-[A-Za-z0-9]{1,10}){0,2}",
+    "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?",
+    "([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$"
+);
+
+/// A duration of up to 365 days: seconds and minutes up to 9999, hours up to 999, days up
+/// to 365.
+const SPAN: &str =
+    "^([1-9][0-9]{0,3}[sm]|[1-9][0-9]{0,2}h|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-5])d)$";
 
 /// Digits with `+ - ( ) .` and spaces; at least three digits.
 const PHONE: &str = "^[ +\\-().]*([0-9][ +\\-().]*){3,}$";
@@ -368,9 +423,15 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
 }
 
 /// The real bounds of the parameters every route shares: integer path ids are positive
-/// 64-bit integers, and a `starting_after` cursor is the text a previous page answered.
+/// 64-bit integers, string path ids have their kind's prefix, and a `starting_after`
+/// cursor is the text a previous page answered.
 fn bound_parameter(path: &str, p: &mut Value) {
     let integer = p["schema"]["type"] == "integer";
+    if p["in"] == "path" && p["schema"]["type"] == "string" {
+        if let Some(pattern) = string_id_pattern(path, &p["name"]) {
+            p["schema"]["pattern"] = json!(pattern);
+        }
+    }
     if integer && p["in"] == "path" {
         p["schema"]["minimum"] = json!(1);
     }
@@ -387,6 +448,21 @@ fn bound_parameter(path: &str, p: &mut Value) {
         } else {
             ID_CURSOR
         });
+    }
+}
+
+/// The form of the string id named `name` in the path `path` (the spec's string ids:
+/// webhook endpoints and users).
+fn string_id_pattern(path: &str, name: &Value) -> Option<String> {
+    if name != "id" {
+        return None;
+    }
+    if path.starts_with("/webhooks/") {
+        Some(EndpointId::pattern())
+    } else if path.starts_with("/users/") {
+        Some(UserId::pattern())
+    } else {
+        None
     }
 }
 
@@ -692,6 +768,99 @@ mod tests {
         assert_eq!(doc["webhooks"].as_object().map(Map::len), Some(58));
         assert!(patch["responses"].get("409").is_none());
         assert!(legacy["responses"].get("409").is_some());
+    }
+
+    #[test]
+    fn string_path_ids_state_the_form_the_routes_accept() {
+        let doc = crate::http::openapi();
+        for (path, method, id) in [
+            ("/webhooks/{id}", "get", EndpointId::generate().to_string()),
+            (
+                "/webhooks/{id}/test",
+                "post",
+                EndpointId::generate().to_string(),
+            ),
+            ("/users/{id}", "get", "usr_owner_1".to_string()),
+        ] {
+            let params = doc["paths"][path][method]["parameters"].as_array().unwrap();
+            let param = params.iter().find(|p| p["name"] == "id").unwrap();
+            let schema = jsonschema::validator_for(&param["schema"]).expect("valid schema");
+            assert!(schema.is_valid(&json!(id)), "{path}: {id}");
+            for malformed in ["0", "we_", "usr_", "we_a-b", "nope"] {
+                assert!(!schema.is_valid(&json!(malformed)), "{path}: {malformed}");
+                assert!(
+                    EndpointId::parse(malformed).is_none() && UserId::parse(malformed).is_none()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn emails_addresses_and_durations_the_patterns_allow_are_accepted() {
+        let check = |pattern: &str, good: &[&str], bad: &[&str]| {
+            let v = jsonschema::validator_for(&json!({"type": "string", "pattern": pattern}))
+                .expect("valid pattern");
+            for text in good {
+                assert!(v.is_valid(&json!(text)), "{pattern}: {text}");
+            }
+            for text in bad {
+                assert!(!v.is_valid(&json!(text)), "{pattern}: {text}");
+            }
+        };
+        let emails = ["a@b.co", "ann.lee+x@mail-1.example.org", "A_1%@x9.y"];
+        check(
+            EMAIL,
+            &emails,
+            &["", "a@b", "a..b@c.d", ".a@b.c", "a@-b.c", "a b@c.d"],
+        );
+        for email in emails {
+            assert!(
+                switchboard_actors::domain::text::email(email).is_ok(),
+                "{email}"
+            );
+        }
+        let urls = [
+            "http://a",
+            "https://shop.example.com:8443/p?q=1#x",
+            "http://x-1.y2/a%zz",
+        ];
+        let not_urls = [
+            "ftp://a.b",
+            "http://",
+            "http://1.2.3.4",
+            "http://a.1",
+            "http://xn--a.b",
+        ];
+        check(WEB_URL, &urls, &not_urls);
+        for url in urls {
+            assert!(
+                switchboard_actors::domain::product::web_url(url).is_ok(),
+                "{url}"
+            );
+        }
+        let mut spans = Vec::new();
+        for unit in ["s", "m", "h", "d"] {
+            for n in (1..=9999)
+                .step_by(7)
+                .chain([1, 9, 10, 99, 100, 365, 999, 9999])
+            {
+                spans.push(format!("{n}{unit}"));
+            }
+        }
+        let v = jsonschema::validator_for(&json!({"type": "string", "pattern": SPAN})).unwrap();
+        let allowed: Vec<&String> = spans.iter().filter(|s| v.is_valid(&json!(s))).collect();
+        assert!(allowed.len() > 1000);
+        for span in allowed {
+            assert!(
+                switchboard_actors::domain::ai_settings::Span::parse(span).is_ok(),
+                "{span}"
+            );
+        }
+        check(
+            SPAN,
+            &["30m", "24h", "365d", "9999s"],
+            &["0s", "366d", "1000h", "1w", " 5m", "5"],
+        );
     }
 
     #[test]

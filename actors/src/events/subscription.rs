@@ -20,6 +20,23 @@ pub fn validate_entry(entry: &str) -> Result<(), String> {
     ))
 }
 
+/// Every entry [`validate_entry`] accepts: `*`, each catalog type, and `<prefix>.*` for
+/// each prefix of a catalog type (for the API document).
+pub fn valid_entries() -> Vec<String> {
+    let mut entries = vec!["*".to_string()];
+    for t in CATALOG.iter() {
+        entries.push(t.name.to_string());
+        let mut prefix = t.name;
+        while let Some((shorter, _)) = prefix.rsplit_once('.') {
+            entries.push(format!("{shorter}.*"));
+            prefix = shorter;
+        }
+    }
+    entries.sort();
+    entries.dedup();
+    entries
+}
+
 /// Whether `event_type` is delivered to an endpoint subscribed to `entries`. `*` matches every
 /// catalog type and `<prefix>.*` every catalog type starting with `<prefix>.`, except
 /// message.received and message.sent, which only an exact entry matches. Types outside the
@@ -58,6 +75,22 @@ mod tests {
 
     fn entries(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_listed_entries_are_exactly_the_valid_ones() {
+        let listed = valid_entries();
+        assert!(
+            listed.iter().all(|e| validate_entry(e).is_ok()),
+            "{listed:?}"
+        );
+        for entry in ["contact.*", "booking.documents.*", "*", "message.received"] {
+            assert!(listed.iter().any(|e| e == entry), "{entry}");
+        }
+        for entry in ["", "nope.*", "contact", ".*", "contact.created.*"] {
+            assert!(!listed.iter().any(|e| e == entry), "{entry}");
+            assert!(validate_entry(entry).is_err(), "{entry}");
+        }
     }
 
     #[test]
