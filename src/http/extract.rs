@@ -88,8 +88,59 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             Ok(value)
         }
         // A body that is not JSON is 400 whatever else is wrong with it.
-        Err(e) => Err(not_json(bytes).unwrap_or_else(|| shape_error(e))),
+        Err(e) => {
+            if let Some(syntax) = not_json(bytes) {
+                return Err(syntax);
+            }
+            serde_json::from_slice(bytes)
+                .ok()
+                .and_then(|value| with_whole_numbers(&value))
+                .and_then(|value| serde_path_to_error::deserialize(&value).ok())
+                .ok_or_else(|| shape_error(e))
+        }
     }
+}
+
+/// `value` with every number written as a whole number with a zero fraction (`5.0`)
+/// written as that whole number (`5`); None when there is none. Read again on the error
+/// path only: a whole number is one in JSON Schema's terms too, so `"quantity": 2.0`
+/// is taken where a whole number is wanted.
+fn with_whole_numbers(value: &serde_json::Value) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    fn whole(n: &serde_json::Number) -> Option<serde_json::Number> {
+        let text = n.to_string();
+        let (int, fraction) = text.split_once('.')?;
+        let digits = int.strip_prefix('-').unwrap_or(int);
+        let whole = !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && !fraction.is_empty()
+            && fraction.bytes().all(|b| b == b'0');
+        if !whole {
+            return None;
+        }
+        let int = if digits.bytes().all(|b| b == b'0') {
+            "0"
+        } else {
+            int
+        };
+        serde_json::from_str(int).ok()
+    }
+    fn walk(v: &mut Value) -> bool {
+        match v {
+            Value::Number(n) => match whole(n) {
+                Some(w) => {
+                    *n = w;
+                    true
+                }
+                None => false,
+            },
+            Value::Array(items) => items.iter_mut().fold(false, |any, i| walk(i) | any),
+            Value::Object(fields) => fields.values_mut().fold(false, |any, f| walk(f) | any),
+            _ => false,
+        }
+    }
+    let mut value = value.clone();
+    walk(&mut value).then_some(value)
 }
 
 /// Parses a body into a JSON tree (for routes that keep the body as sent, and for
@@ -108,7 +159,11 @@ pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, A
     if !value.is_object() {
         return Err(not_an_object());
     }
-    serde_path_to_error::deserialize(value).map_err(shape_error)
+    serde_path_to_error::deserialize(value).or_else(|e| {
+        with_whole_numbers(value)
+            .and_then(|value| serde_path_to_error::deserialize(&value).ok())
+            .ok_or_else(|| shape_error(e))
+    })
 }
 
 fn or_empty_object(bytes: &[u8]) -> &[u8] {
@@ -365,6 +420,42 @@ mod tests {
                 assert_eq!(from_tree.err().unwrap_or(200), status, "{raw} from a tree");
             }
         }
+    }
+
+    #[test]
+    fn a_whole_number_with_a_zero_fraction_is_a_whole_number() {
+        for (raw, answer) in [
+            (
+                r#"{"name": "a", "count": 2.0}"#,
+                (200, "a Some(2)".to_string()),
+            ),
+            (
+                r#"{"name": "a", "count": 7.000}"#,
+                (200, "a Some(7)".to_string()),
+            ),
+            (
+                r#"{"name": "a", "count": -0.0}"#,
+                (200, "a Some(0)".to_string()),
+            ),
+        ] {
+            assert_eq!(body_status(raw), answer, "{raw}");
+            let tree = from_value::<Body>(&parse_value(raw.as_bytes()).unwrap()).unwrap();
+            assert_eq!(format!("{} {:?}", tree.name, tree.count), answer.1, "{raw}");
+        }
+        for raw in [
+            r#"{"name": "a", "count": 2.5}"#,
+            r#"{"name": "a", "count": 2e0}"#,
+            r#"{"name": "a", "count": -1.0}"#,
+            r#"{"name": "a", "count": 4294967296.0}"#,
+            r#"{"name": 1.0}"#,
+        ] {
+            assert_eq!(body_status(raw).0, 422, "{raw}");
+        }
+        let err = parse_json::<Body>(br#"{"name": "a", "count": 2.5}"#).unwrap_err();
+        assert_eq!(
+            err.details.unwrap()[0].message,
+            "expected a whole number, 0 or more, got number `2.5`"
+        );
     }
 
     #[test]

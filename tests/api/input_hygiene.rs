@@ -333,3 +333,27 @@ async fn a_body_over_two_mebibytes_is_413_on_every_kind_of_route() {
         r.body
     );
 }
+
+#[tokio::test]
+async fn a_whole_number_written_with_a_zero_fraction_is_taken_where_one_is_wanted() {
+    let app = spawn_app().await;
+    let c = new_contact(&app, json!({"first_name": "Ann"})).await;
+    let o = app
+        .post(
+            "/orders",
+            json!({"contact_id": number(&format!("{}.0", c["id"])),
+                   "items": [{"name": "Tea", "quantity": number("2.00"), "unit_price": 5}]}),
+        )
+        .await
+        .created();
+    assert_eq!(o["contact_id"], c["id"]);
+    assert_eq!(text_of(&o["items"][0]["quantity"]), "2");
+    // A fraction is still no whole number.
+    app.post(
+        "/orders",
+        json!({"contact_id": c["id"],
+               "items": [{"name": "Tea", "quantity": number("2.5"), "unit_price": 5}]}),
+    )
+    .await
+    .expect_error(422, "validation_failed");
+}
