@@ -401,6 +401,12 @@ fn update(
 ) -> Result<Change<EndpointView>, DomainError> {
     let current = data.webhooks.get(id)?.clone();
     check_disclosure(&change, &caller, Some(&current))?;
+    if current.status == EndpointStatus::Disabled && change.status == Some(EndpointStatus::Paused) {
+        // Disabled is the system's word on the endpoint; only re-activating answers it.
+        return Err(DomainError::conflict(
+            "the endpoint is disabled: set status active to resume it",
+        ));
+    }
     let mut e = current.clone();
     if let Some(u) = change.url {
         e.url = u;

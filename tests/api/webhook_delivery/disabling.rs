@@ -23,6 +23,14 @@ async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owne
     assert_eq!(data[0]["endpoint_id"], id.as_str());
     assert!(data[0]["reason"].is_string());
 
+    // Disabled is the system's state: a client may re-activate it, not pause it.
+    let paused = app
+        .patch(&format!("/webhooks/{id}"), json!({"status": "paused"}))
+        .await;
+    paused.expect_error(409, "conflict");
+    let e = endpoint_when(&app, &id, "still disabled", |e| e["status"] == "disabled").await;
+    assert!(e["disabled_reason"].is_string(), "{e}");
+
     rx.respond_with(200);
     new_tag(&app, &app.key, "later").await;
     rx.stays_at(1, Duration::from_millis(300)).await;
