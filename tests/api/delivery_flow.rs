@@ -229,3 +229,50 @@ async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
         .starts_with("interrupted"));
     assert_eq!(attempts[1]["status_code"], 200);
 }
+
+#[tokio::test]
+async fn a_last_attempt_cut_short_by_kill_9_ends_the_ladder_without_an_extra_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    // Two attempts in all: the first fails, the second is cut short.
+    let env = [
+        ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("SWITCHBOARD_WEBHOOK_TICK", "50ms"),
+        ("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "300ms"),
+    ];
+    let mut server = crate::helpers::launch(dir.path(), &env, &[]).await;
+    let key = server.key.clone().unwrap();
+    let endpoint = server.new_webhook(&key, &rx.url, &["tag.created"]).await;
+    let tag = server
+        .send(reqwest::Method::POST, &key, "/tags", json!({"name": "VIP"}))
+        .await;
+    assert_eq!(tag.status(), 201);
+    let log_path = format!("/webhooks/{endpoint}/deliveries");
+    let mut log = serde_json::Value::Null;
+    for _ in 0..200 {
+        log = server.get_json(&key, &log_path).await;
+        if log["data"][0]["attempts"][0]["status_code"] == 500 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(log["data"][0]["attempts"][0]["status_code"], 500, "{log}");
+    rx.answer_after(Duration::from_secs(30));
+    let got = rx.wait_for(2).await;
+    assert_eq!(got[1].attempt(), 2);
+    server.kill_9().await;
+
+    rx.respond_with(200);
+    let server = crate::helpers::launch(dir.path(), &env, &[]).await;
+    rx.stays_at(2, Duration::from_millis(800)).await;
+    let log = server.get_json(&key, &log_path).await;
+    let d = &log["data"][0];
+    assert_eq!(d["status"], "failed", "{d}");
+    assert_eq!(d["attempt_count"], 2, "{d}");
+    assert_eq!(d["next_attempt_at"], serde_json::Value::Null);
+    assert!(d["attempts"][1]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("interrupted"));
+}

@@ -364,9 +364,17 @@ impl EndpointState {
             Err(e) => return Err(e.into()),
         };
         // An attempt still marked in flight was cut short by a stop or a crash: it counts,
-        // and this one carries the next number.
+        // and this one carries the next number; if it was the ladder's last, the delivery
+        // has had all its attempts and ends failed.
         if let Some(last) = d.attempts.last_mut().filter(|a| a.in_flight()) {
             last.error = Some(INTERRUPTED.into());
+            if d.attempts.len() >= self.ctx.settings().max_attempts() {
+                d.status = DeliveryStatus::Failed;
+                d.next_attempt_at = None;
+                record::put(batch, &d)?;
+                self.due_of.remove(&id);
+                return Ok(None);
+            }
         }
         let number = d.attempts.len() as u32 + 1;
         d.attempts.push(Attempt {
