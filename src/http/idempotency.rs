@@ -16,6 +16,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::extract::{ParsedBody, MAX_BODY_BYTES};
 use super::AppState;
+use tracing::Instrument;
 
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED: &str = "idempotent-replayed";
@@ -122,36 +123,60 @@ async fn handle(
         .into_response()
         }),
         Claim::Fresh => {
-            // The in-progress marker reaches the disk before the work starts, so that work
-            // with an effect outside the store (a test delivery now, message sends later)
-            // is never repeated after a crash: the repeat finds the marker and answers
-            // 409 request_in_progress. Writes to the store share this flush anyway.
-            app.store.durable().await.map_err(|e| {
-                ApiError::from(switchboard_actors::domain::DomainError::from(e)).into_response()
-            })?;
-            let response = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-            let (parts, body) = response.into_parts();
-            let body = to_bytes(body, usize::MAX)
-                .await
-                .map_err(|e| ApiError::internal(e).into_response())?;
-            let stored = StoredResponse {
-                status: parts.status.as_u16(),
-                content_type: parts
-                    .headers
-                    .get(header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string),
-                body: body.to_vec(),
+            // The first request runs to its end, and its answer is stored, even if the
+            // client goes away meanwhile: cut off halfway, it would leave its key
+            // answering 409 request_in_progress for the key's whole life, whether its
+            // write was made or not.
+            let first = async move {
+                match run_first(app, scope, key, fp, parts, bytes, next).await {
+                    Ok(r) | Err(r) => r,
+                }
             };
-            app.idempotency
-                .complete(&scope, &key, &fp, stored)
+            tokio::spawn(first.in_current_span())
                 .await
-                .map_err(|e| ApiError::internal(e).into_response())?;
-            Ok(Response::from_parts(parts, Body::from(body)))
+                .map_err(|e| ApiError::internal(e).into_response())
         }
     }
+}
+
+/// Runs the first request with a key and stores its answer.
+async fn run_first(
+    app: AppState,
+    scope: String,
+    key: String,
+    fp: String,
+    parts: axum::http::request::Parts,
+    bytes: axum::body::Bytes,
+    next: Next,
+) -> Result<Response, Response> {
+    // The in-progress marker reaches the disk before the work starts, so that work with
+    // an effect outside the store (a test delivery now, message sends later) is never
+    // repeated after a crash: the repeat finds the marker and answers 409
+    // request_in_progress. Writes to the store share this flush anyway.
+    app.store.durable().await.map_err(|e| {
+        ApiError::from(switchboard_actors::domain::DomainError::from(e)).into_response()
+    })?;
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let (parts, body) = response.into_parts();
+    let body = to_bytes(body, usize::MAX)
+        .await
+        .map_err(|e| ApiError::internal(e).into_response())?;
+    let stored = StoredResponse {
+        status: parts.status.as_u16(),
+        content_type: parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        body: body.to_vec(),
+    };
+    app.idempotency
+        .complete(&scope, &key, &fp, stored)
+        .await
+        .map_err(|e| ApiError::internal(e).into_response())?;
+    Ok(Response::from_parts(parts, Body::from(body)))
 }
 
 fn replay(stored: StoredResponse) -> Response {

@@ -205,3 +205,38 @@ async fn an_empty_body_is_the_same_request_as_an_empty_object() {
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.body, first.body);
 }
+
+#[tokio::test]
+async fn a_client_that_hangs_up_leaves_its_key_answered_not_stuck() {
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app().await;
+    let addr = app.api.trim_start_matches("http://").to_string();
+    for i in 0..5 {
+        let key = format!("hang-up-{i}");
+        let body = json!({"name": format!("hung up {i}")});
+        let text = body.to_string();
+        let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let request = format!(
+            "POST /api/v1/tags HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nIdempotency-Key: {key}\r\n\
+             Content-Length: {}\r\n\r\n{text}",
+            app.key,
+            text.len()
+        );
+        conn.write_all(request.as_bytes()).await.unwrap();
+        drop(conn);
+        // The repeat gets the first answer (or, if the first was never read, runs now);
+        // never request_in_progress for longer than the first takes.
+        let mut answer = None;
+        for _ in 0..300 {
+            let r = post_with_key(&app, &app.key, &key, body.clone()).await;
+            if r.status != 409 {
+                answer = Some(r);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        answer.expect("the key was left in progress").expect(201);
+    }
+    assert_eq!(tag_count(&app, &app.key).await, 5, "each tag made once");
+}
