@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use dashmap::DashMap;
+use dashmap::{DashMap, DashSet};
 use ractor::rpc::CallResult;
 use ractor::ActorRef;
 use tokio::sync::mpsc;
@@ -41,6 +41,10 @@ struct Inner {
     /// The latest configuration of every endpoint, with a live actor or not: a wake-up
     /// that falls due after its actor stopped starts it again with this.
     configs: DashMap<String, EndpointConfig>,
+    /// Endpoints deleted since start: nothing starts their actor again (a wake for a
+    /// delivery committed just before the delete would, and resend what was deleted).
+    /// Ids are never reused.
+    removed: DashSet<String>,
 }
 
 #[derive(Clone)]
@@ -69,6 +73,7 @@ impl Dispatcher {
             )),
             actors: Pool::new("endpoint_delivery"),
             configs: DashMap::new(),
+            removed: DashSet::new(),
         }));
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(prune_while_alive(Arc::downgrade(&dispatcher.0)));
@@ -117,11 +122,15 @@ impl Dispatcher {
     /// The endpoint's actor, started (and its pending deliveries loaded) if needed, with
     /// `cfg` as its configuration.
     pub async fn ensure(&self, cfg: EndpointConfig) -> Result<ActorRef<EndpointMsg>, DomainError> {
+        if self.0.removed.contains(cfg.id.as_str()) {
+            return Err(DomainError::NotFound("webhook endpoint"));
+        }
         self.0.configs.insert(cfg.id.to_string(), cfg.clone());
         let ctx = self.0.ctx.clone();
         let id = cfg.id.clone();
         let on_stop = self.stop_hook();
-        self.0
+        let actor = self
+            .0
             .actors
             .ensure(
                 &id,
@@ -135,7 +144,13 @@ impl Dispatcher {
                 || EndpointMsg::Configure(cfg.clone()),
             )
             .await
-            .map_err(DomainError::Internal)
+            .map_err(DomainError::Internal)?;
+        // Deleted while it started: the new actor forgets what it loaded, and stops.
+        if self.0.removed.contains(cfg.id.as_str()) {
+            self.forget_removed(&cfg.id);
+            return Err(DomainError::NotFound("webhook endpoint"));
+        }
+        Ok(actor)
     }
 
     /// What an endpoint actor calls as it stops on its own: forget it, so that the next
@@ -185,6 +200,8 @@ impl Dispatcher {
             Ok(actor) => {
                 self.0.actors.tell(&id, &actor, msg);
             }
+            // Deleted meanwhile: there is nothing to wake.
+            Err(DomainError::NotFound(_)) => {}
             Err(e) => tracing::error!(error = %e, "could not wake a delivery actor"),
         }
     }
@@ -192,6 +209,9 @@ impl Dispatcher {
     /// An endpoint changed (url, secrets, status). An endpoint made active again whose
     /// actor had stopped starts it, if deliveries wait.
     pub fn configure(&self, cfg: EndpointConfig) {
+        if self.0.removed.contains(cfg.id.as_str()) {
+            return;
+        }
         self.0.configs.insert(cfg.id.to_string(), cfg.clone());
         if let Some(actor) = self.0.actors.get(&cfg.id) {
             self.0
@@ -214,6 +234,12 @@ impl Dispatcher {
     /// An endpoint was deleted: its actor, if running, deletes its deliveries and stops;
     /// otherwise they are deleted here.
     pub fn remove(&self, endpoint: &str) {
+        self.0.removed.insert(endpoint.to_string());
+        self.forget_removed(endpoint);
+        self.0.ctx.forget(endpoint);
+    }
+
+    fn forget_removed(&self, endpoint: &str) {
         self.0.configs.remove(endpoint);
         if let Some(actor) = self.0.actors.remove(endpoint) {
             self.0.actors.tell(endpoint, &actor, EndpointMsg::Remove);
@@ -225,7 +251,6 @@ impl Dispatcher {
                 }
             });
         }
-        self.0.ctx.forget(endpoint);
     }
 
     /// Another node took `workspace` (cluster mode): its endpoints' actors stop here and
@@ -420,6 +445,39 @@ mod tests {
             created_at: Timestamp(created),
             ..Delivery::sample("we_one", id, status)
         }
+    }
+
+    #[tokio::test]
+    async fn a_deleted_endpoint_is_never_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
+        let (dispatcher, _reports) =
+            Dispatcher::new(store, clock, DeliverySettings::default()).unwrap();
+        let cfg = EndpointConfig {
+            id: crate::ids::EndpointId::parse("we_gone").unwrap(),
+            workspace_id: crate::ids::WorkspaceId::parse("ws_one").unwrap(),
+            url: "https://example.com/hook".into(),
+            secret: "s".into(),
+            previous_secret: None,
+            active: true,
+            loopback_allowed: false,
+            disclose: crate::events::privacy::Disclosure {
+                content: false,
+                contact_details: false,
+            },
+        };
+        dispatcher.ensure(cfg.clone()).await.unwrap();
+        assert_eq!(dispatcher.live(), 1);
+        dispatcher.remove(cfg.id.as_str());
+        // A wake for a delivery committed just before the delete, a change, a read.
+        dispatcher.wake(vec![cfg.clone()]);
+        dispatcher.configure(cfg.clone());
+        let again = dispatcher.ensure(cfg.clone()).await;
+        assert!(matches!(again, Err(DomainError::NotFound(_))), "{again:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(dispatcher.live(), 0);
+        assert!(dispatcher.0.configs.is_empty());
     }
 
     #[tokio::test]

@@ -141,3 +141,29 @@ async fn a_receiver_that_hangs_does_not_delay_another_endpoints_deliveries() {
         "the slow receiver is still stuck on its first attempts"
     );
 }
+
+#[tokio::test]
+async fn deleting_an_endpoint_while_its_deliveries_fail_leaves_none_of_them_behind() {
+    let mut app = spawn_webhook_app().await;
+    for round in 0..3 {
+        let (rx, id) = tag_hook_answering(&app, 500).await;
+        // Tags made eight at a time, the endpoint deleted among them: wakes for
+        // deliveries committed just before the delete must not start its actor again.
+        let writes = async {
+            for i in 0..20 {
+                let names: Vec<String> = (0..8).map(|w| format!("r{round}-{i}-{w}")).collect();
+                futures::future::join_all(names.iter().map(|n| new_tag(&app, &app.key, n)))
+                    .await;
+            }
+        };
+        let delete = async {
+            rx.wait_for(8).await;
+            app.delete(&format!("/webhooks/{id}")).await.expect(200);
+        };
+        tokio::join!(writes, delete);
+    }
+    // Long enough for a revived actor to retry (the ladder waits 50 ms).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    app.stop().await;
+    crate::store_safety::assert_store_checks_once_released(app.dir.path()).await;
+}
