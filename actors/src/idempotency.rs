@@ -192,6 +192,12 @@ impl Idempotency {
         self.store.durable().await
     }
 
+    /// Lets go of a claimed key whose request was refused without running (401, 403,
+    /// 429): a repeat runs it afresh, once the caller may.
+    pub fn release(&self, scope: &str, key: &str) -> StoreResult<()> {
+        self.tree.remove(&record_key(scope, key))
+    }
+
     /// Removes expired records; returns how many.
     pub fn prune(&self) -> usize {
         let now = self.clock.now();

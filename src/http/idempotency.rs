@@ -159,6 +159,12 @@ async fn run_first(
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
+    if refused_unrun(response.status()) {
+        app.idempotency
+            .release(&scope, &key)
+            .map_err(|e| ApiError::internal(e).into_response())?;
+        return Ok(response);
+    }
     let (parts, body) = response.into_parts();
     let body = to_bytes(body, usize::MAX)
         .await
@@ -177,6 +183,15 @@ async fn run_first(
         .await
         .map_err(|e| ApiError::internal(e).into_response())?;
     Ok(Response::from_parts(parts, Body::from(body)))
+}
+
+/// Answers that refuse a request before anything is done (no credential, no permission,
+/// over the rate limit): not stored, so a repeat once the caller may is run.
+fn refused_unrun(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS
+    )
 }
 
 fn replay(stored: StoredResponse) -> Response {

@@ -240,3 +240,31 @@ async fn a_client_that_hangs_up_leaves_its_key_answered_not_stuck() {
     }
     assert_eq!(tag_count(&app, &app.key).await, 5, "each tag made once");
 }
+
+#[tokio::test]
+async fn a_refusal_for_want_of_permission_is_not_kept_under_the_key() {
+    let app = spawn_app().await;
+    let user = app.new_user("Pat Member").await;
+    app.add_member(&app.workspace_id, &user, "member", &["inbox"])
+        .await;
+    let token = app.token_for(&user, 3600).await;
+    post_with_key(&app, &token, "k-perm", json!({"name": "vip"}))
+        .await
+        .expect_error(403, "insufficient_permissions");
+    let granted = app
+        .admin_post(
+            &format!("/admin/workspaces/{}/members", app.workspace_id),
+            json!({"user_id": user, "role": "member", "permissions": ["inbox", "contacts"]}),
+        )
+        .await;
+    assert!(matches!(granted.status, 200 | 201), "{}", granted.status);
+    let again = post_with_key(&app, &token, "k-perm", json!({"name": "vip"}))
+        .await
+        .expect(201);
+    assert!(again.header("idempotent-replayed").is_none(), "run afresh");
+    let replay = post_with_key(&app, &token, "k-perm", json!({"name": "vip"}))
+        .await
+        .expect(201);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(tag_count(&app, &app.key).await, 1);
+}
