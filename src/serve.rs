@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -82,6 +83,67 @@ pub struct ConnectionLimits {
     pub max_connections: usize,
 }
 
+/// A request body that must have arrived by a deadline (the head's time limit again,
+/// counted from when the head was read): a client that stalls or trickles its body gets a
+/// 408 and loses the connection, instead of holding it for as long as it likes.
+struct DeadlineBody {
+    body: Incoming,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+/// The error a [`DeadlineBody`] ends with when its deadline passes.
+#[derive(Debug)]
+pub struct BodyTimedOut;
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive in time")
+    }
+}
+
+impl std::error::Error for BodyTimedOut {}
+
+impl BodyTimedOut {
+    /// Whether `error`, or one of its sources, is a body deadline.
+    pub fn caused(error: &(dyn std::error::Error + 'static)) -> bool {
+        let mut next = Some(error);
+        while let Some(e) = next {
+            if e.is::<BodyTimedOut>() {
+                return true;
+            }
+            next = e.source();
+        }
+        false
+    }
+}
+
+impl HttpBody for DeadlineBody {
+    type Data = axum::body::Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        use std::task::Poll;
+        match std::pin::Pin::new(&mut self.body).poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(Into::into))),
+            Poll::Pending => match std::future::Future::poll(self.deadline.as_mut(), cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimedOut)))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// Counts a connection while it is open.
 struct Open(Arc<AtomicUsize>);
 
@@ -127,7 +189,15 @@ pub async fn serve(
         }
         open.fetch_add(1, Ordering::Relaxed);
         let guard = Open(open.clone());
-        let service = TowerToHyperService::new(router.clone());
+        let body_limit = limits.header_read_timeout;
+        let router = tower::ServiceExt::map_request(
+            router.clone(),
+            move |req: axum::http::Request<Incoming>| {
+                let deadline = Box::pin(tokio::time::sleep(body_limit));
+                req.map(|body| axum::body::Body::new(DeadlineBody { body, deadline }))
+            },
+        );
+        let service = TowerToHyperService::new(router);
         let builder = builder.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {

@@ -381,6 +381,10 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
     }
     if has_body {
         add("413", "The body is larger than 2 MiB (payload_too_large).");
+        add(
+            "408",
+            "The body did not arrive within the head's time limit (request_timeout).",
+        );
     }
     if has_body || has_path_id || needs_workspace {
         add(
@@ -735,7 +739,7 @@ mod tests {
         }});
         complete(&mut doc);
         let patch = &doc["paths"]["/tags/{id}"]["patch"];
-        for status in ["400", "401", "403", "404", "413", "422", "429"] {
+        for status in ["400", "401", "403", "404", "408", "413", "422", "429"] {
             assert!(patch["responses"].get(status).is_some(), "{status}");
         }
         assert_eq!(patch["summary"], "Update tag");

@@ -65,6 +65,15 @@ impl ApiError {
         )
     }
 
+    /// The body did not arrive within its time limit (see [`crate::serve::BodyTimedOut`]).
+    pub fn body_timed_out() -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            "the request body did not arrive within the time limit",
+        )
+    }
+
     pub fn not_found(what: &str) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,

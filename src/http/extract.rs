@@ -26,6 +26,8 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
             .map_err(|e| {
                 if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::payload_too_large(MAX_BODY_BYTES)
+                } else if crate::serve::BodyTimedOut::caused(&e) {
+                    ApiError::body_timed_out()
                 } else {
                     ApiError::bad_request(format!("could not read the body: {}", e.body_text()))
                 }

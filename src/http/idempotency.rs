@@ -64,10 +64,14 @@ async fn handle(
         format!("{ws}|{credential}")
     };
     let (parts, body) = req.into_parts();
-    // Past the limit (or cut off): the body could never be run.
-    let bytes = to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| ApiError::payload_too_large(MAX_BODY_BYTES).into_response())?;
+    // Past the limit, late or cut off: the body could never be run.
+    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|e| {
+        if crate::serve::BodyTimedOut::caused(&*e.into_inner()) {
+            ApiError::body_timed_out().into_response()
+        } else {
+            ApiError::payload_too_large(MAX_BODY_BYTES).into_response()
+        }
+    })?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
     // A JSON body is compared in its canonical form, so that a client that re-serialises
     // between retries still matches; anything else as its bytes.

@@ -47,6 +47,46 @@ async fn a_request_head_that_never_completes_is_cut_off() {
 }
 
 #[tokio::test]
+async fn a_body_that_stalls_or_trickles_gets_408_and_loses_its_connection() {
+    let app = spawn_app_with(|s| {
+        s.api_connections.header_read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    for (key, trickle) in [("", false), ("Idempotency-Key: slow-1\r\n", false), ("", true)] {
+        let mut conn = TcpStream::connect(addr(&app.api)).await.unwrap();
+        let head = format!(
+            "POST /api/v1/tags HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\n{key}Content-Length: 40\r\n\r\n{{",
+            app.key
+        );
+        conn.write_all(head.as_bytes()).await.unwrap();
+        if trickle {
+            // A byte now and then, never the whole body in time.
+            for _ in 0..8 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if conn.write_all(b" ").await.is_err() {
+                    break;
+                }
+            }
+        }
+        let answer = closed_within(&mut conn, Duration::from_secs(5))
+            .await
+            .expect("the connection is closed");
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 408"), "{key} {trickle}: {text}");
+        assert!(text.contains("request_timeout"), "{text}");
+    }
+    // The key of the late request was never run: it is free.
+    app.call(reqwest::Method::POST, "/tags")
+        .token(&app.key)
+        .header("Idempotency-Key", "slow-1")
+        .json(serde_json::json!({"name": "on time"}))
+        .send()
+        .await
+        .expect(201);
+}
+
+#[tokio::test]
 async fn an_idle_kept_alive_connection_is_closed() {
     let app = spawn_app_with(|s| {
         s.api_connections.header_read_timeout = Duration::from_millis(300);
