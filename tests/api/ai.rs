@@ -808,6 +808,59 @@ mod turns_cut_short {
     }
 
     #[tokio::test]
+    async fn a_turn_whose_conversation_was_closed_or_paused_meanwhile_sends_nothing() {
+        let answer = json!({"choices": [{"message": {"content": "Late answer."}}]});
+        let (url, calls) = fake_model(200, answer, Duration::from_millis(500)).await;
+        let app = app_with_model(&url, Duration::from_secs(10)).await;
+        let mut conversations = Vec::new();
+        // Closed and reopened, paused and resumed, taken over by a person and resumed,
+        // all while the model thinks.
+        for (i, interlude) in [
+            [("close", json!({})), ("reopen", json!({}))],
+            [("ai/pause", json!({"reason": "schedule"})), ("ai/resume", json!({}))],
+            [("messages", json!({"text": "A person here."})), ("ai/resume", json!({}))],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let phone = format!("+1555010{i}");
+            let r = app
+                .post(
+                    "/messages",
+                    json!({"contact": {"phone": phone}, "text": "a question"}),
+                )
+                .await
+                .expect(202);
+            let conversation = r.body["conversationId"].as_u64().unwrap();
+            for (action, body) in interlude {
+                let r = app
+                    .post(&format!("/conversations/{conversation}/{action}"), body)
+                    .await;
+                assert!(matches!(r.status, 200 | 201), "{action}: {}", r.body);
+            }
+            conversations.push(conversation);
+        }
+        // Every turn has come back by now.
+        for _ in 0..100 {
+            if calls.lock().unwrap().len() >= 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        for conversation in conversations {
+            let all = listed(
+                app.get(&format!("/conversations/{conversation}/messages"))
+                    .await,
+            );
+            assert!(
+                all.iter().all(|m| m["sender_type"] != "ai"),
+                "conversation {conversation}: {all:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn an_idle_workspace_waits_for_its_running_turn() {
         let (url, _) = model_slow_at_first(Duration::from_millis(600)).await;
         let app = spawn_app_with(move |s| {

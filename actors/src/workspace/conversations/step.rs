@@ -70,10 +70,12 @@ impl<'a> Step<'a> {
             self.events
                 .push(DomainEvent::record(event_type, "conversation", c.id, &c));
         }
-        let started = data
-            .conversations
-            .get(c.id)
-            .is_none_or(|before| !before.is_open() && c.is_open());
+        let before = data.conversations.get(c.id);
+        let started = before.is_none_or(|before| !before.is_open() && c.is_open());
+        let answered = |c: &Conversation| c.is_open() && !c.ai_paused;
+        if before.is_some_and(answered) && !answered(&c) {
+            super::turns::silence(data, c.id);
+        }
         self.activity |= started;
         self.schedule(data, &c)?;
         data.conversations.remember(c.clone());

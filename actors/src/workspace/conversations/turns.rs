@@ -83,6 +83,10 @@ pub(super) const HISTORY: usize = 20;
 pub(super) struct PendingTurn {
     conversation: ConversationId,
     due_at: DateTime<Utc>,
+    /// The conversation was closed or its AI paused while the turn ran: its reply (and
+    /// handover) must not go, even if the conversation is open and answered again by the
+    /// time the outcome comes back.
+    silenced: bool,
 }
 
 /// How long past the turn's own time limit its outcome may take to be applied.
@@ -110,11 +114,22 @@ pub(super) fn expect_outcome(
     let pending = PendingTurn {
         conversation: job.conversation,
         due_at: due,
+        silenced: false,
     };
     data.conversations
         .pending_turns
         .insert(job.message, pending);
     Ok(())
+}
+
+/// Marks the turns still running on `conversation` as silenced: it was closed or its AI
+/// paused, so what they answer is no longer wanted.
+pub(super) fn silence(data: &mut WorkspaceData, conversation: ConversationId) {
+    for pending in data.conversations.pending_turns.values_mut() {
+        if pending.conversation == conversation {
+            pending.silenced = true;
+        }
+    }
 }
 
 /// Takes the wait of `message` off, its timer disarmed in `writes`: its outcome is being
@@ -211,7 +226,8 @@ pub(super) fn prepare_turn(
 
 /// Applies a turn: the lead first (whatever else happened), then a failure
 /// (ai_turn.failed, nothing sent), or the handover and the reply. A conversation that was
-/// paused or closed while the turn ran gets no reply.
+/// paused or closed while the turn ran gets no reply, even if it was reopened or resumed
+/// since.
 ///
 /// A background turn's outcome is applied once: with its pending record, which it takes
 /// off; without one (applied already, after a run again) it changes nothing.
@@ -225,13 +241,20 @@ pub(super) fn apply_turn(
 ) -> Result<Change<TurnApplied>, DomainError> {
     let mut c = found(data, id)?.clone();
     let mut step = Step::new(ctx);
-    if background && settle(data, ctx, message, &mut step.writes).is_none() {
-        return Ok(step.done(TurnApplied {
-            reply: None,
-            handover: false,
-            failure: None,
-        }));
-    }
+    let silenced = if background {
+        match settle(data, ctx, message, &mut step.writes) {
+            Some(pending) => pending.silenced,
+            None => {
+                return Ok(step.done(TurnApplied {
+                    reply: None,
+                    handover: false,
+                    failure: None,
+                }))
+            }
+        }
+    } else {
+        false
+    };
     if let Some(lead) = outcome.lead {
         let captured = crate::workspace::contacts::capture_lead(
             data,
@@ -258,7 +281,7 @@ pub(super) fn apply_turn(
         ));
         return Ok(step.done(applied));
     }
-    if c.ai_paused || !c.is_open() {
+    if silenced || c.ai_paused || !c.is_open() {
         return Ok(step.done(applied));
     }
     // A conversation has at most one open handover: a new request while one waits for a
