@@ -328,6 +328,30 @@ async fn a_campaign_the_credits_do_not_cover_answers_402_and_sends_nothing() {
 }
 
 #[tokio::test]
+async fn credits_promised_to_a_campaign_still_sending_are_not_offered_again() {
+    let app = spawn_app_with(|s| {
+        campaign_settings(s);
+        s.campaign_rate = 1;
+    })
+    .await;
+    set_allowance(&app, 5).await;
+    contacts(&app, 4, json!({})).await;
+    let first = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    send(&app, &first["id"], json!({})).await.ok();
+    // One message a second: the first campaign still owes most of its four.
+    let second = new_campaign(&app, json!({"name": "c", "text": "d", "channel": "api"})).await;
+    let r = send(&app, &second["id"], json!({}))
+        .await
+        .expect_error(402, "insufficient_credits");
+    let message = r.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("needs 4 credits and 1 remain"),
+        "{message}"
+    );
+    assert_eq!(campaign(&app, &second["id"]).await["status"], "draft");
+}
+
+#[tokio::test]
 async fn cancelling_follows_the_states_and_stops_what_is_queued() {
     let app = spawn_app_with(|s| {
         campaign_settings(s);

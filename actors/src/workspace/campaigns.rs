@@ -578,16 +578,25 @@ fn resolve(data: &WorkspaceData, audience: &Audience) -> (Vec<ContactId>, Vec<Co
     (reach, skipped)
 }
 
+/// Whether the credits left cover `needed` more messages, counting those the campaigns
+/// already sending still have to send: two campaigns sent one after the other must not
+/// both be promised the same credits.
 fn credits_cover(data: &WorkspaceData, ctx: &Ctx, needed: usize) -> Result<(), DomainError> {
     let remaining = data
         .credits
         .clone()
         .unwrap_or_else(|| Credits::new(*ctx.now))
         .remaining_at(*ctx.now);
-    if needed as i64 > remaining {
+    let promised: usize = data.campaigns.queued.values().map(VecDeque::len).sum();
+    let available = remaining.saturating_sub(promised as i64);
+    if needed as i64 > available {
+        let promised = match promised {
+            0 => String::new(),
+            n => format!(" once the campaigns already sending have sent their {n} messages"),
+        };
         return Err(DomainError::InsufficientCredits(format!(
-            "the campaign needs {needed} credits and {} remain",
-            remaining.max(0)
+            "the campaign needs {needed} credits and {} remain{promised}",
+            available.max(0)
         )));
     }
     Ok(())
