@@ -817,8 +817,14 @@ mod turns_cut_short {
         // all while the model thinks.
         for (i, interlude) in [
             [("close", json!({})), ("reopen", json!({}))],
-            [("ai/pause", json!({"reason": "schedule"})), ("ai/resume", json!({}))],
-            [("messages", json!({"text": "A person here."})), ("ai/resume", json!({}))],
+            [
+                ("ai/pause", json!({"reason": "schedule"})),
+                ("ai/resume", json!({})),
+            ],
+            [
+                ("messages", json!({"text": "A person here."})),
+                ("ai/resume", json!({})),
+            ],
         ]
         .into_iter()
         .enumerate()

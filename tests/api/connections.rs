@@ -52,7 +52,11 @@ async fn a_body_that_stalls_or_trickles_gets_408_and_loses_its_connection() {
         s.api_connections.header_read_timeout = Duration::from_millis(300);
     })
     .await;
-    for (key, trickle) in [("", false), ("Idempotency-Key: slow-1\r\n", false), ("", true)] {
+    for (key, trickle) in [
+        ("", false),
+        ("Idempotency-Key: slow-1\r\n", false),
+        ("", true),
+    ] {
         let mut conn = TcpStream::connect(addr(&app.api)).await.unwrap();
         let head = format!(
             "POST /api/v1/tags HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\

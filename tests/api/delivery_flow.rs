@@ -181,6 +181,23 @@ async fn a_keyed_test_send_interrupted_by_kill_9_is_not_sent_again() {
     rx.stays_at(1, Duration::from_millis(300)).await;
 }
 
+/// A server process on `dir` whose endpoint at `rx` takes tag.created, and one tag made:
+/// (server, API key, endpoint id).
+async fn tag_created_hook(
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+    rx: &TestReceiver,
+) -> (crate::helpers::Server, String, String) {
+    let server = crate::helpers::launch(dir, env, &[]).await;
+    let key = server.key.clone().unwrap();
+    let endpoint = server.new_webhook(&key, &rx.url, &["tag.created"]).await;
+    let tag = server
+        .send(reqwest::Method::POST, &key, "/tags", json!({"name": "VIP"}))
+        .await;
+    assert_eq!(tag.status(), 201);
+    (server, key, endpoint)
+}
+
 #[tokio::test]
 async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
     let dir = tempfile::tempdir().unwrap();
@@ -190,13 +207,7 @@ async fn a_delivery_cut_short_by_kill_9_goes_out_again_as_the_next_attempt() {
         ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
         ("SWITCHBOARD_WEBHOOK_TICK", "50ms"),
     ];
-    let mut server = crate::helpers::launch(dir.path(), &env, &[]).await;
-    let key = server.key.clone().unwrap();
-    let endpoint = server.new_webhook(&key, &rx.url, &["tag.created"]).await;
-    let tag = server
-        .send(reqwest::Method::POST, &key, "/tags", json!({"name": "VIP"}))
-        .await;
-    assert_eq!(tag.status(), 201);
+    let (mut server, key, endpoint) = tag_created_hook(dir.path(), &env, &rx).await;
     let first = rx.wait_for(1).await;
     assert_eq!(first[0].attempt(), 1);
     server.kill_9().await;
@@ -241,13 +252,7 @@ async fn a_last_attempt_cut_short_by_kill_9_ends_the_ladder_without_an_extra_att
         ("SWITCHBOARD_WEBHOOK_TICK", "50ms"),
         ("SWITCHBOARD_WEBHOOK_RETRY_DELAYS", "300ms"),
     ];
-    let mut server = crate::helpers::launch(dir.path(), &env, &[]).await;
-    let key = server.key.clone().unwrap();
-    let endpoint = server.new_webhook(&key, &rx.url, &["tag.created"]).await;
-    let tag = server
-        .send(reqwest::Method::POST, &key, "/tags", json!({"name": "VIP"}))
-        .await;
-    assert_eq!(tag.status(), 201);
+    let (mut server, key, endpoint) = tag_created_hook(dir.path(), &env, &rx).await;
     let log_path = format!("/webhooks/{endpoint}/deliveries");
     let mut log = serde_json::Value::Null;
     for _ in 0..200 {

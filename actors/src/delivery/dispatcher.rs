@@ -454,19 +454,7 @@ mod tests {
         let clock: SharedClock = Arc::new(crate::clock::SystemClock);
         let (dispatcher, _reports) =
             Dispatcher::new(store, clock, DeliverySettings::default()).unwrap();
-        let cfg = EndpointConfig {
-            id: crate::ids::EndpointId::parse("we_gone").unwrap(),
-            workspace_id: crate::ids::WorkspaceId::parse("ws_one").unwrap(),
-            url: "https://example.com/hook".into(),
-            secret: "s".into(),
-            previous_secret: None,
-            active: true,
-            loopback_allowed: false,
-            disclose: crate::events::privacy::Disclosure {
-                content: false,
-                contact_details: false,
-            },
-        };
+        let cfg = EndpointConfig::sample("we_gone");
         dispatcher.ensure(cfg.clone()).await.unwrap();
         assert_eq!(dispatcher.live(), 1);
         dispatcher.remove(cfg.id.as_str());

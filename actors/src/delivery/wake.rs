@@ -24,23 +24,10 @@ pub fn endpoint_of(timer: &Timer) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{EndpointId, WorkspaceId};
 
     #[test]
     fn a_wake_up_names_its_endpoint_and_no_workspace_timer_is_taken_for_one() {
-        let cfg = EndpointConfig {
-            id: EndpointId::parse("we_one").unwrap(),
-            workspace_id: WorkspaceId::parse("ws_one").unwrap(),
-            url: "https://example.com/hook".into(),
-            secret: "s".into(),
-            previous_secret: None,
-            active: true,
-            loopback_allowed: false,
-            disclose: crate::events::privacy::Disclosure {
-                content: false,
-                contact_details: false,
-            },
-        };
+        let cfg = EndpointConfig::sample("we_one");
         let t = timer(&cfg, Utc::now());
         assert_eq!(endpoint_of(&t), Some("we_one"));
         let reminder = Timer::new(&cfg.workspace_id, "reminder/7", Utc::now());

@@ -444,6 +444,24 @@ pub struct EndpointConfig {
 }
 
 impl EndpointConfig {
+    /// An active endpoint `id` of workspace `ws_one` that discloses nothing, for tests.
+    #[cfg(test)]
+    pub fn sample(id: &str) -> Self {
+        Self {
+            id: crate::ids::EndpointId::parse(id).expect("an endpoint id"),
+            workspace_id: crate::ids::WorkspaceId::parse("ws_one").expect("a workspace id"),
+            url: "https://example.com/hook".into(),
+            secret: "s".into(),
+            previous_secret: None,
+            active: true,
+            loopback_allowed: false,
+            disclose: crate::events::privacy::Disclosure {
+                content: false,
+                contact_details: false,
+            },
+        }
+    }
+
     /// The secrets that sign at `now`: the current one, and the previous one until its
     /// overlap ends. Worked out per attempt, so a retry after the overlap carries one v1.
     pub fn secrets_at(&self, now: DateTime<Utc>) -> Vec<String> {

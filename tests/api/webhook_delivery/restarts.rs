@@ -152,8 +152,7 @@ async fn deleting_an_endpoint_while_its_deliveries_fail_leaves_none_of_them_behi
         let writes = async {
             for i in 0..20 {
                 let names: Vec<String> = (0..8).map(|w| format!("r{round}-{i}-{w}")).collect();
-                futures::future::join_all(names.iter().map(|n| new_tag(&app, &app.key, n)))
-                    .await;
+                futures::future::join_all(names.iter().map(|n| new_tag(&app, &app.key, n))).await;
             }
         };
         let delete = async {
