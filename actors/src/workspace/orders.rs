@@ -205,13 +205,14 @@ pub(super) fn handle(msg: OrderMsg, data: &mut WorkspaceData, ctx: &Ctx) -> Hand
             reply,
             o,
             change_order(data, ctx, id, |_, order| {
-                order.editable()?;
-                let item = order
+                // An unknown item is 404 whatever the order's state, as on removal.
+                let at = order
                     .items
-                    .iter_mut()
-                    .find(|i| i.id == item)
+                    .iter()
+                    .position(|i| i.id == item)
                     .ok_or(DomainError::NotFound("order item"))?;
-                item.quantity = quantity;
+                order.editable()?;
+                order.items[at].quantity = quantity;
                 Ok(())
             }),
         ),

@@ -223,6 +223,19 @@ async fn items_change_only_while_the_order_is_unfulfilled_and_unpaid() {
             ),
             ("remove", app.delete(&item_at(&o, &cake)).await),
         ];
+        // An item that is not there is 404 whatever the state.
+        let missing = format!("{}/items/999999", at(&o));
+        for r in [
+            app.patch(&missing, json!({"quantity": 3})).await,
+            app.delete(&missing).await,
+        ] {
+            if (r.status, r.code()) != (404, "not_found") {
+                wrong.push(format!(
+                    "missing item while {status}/{payment}: {}",
+                    r.status
+                ));
+            }
+        }
         for (what, r) in attempts {
             if (r.status, r.code()) != (409, "order_not_editable") {
                 wrong.push(format!(
