@@ -171,7 +171,11 @@ pub fn select_workspace(
             (workspace_id.clone(), Role::Owner, BTreeSet::new())
         }
         Principal::User { user_id, .. } => {
-            let membership = match headers.get(WORKSPACE_HEADER) {
+            // An empty header names no workspace: it is as if it were not sent.
+            let named = headers
+                .get(WORKSPACE_HEADER)
+                .filter(|raw| !raw.as_bytes().trim_ascii().is_empty());
+            let membership = match named {
                 Some(raw) => {
                     let id = raw
                         .to_str()
