@@ -10,8 +10,10 @@ use crate::helpers::*;
 use crate::orders::number;
 
 /// Texts no name may be: control characters anywhere, or nothing that shows.
-const UNFIT_NAMES: [&str; 8] = [
+const UNFIT_NAMES: [&str; 10] = [
     "vi\u{0}p",
+    "line\u{2028}separator",
+    "paragraph\u{2029}separator",
     "\u{0}",
     "a\u{1b}[31mb",
     "two\nlines",

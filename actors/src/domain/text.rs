@@ -24,7 +24,11 @@ pub fn is_invisible(c: char) -> bool {
 /// NFC text with no control characters (NUL, escape, line breaks...) and, unless empty,
 /// at least one character that shows.
 pub fn visible(value: &str) -> Result<String, String> {
-    if value.chars().any(char::is_control) {
+    // Line and paragraph separators break lines as control characters do.
+    if value
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
         return Err("must not contain control characters".into());
     }
     if !value.is_empty() && value.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
