@@ -72,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         .merge(endpoints::router())
         .layer(from_fn_with_state(state.clone(), pass_to_owner))
         .layer(from_fn_with_state(state.clone(), require_admin))
+        .layer(axum::middleware::from_fn(crate::http::json_rejections))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             crate::http::error::panicked,
         ))

@@ -94,6 +94,14 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             if let Some(syntax) = not_json(bytes) {
                 return Err(syntax);
             }
+            // Bytes that are not UTF-8, or an escape that is no character, inside a
+            // string: the text is no JSON, whatever its shape (400 as for a tree).
+            if matches!(
+                e.inner().classify(),
+                serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+            ) {
+                return Err(syntax_error(e.into_inner()));
+            }
             serde_json::from_slice(bytes)
                 .ok()
                 .and_then(|value| with_whole_numbers(&value))
@@ -407,6 +415,8 @@ mod tests {
             // Not JSON is 400 even when an earlier field already has the wrong type.
             (r#"{"count": "x", "name": "#, 400),
             (r#"{"name": "a"} trailing"#, 400),
+            (r#"{"name": "\ud800"}"#, 400),
+            ("{\"name\": \"a\u{fffd}\"}", 200),
             (r#"[1, 2]"#, 422),
             (r#""text""#, 422),
             (r#"{"count": "x", "name": "a"}"#, 422),
@@ -421,6 +431,15 @@ mod tests {
                 let from_tree = from_value::<Body>(&value).map_err(|e| e.status.as_u16());
                 assert_eq!(from_tree.err().unwrap_or(200), status, "{raw} from a tree");
             }
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf_8_inside_a_string_are_no_json() {
+        for raw in [&b"{\"name\": \"a\xff\"}"[..], b"{\"na\xc3\x28me\": \"a\"}"] {
+            let err = parse_json::<Body>(raw).expect_err("refused");
+            assert_eq!(err.status.as_u16(), 400, "{}", err.message);
+            assert_eq!(parse_value(raw).unwrap_err().status.as_u16(), 400);
         }
     }
 

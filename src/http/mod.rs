@@ -257,11 +257,30 @@ async fn unknown_route() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
 }
 
-/// axum answers a wrong method with an empty 405; give it the error envelope (a legacy
-/// route's own `{message}` on the legacy routes).
-async fn json_rejections(req: Request, next: Next) -> Response {
+/// axum answers a wrong method with an empty 405, and some malformed requests with a
+/// plain-text 400; give them the error envelope (a legacy route's own `{message}` on the
+/// legacy routes).
+pub async fn json_rejections(req: Request, next: Next) -> Response {
     let legacy = routes::legacy::is_legacy_path(req.uri().path());
     let response = next.run(req).await;
+    // The framework's own 400s (a path segment that is not UTF-8, for one) come as plain
+    // text: they get the error envelope like every other error.
+    let plain_text = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|ct| ct.as_bytes().starts_with(b"text/plain"));
+    if response.status() == StatusCode::BAD_REQUEST && plain_text {
+        let text = axum::body::to_bytes(response.into_body(), 4096)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let e = ApiError::bad_request(text);
+        return if legacy {
+            routes::legacy::LegacyError::from(e).into_response()
+        } else {
+            e.into_response()
+        };
+    }
     if response.status() == StatusCode::METHOD_NOT_ALLOWED
         && response.headers().get("content-type").is_none()
     {

@@ -247,3 +247,27 @@ async fn list_parameters_in_the_document_carry_their_types_and_bounds() {
         .unwrap()
         .contains("next_cursor"));
 }
+
+#[tokio::test]
+async fn a_path_segment_that_is_not_utf_8_gets_the_error_envelope() {
+    let app = spawn_app().await;
+    for (method, path) in [
+        (Method::GET, "/users/%ff"),
+        (Method::DELETE, "/orders/1/items/%ff"),
+        (Method::POST, "/conversations/1/messages/%ff/feedback"),
+        (Method::POST, "/webhooks/%ff/deliveries/1/redeliver"),
+    ] {
+        let r = app
+            .call(method.clone(), path)
+            .token(&app.key)
+            .json(json!({}))
+            .send()
+            .await;
+        r.expect_error(400, "invalid_request");
+    }
+    app.admin_call(Method::POST, "/admin/users/%ff/tokens")
+        .json(json!({}))
+        .send()
+        .await
+        .expect_error(400, "invalid_request");
+}
