@@ -69,7 +69,7 @@ pub struct LastDelivery {
     pub attempted_at: Timestamp,
 }
 
-/// A stored endpoint. `secret` and `previous_secret` never leave in a view.
+/// A stored endpoint. Its secrets never leave in a view.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Endpoint {
     /// Orders endpoints newest first.
@@ -88,6 +88,41 @@ pub struct Endpoint {
     pub status: EndpointStatus,
     pub disabled_reason: Option<String>,
     pub secret: String,
+    /// The secret the latest rotation replaced, and when its overlap ends.
+    pub previous_secret: Option<String>,
+    pub previous_secret_expires_at: Option<Timestamp>,
+    pub failure_count: u32,
+    pub failing_since: Option<Timestamp>,
+    pub last_delivery: Option<LastDelivery>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Secrets replaced by earlier rotations whose overlap has not ended, newest first
+    /// (at most [`MAX_OLDER_SECRETS`]): rotating twice within the overlap keeps both
+    /// replaced secrets signing. Last in the record, so a record stored before it existed
+    /// fails to read as this shape and is upgraded ([`EndpointV1`]).
+    pub older_secrets: Vec<(String, Timestamp)>,
+}
+
+/// How many secrets from rotations before the latest keep signing within their overlap.
+pub const MAX_OLDER_SECRETS: usize = 4;
+
+/// An endpoint as stored before `older_secrets` existed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointV1 {
+    pub seq: u64,
+    pub id: EndpointId,
+    pub url: String,
+    pub events: Vec<String>,
+    pub description: Option<String>,
+    pub filters: Filters,
+    pub include_content: bool,
+    pub include_contact_details: bool,
+    pub created_via: CreatedVia,
+    pub created_by: Option<String>,
+    pub hipaa: bool,
+    pub status: EndpointStatus,
+    pub disabled_reason: Option<String>,
+    pub secret: String,
     pub previous_secret: Option<String>,
     pub previous_secret_expires_at: Option<Timestamp>,
     pub failure_count: u32,
@@ -97,7 +132,64 @@ pub struct Endpoint {
     pub updated_at: Timestamp,
 }
 
+impl From<EndpointV1> for Endpoint {
+    fn from(e: EndpointV1) -> Self {
+        Self {
+            seq: e.seq,
+            id: e.id,
+            url: e.url,
+            events: e.events,
+            description: e.description,
+            filters: e.filters,
+            include_content: e.include_content,
+            include_contact_details: e.include_contact_details,
+            created_via: e.created_via,
+            created_by: e.created_by,
+            hipaa: e.hipaa,
+            status: e.status,
+            disabled_reason: e.disabled_reason,
+            secret: e.secret,
+            previous_secret: e.previous_secret,
+            previous_secret_expires_at: e.previous_secret_expires_at,
+            failure_count: e.failure_count,
+            failing_since: e.failing_since,
+            last_delivery: e.last_delivery,
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+            older_secrets: Vec::new(),
+        }
+    }
+}
+
 impl Endpoint {
+    /// Makes `secret` the signing secret: the one it replaces, and the earlier ones still
+    /// within their overlap, keep signing until their overlaps end.
+    pub fn rotate(&mut self, secret: String, now: DateTime<Utc>, until: DateTime<Utc>) {
+        let mut older: Vec<(String, Timestamp)> = Vec::new();
+        if let (Some(s), Some(t)) = (
+            self.previous_secret.take(),
+            self.previous_secret_expires_at.take(),
+        ) {
+            older.push((s, t));
+        }
+        older.append(&mut self.older_secrets);
+        older.retain(|(_, t)| t.get() > now);
+        older.truncate(MAX_OLDER_SECRETS);
+        self.older_secrets = older;
+        self.previous_secret = Some(std::mem::replace(&mut self.secret, secret));
+        self.previous_secret_expires_at = Some(Timestamp(until));
+    }
+
+    /// The replaced secrets and when each stops signing, newest first.
+    pub fn previous_secrets(&self) -> Vec<(String, DateTime<Utc>)> {
+        self.previous_secret
+            .clone()
+            .zip(self.previous_secret_expires_at.map(Timestamp::get))
+            .into_iter()
+            .chain(self.older_secrets.iter().map(|(s, t)| (s.clone(), t.get())))
+            .collect()
+    }
+
     /// Whether this endpoint may receive content or contact details at all.
     pub fn discloses(&self) -> bool {
         self.include_content || self.include_contact_details
@@ -432,8 +524,8 @@ pub struct EndpointConfig {
     pub url: String,
     /// The current signing secret.
     pub secret: String,
-    /// The previous secret and until when it still signs (the rotation overlap).
-    pub previous_secret: Option<(String, DateTime<Utc>)>,
+    /// Replaced secrets and until when each still signs (the rotation overlap).
+    pub previous_secrets: Vec<(String, DateTime<Utc>)>,
     /// Paused and disabled endpoints receive nothing; their deliveries wait.
     pub active: bool,
     /// Created by the operator: a loopback IP literal in `url` is reached (no other
@@ -452,7 +544,7 @@ impl EndpointConfig {
             workspace_id: crate::ids::WorkspaceId::parse("ws_one").expect("a workspace id"),
             url: "https://example.com/hook".into(),
             secret: "s".into(),
-            previous_secret: None,
+            previous_secrets: Vec::new(),
             active: true,
             loopback_allowed: false,
             disclose: crate::events::privacy::Disclosure {
@@ -462,15 +554,15 @@ impl EndpointConfig {
         }
     }
 
-    /// The secrets that sign at `now`: the current one, and the previous one until its
+    /// The secrets that sign at `now`: the current one, and each replaced one until its
     /// overlap ends. Worked out per attempt, so a retry after the overlap carries one v1.
     pub fn secrets_at(&self, now: DateTime<Utc>) -> Vec<String> {
-        let mut out = vec![self.secret.clone()];
-        if let Some((old, until)) = &self.previous_secret {
-            if now < *until {
-                out.push(old.clone());
-            }
-        }
-        out
+        let still = self
+            .previous_secrets
+            .iter()
+            .filter(|(_, until)| now < *until);
+        std::iter::once(self.secret.clone())
+            .chain(still.map(|(old, _)| old.clone()))
+            .collect()
     }
 }

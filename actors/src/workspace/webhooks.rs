@@ -7,21 +7,23 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{answer, finish, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{
+    answer, finish, load_upgrading, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData,
+};
 use crate::delivery::record::{self, Delivery, DeliveryStatus};
 use crate::delivery::sender::Outcome;
 use crate::delivery::Report;
 use crate::domain::page::{Page, PageRequest};
-use crate::domain::webhook::EndpointConfig;
 use crate::domain::webhook::{
     CreatedVia, Endpoint, EndpointChange, EndpointStatus, EndpointView, Filters, LastDelivery,
     Notification, MAX_ENDPOINTS, OPERATOR,
 };
+use crate::domain::webhook::{EndpointConfig, EndpointV1};
 use crate::domain::DomainError;
 use crate::events::privacy::{redact, Disclosure};
 use crate::events::{catalog, subscription, DomainEvent, Envelope, Origin};
 use crate::ids::{EndpointId, EventId, WorkspaceId};
-use crate::store::{Batch, Store};
+use crate::store::{decode, Batch, Store};
 
 /// Who is changing an endpoint, for the rules that depend on it.
 #[derive(Debug, Clone)]
@@ -96,7 +98,13 @@ pub struct Webhooks {
 impl Webhooks {
     pub fn load(store: &Store, ws: &WorkspaceId) -> Result<Self, DomainError> {
         let mut w = Self::default();
-        for (_, e) in store.scan::<Endpoint>(&record_prefix(ws, KIND))? {
+        // Endpoints stored before `older_secrets` existed read in their first shape.
+        let endpoints = load_upgrading(store, ws, KIND, |key, raw, writes| {
+            let e = Endpoint::from(decode::<EndpointV1>(raw)?);
+            writes.put(key, &e)?;
+            Ok(Some(e))
+        })?;
+        for e in endpoints {
             w.seq_of.insert(e.id.clone(), e.seq);
             w.by_seq.insert(e.seq, e);
         }
@@ -135,10 +143,7 @@ impl Webhooks {
             workspace_id: ws.clone(),
             url: e.url.clone(),
             secret: e.secret.clone(),
-            previous_secret: e
-                .previous_secret
-                .clone()
-                .zip(e.previous_secret_expires_at.map(Timestamp::get)),
+            previous_secrets: e.previous_secrets(),
             active: e.status == EndpointStatus::Active,
             loopback_allowed: e.created_by.as_deref() == Some(OPERATOR),
             disclose: disclosure(e),
@@ -380,6 +385,7 @@ fn create(
         secret: secret.clone(),
         previous_secret: None,
         previous_secret_expires_at: None,
+        older_secrets: Vec::new(),
         failure_count: 0,
         failing_since: None,
         last_delivery: None,
@@ -469,8 +475,7 @@ fn rotate(
         chrono::Duration::from_std(ctx.dispatcher.settings().secret_overlap).unwrap_or_default();
     let until = ctx.now + overlap;
     let secret = crate::events::signature::new_secret();
-    e.previous_secret = Some(std::mem::replace(&mut e.secret, secret.clone()));
-    e.previous_secret_expires_at = Some(until);
+    e.rotate(secret.clone(), *ctx.now, *until);
     e.updated_at = ctx.now;
     let mut writes = Batch::default();
     data.webhooks.put(ctx, e.clone(), &mut writes)?;
@@ -594,5 +599,101 @@ fn resource_type(prefix: &str) -> &'static str {
         "credits" => "credits",
         "tag" => "tag",
         _ => "event",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(millis: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(millis).unwrap()
+    }
+
+    fn stored_before_older_secrets() -> EndpointV1 {
+        let t = Timestamp(at(1_795_000_000_000));
+        EndpointV1 {
+            seq: 3,
+            id: EndpointId::parse("we_old").unwrap(),
+            url: "https://hooks.example.com/a".into(),
+            events: vec!["tag.*".into()],
+            description: None,
+            filters: Filters::default(),
+            include_content: false,
+            include_contact_details: false,
+            created_via: CreatedVia::Api,
+            created_by: None,
+            hipaa: false,
+            status: EndpointStatus::Active,
+            disabled_reason: None,
+            secret: "whsec_now".into(),
+            previous_secret: Some("whsec_before".into()),
+            previous_secret_expires_at: Some(t),
+            failure_count: 0,
+            failing_since: None,
+            last_delivery: None,
+            created_at: t,
+            updated_at: t,
+        }
+    }
+
+    #[test]
+    fn an_endpoint_stored_before_older_secrets_loads_and_is_stored_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ws = WorkspaceId::generate();
+        let key = super::super::record_key(&ws, KIND, 3);
+        let mut batch = Batch::default();
+        batch
+            .put(key.clone(), &stored_before_older_secrets())
+            .unwrap();
+        store.apply(batch).unwrap();
+
+        let hooks = Webhooks::load(&store, &ws).unwrap();
+        let e = hooks.get("we_old").unwrap();
+        assert_eq!(e, &Endpoint::from(stored_before_older_secrets()));
+        assert_eq!(
+            e.previous_secrets(),
+            vec![("whsec_before".into(), at(1_795_000_000_000))]
+        );
+        let again: Endpoint = store
+            .get(&key)
+            .unwrap()
+            .expect("stored in the current shape");
+        assert_eq!(&again, e);
+    }
+
+    #[test]
+    fn rotations_keep_replaced_secrets_until_their_overlaps_end_and_at_most_a_few() {
+        let mut e = Endpoint::from(stored_before_older_secrets());
+        e.previous_secret = None;
+        e.previous_secret_expires_at = None;
+        let hour = 3_600_000;
+        let day = 24 * hour;
+        let start = 1_800_000_000_000;
+        // Eight rotations an hour apart, each replaced secret overlapping a day.
+        for n in 0..8 {
+            let now = at(start + n * hour);
+            e.rotate(format!("whsec_{n}"), now, at(start + n * hour + day));
+        }
+        let now = at(start + 7 * hour);
+        let cfg = Webhooks::config(&WorkspaceId::generate(), &e);
+        let signing = cfg.secrets_at(now);
+        assert_eq!(signing[0], "whsec_7");
+        assert_eq!(
+            signing[1..],
+            ["whsec_6", "whsec_5", "whsec_4", "whsec_3", "whsec_2"]
+        );
+        // A day after the fourth rotation, the secrets it and the ones before replaced
+        // stop signing.
+        let later = at(start + 3 * hour + day + 1);
+        assert_eq!(
+            cfg.secrets_at(later)[1..],
+            ["whsec_6", "whsec_5", "whsec_4", "whsec_3"]
+        );
+        // A rotation after every overlap ended keeps just the secret it replaces.
+        e.rotate("whsec_9".into(), at(start + 9 * day), at(start + 10 * day));
+        assert_eq!(e.previous_secrets().len(), 1);
+        assert!(e.older_secrets.is_empty());
     }
 }

@@ -133,6 +133,46 @@ async fn a_change_made_with_a_persons_oauth_token_names_a_human_actor() {
 // ----- 5. Secret rotation -----
 
 #[tokio::test]
+async fn a_second_rotation_inside_the_overlap_keeps_every_replaced_secret_signing() {
+    let clock = ManualClock::new(chrono::Utc::now());
+    let app = spawn_clocked_webhook_app(clock.clone(), |_| {}).await;
+    let rx = TestReceiver::start().await;
+    let (id, first) = hook(&app, &rx.url, &["tag.*"]).await;
+    let rotate = || async {
+        let r = app
+            .post(&format!("/webhooks/{id}/rotate-secret"), json!({}))
+            .await
+            .ok();
+        r["secret"].as_str().unwrap().to_string()
+    };
+    let second = rotate().await;
+    clock.advance(HOUR);
+    let third = rotate().await;
+
+    new_tag(&app, &app.key, "after two rotations").await;
+    let r = &rx.wait_for(1).await[0];
+    let signed: Vec<String> = [&third, &second, &first]
+        .iter()
+        .map(|s| signature::sign(s, r.signed_at(), &r.body))
+        .collect();
+    assert_eq!(
+        r.signatures(),
+        signed,
+        "newest first, each replaced one still signing"
+    );
+
+    // Each replaced secret stops 24 hours after the rotation that replaced it.
+    clock.advance(23 * HOUR + Duration::from_secs(60));
+    new_tag(&app, &app.key, "the first overlap is over").await;
+    let r = &rx.wait_for(2).await[1];
+    let signed: Vec<String> = [&third, &second]
+        .iter()
+        .map(|s| signature::sign(s, r.signed_at(), &r.body))
+        .collect();
+    assert_eq!(r.signatures(), signed);
+}
+
+#[tokio::test]
 async fn after_a_rotation_both_secrets_verify_until_the_overlap_ends() {
     let clock = ManualClock::new(chrono::Utc::now());
     let app = spawn_clocked_webhook_app(clock.clone(), |_| {}).await;
