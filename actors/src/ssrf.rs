@@ -230,8 +230,22 @@ fn embedded_v4(hi: u16, lo: u16) -> Ipv4Addr {
     Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo))
 }
 
+/// A host no request could reach: no name at all, or a name that is no dotted run of
+/// letters, digits, `-` and `_` (`.`, `-`, `a..b`).
 fn host_is_empty(host: &Host<&str>) -> bool {
-    matches!(host, Host::Domain(d) if d.is_empty())
+    let Host::Domain(d) = host else {
+        return false;
+    };
+    let name = d.strip_suffix('.').unwrap_or(d);
+    name.is_empty()
+        || name.split('.').any(|label| {
+            label.is_empty()
+                || label.starts_with('-')
+                || label.ends_with('-')
+                || !label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
 }
 
 /// `localhost` and `*.localhost` always mean this machine (RFC 6761), whatever DNS says.
@@ -337,6 +351,25 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_host_no_request_could_reach_is_invalid() {
+        for raw in [
+            "https://./",
+            "https://-/",
+            "https://a..b/",
+            "https://-a.example/",
+        ] {
+            assert_invalid(raw, true);
+        }
+        // Slashes collapse in a special scheme: this is https://x/ and is taken so.
+        assert_eq!(
+            check_webhook_url("https:///x", false).unwrap().as_str(),
+            "https://x/"
+        );
+        assert_allowed("https://hooks.example.com./in");
+        assert_allowed("https://my_host.example.com/in");
     }
 
     // --- IPv4 literals ---

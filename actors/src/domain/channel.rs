@@ -316,8 +316,9 @@ impl ChannelChange {
                 None
             }
             None => None,
+            // Stored as parsed, as every send reads it.
             Some(u) => match check_webhook_url(&u, allow_private) {
-                Ok(_) => Some(u),
+                Ok(parsed) => Some(parsed.to_string()),
                 Err(UrlProblem::Invalid(m)) => {
                     c.fail("relay_url", m);
                     None

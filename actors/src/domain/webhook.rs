@@ -321,8 +321,9 @@ impl EndpointChange {
                 None
             }
             None => None,
+            // Stored as parsed (`https:///x` is `https://x/`), as every sender reads it.
             Some(u) => match check_webhook_url(&u, allow_private) {
-                Ok(_) => Some(u),
+                Ok(parsed) => Some(parsed.to_string()),
                 Err(UrlProblem::Invalid(m)) => {
                     c.fail("url", m);
                     None

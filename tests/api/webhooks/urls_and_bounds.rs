@@ -36,6 +36,13 @@ async fn http_urls_and_urls_over_2048_chars_are_refused_when_private_addresses_a
         app.post("/webhooks", json!({"url": SAFE_URL})).await,
         "events",
     );
+    // A host no request could reach is no URL; one spelled oddly is kept as it is read.
+    for url in ["https://./", "https://-/", "https://-x.example.com/"] {
+        invalid(app.post("/webhooks", body(url)).await, "url");
+    }
+    let (id, _) = new_endpoint(&app, body("https:///hooks.example.com")).await;
+    let e = app.get(&format!("/webhooks/{id}")).await.ok();
+    assert_eq!(e["url"], "https://hooks.example.com/");
 }
 
 #[tokio::test]
