@@ -311,7 +311,7 @@ impl RunningApp {
                 "in-flight requests did not finish within the grace period"
             );
         }
-        self.state.dispatcher.stop_all();
+        self.state.dispatcher.drain(grace).await;
         self.state.relays.stop_all();
         self.state.registry.shutdown(grace).await;
         let store = self.store.clone();

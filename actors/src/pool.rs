@@ -105,6 +105,28 @@ impl<M: ractor::Message> Pool<M> {
         self.book.leave(key, stats);
     }
 
+    /// Tells every actor `msg()` and waits, up to `wait`, for each to stop on its own
+    /// (a shutdown that lets work in flight end); the rest are stopped then.
+    pub async fn drain(&self, msg: impl Fn() -> M, wait: std::time::Duration) {
+        let actors: Vec<(String, ActorRef<M>)> = self
+            .actors
+            .iter()
+            .map(|a| (a.key().clone(), a.value().clone()))
+            .collect();
+        for (key, actor) in &actors {
+            self.tell(key, actor, msg());
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        while actors
+            .iter()
+            .any(|(_, a)| a.get_status() != ractor::ActorStatus::Stopped)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        self.stop_all();
+    }
+
     /// Stops every actor (shutdown).
     pub fn stop_all(&self) {
         for a in self.actors.iter() {

@@ -342,9 +342,12 @@ impl Dispatcher {
             .await
     }
 
-    /// Stops every delivery actor (shutdown); pending deliveries stay stored.
-    pub fn stop_all(&self) {
-        self.0.actors.stop_all();
+    /// Shutdown: every endpoint actor starts no new attempt and stops once its attempts
+    /// in flight have ended and been recorded, for up to `wait`; the rest are stopped
+    /// then (an attempt cut that way is retried after the restart). Pending deliveries
+    /// stay stored.
+    pub async fn drain(&self, wait: Duration) {
+        self.0.actors.drain(|| EndpointMsg::Drain, wait).await;
     }
 }
 

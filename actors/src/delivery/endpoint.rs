@@ -61,6 +61,9 @@ pub enum EndpointMsg {
     },
     /// The endpoint was deleted: forget its deliveries and stop.
     Remove,
+    /// The service is stopping: start no new attempt, and stop once those in flight
+    /// have ended and been recorded.
+    Drain,
 }
 
 impl EndpointMsg {
@@ -75,6 +78,7 @@ impl EndpointMsg {
             EndpointMsg::List { .. } => "list",
             EndpointMsg::Redeliver { .. } => "redeliver",
             EndpointMsg::Remove => "remove",
+            EndpointMsg::Drain => "drain",
         }
     }
 }
@@ -116,6 +120,8 @@ pub struct EndpointState {
     /// The highest id read from the pending index.
     seen_up_to: u64,
     last_message: Instant,
+    /// Stopping with the service: no new attempts start.
+    draining: bool,
 }
 
 impl Actor for EndpointActor {
@@ -146,6 +152,7 @@ impl Actor for EndpointActor {
             finished: Finished::default(),
             seen_up_to: 0,
             last_message: Instant::now(),
+            draining: false,
         };
         state.load_new()?;
         Ok(state)
@@ -163,6 +170,9 @@ impl Actor for EndpointActor {
             state.last_message = started;
         }
         let outcome = state.handle(&myself, msg).await;
+        if state.draining && state.in_flight.is_empty() && state.finished.is_empty() {
+            myself.stop(Some("drained".into()));
+        }
         if outcome.is_err() {
             // The error stops the actor: the next use starts a fresh one from the store.
             (state.on_stop)(&state.cfg.id, myself.get_id(), &state.stats);
@@ -218,6 +228,7 @@ impl EndpointState {
                 self.forget_all()?;
                 myself.stop(Some("endpoint deleted".into()));
             }
+            EndpointMsg::Drain => self.draining = true,
         }
         Ok(())
     }
@@ -252,7 +263,7 @@ impl EndpointState {
     ) -> Result<(), DomainError> {
         let now = self.ctx.now();
         let mut wave = Vec::new();
-        if self.cfg.active {
+        if self.cfg.active && !self.draining {
             let room = self.window.pipeline().saturating_sub(self.in_flight.len());
             while wave.len() < room {
                 match self.queue.first() {

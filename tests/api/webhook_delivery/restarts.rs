@@ -166,3 +166,24 @@ async fn deleting_an_endpoint_while_its_deliveries_fail_leaves_none_of_them_behi
     app.stop().await;
     crate::store_safety::assert_store_checks_once_released(app.dir.path()).await;
 }
+
+#[tokio::test]
+async fn a_stop_waits_for_the_attempt_in_flight_instead_of_cutting_it() {
+    let app = spawn_webhook_app().await;
+    let (rx, id) = tag_hook(&app).await;
+    // Answered well within the stop's grace period (10 s by default).
+    rx.answer_after(Duration::from_millis(700));
+    new_tag(&app, &app.key, "in flight at the stop").await;
+    rx.wait_for(1).await;
+
+    let app = restart_webhook_app(app, |_| {}).await;
+    rx.respond_with(200);
+    let d = deliveries_when(&app, &id, "the delivery", |d| d[0]["status"] != "pending").await;
+    assert_eq!(d[0]["status"], "delivered", "{}", d[0]);
+    assert_eq!(
+        d[0]["attempt_count"], 1,
+        "not cut, not sent again: {}",
+        d[0]
+    );
+    rx.stays_at(1, Duration::from_millis(300)).await;
+}
