@@ -171,11 +171,7 @@ pub fn select_workspace(
             (workspace_id.clone(), Role::Owner, BTreeSet::new())
         }
         Principal::User { user_id, .. } => {
-            // An empty header names no workspace: it is as if it were not sent.
-            let named = headers
-                .get(WORKSPACE_HEADER)
-                .filter(|raw| !raw.as_bytes().trim_ascii().is_empty());
-            let membership = match named {
+            let membership = match headers.get(WORKSPACE_HEADER) {
                 Some(raw) => {
                     let id = raw
                         .to_str()
