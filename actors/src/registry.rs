@@ -347,19 +347,36 @@ impl Registry {
         )))
     }
 
-    /// Sends without waiting for an answer (tests use it to crash an actor).
+    /// Sends without waiting for an answer (due timers, delivery and relay outcomes; tests
+    /// use it to crash an actor). An actor that stopped or is passivating refuses the
+    /// message and hands it back: it goes to a fresh actor, as a call does, rather than
+    /// being lost.
     pub async fn tell(&self, ws: &WorkspaceId, msg: WorkspaceMsg) -> Result<(), DomainError> {
-        let actor = self.actor(ws).await?;
-        let stats = self.inner.book.get(ws.as_str());
-        if let Some(s) = &stats {
-            s.sent();
-        }
-        actor.send_message(msg).map_err(|e| {
+        let mut msg = msg;
+        for _ in 0..3 {
+            let actor = self.actor(ws).await?;
+            let stats = self.inner.book.get(ws.as_str());
+            if let Some(s) = &stats {
+                s.sent();
+            }
+            let refused = match actor.send_message(msg) {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
             if let Some(s) = &stats {
                 s.received();
             }
-            DomainError::Internal(e.to_string())
-        })
+            match refused {
+                MessagingErr::SendErr(back) => {
+                    self.inner.forget(ws, actor.get_id());
+                    msg = back;
+                }
+                other => return Err(DomainError::Internal(other.to_string())),
+            }
+        }
+        Err(DomainError::Internal(format!(
+            "workspace {ws} could not be reached"
+        )))
     }
 
     /// Stops every actor, letting each finish what is in its mailbox.

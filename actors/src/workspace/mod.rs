@@ -889,6 +889,35 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_message_told_to_an_actor_that_stopped_taking_messages_reaches_a_fresh_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let reg = registry(&store).await;
+        let ws = WorkspaceId::generate();
+        create(&reg, &ws, "Ada").await.unwrap();
+        // As a passivating actor does: it refuses messages from now on.
+        reg.actor(&ws).await.unwrap().drain().unwrap();
+        let input: ContactInput =
+            serde_json::from_value(serde_json::json!({"first_name": "Bea"})).unwrap();
+        let told = ContactMsg::Create {
+            origin: Origin::system(),
+            new: NewContact::parse(input).unwrap(),
+            reply: super::unanswered(),
+        };
+        reg.tell(&ws, told.into())
+            .await
+            .expect("handed to a fresh actor");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while contacts(&reg, &ws).await < 2 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the told message was lost"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     #[test]
     fn a_message_is_named_for_metrics_by_its_resource_and_operation() {
         let (tx, _rx) = tokio::sync::oneshot::channel();
