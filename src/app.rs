@@ -312,7 +312,7 @@ impl RunningApp {
             );
         }
         self.state.dispatcher.drain(grace).await;
-        self.state.relays.stop_all();
+        self.state.relays.drain(grace).await;
         self.state.registry.shutdown(grace).await;
         let store = self.store.clone();
         match tokio::task::spawn_blocking(move || store.flush_now()).await {

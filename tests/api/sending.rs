@@ -454,3 +454,21 @@ async fn a_pending_send_survives_kill_9_and_goes_out_after_the_restart() {
     }
     relay.stays_at(2, Duration::from_millis(300)).await;
 }
+
+#[tokio::test]
+async fn a_stop_waits_for_the_relay_send_in_flight_instead_of_cutting_it() {
+    let app = spawn_relay_app().await;
+    let relay = TestReceiver::start().await;
+    connect(&app, "chan_a", &relay.url).await;
+    let c = conversation(&app, "chan_a").await;
+    // Answered well within the stop's grace period (10 s by default).
+    relay.answer_after(Duration::from_millis(700));
+    let m = team_reply(&app, c, "Your order shipped").await;
+    relay.wait_for(1).await;
+
+    let app = app.restart_with(fast_relays).await;
+    relay.respond_with(200);
+    let sent = message_when(&app, c, &m, "sent").await;
+    assert_eq!(sent["status"], "sent");
+    relay.stays_at(1, Duration::from_millis(300)).await;
+}

@@ -32,6 +32,9 @@ pub enum RelayMsg {
     },
     /// The connection was deleted: forget its sends and stop.
     Remove,
+    /// The service is stopping: start no new send, and stop once those in flight have
+    /// ended and been recorded.
+    Drain,
 }
 
 impl RelayMsg {
@@ -42,6 +45,7 @@ impl RelayMsg {
             RelayMsg::Tick => "tick",
             RelayMsg::Done { .. } => "send_done",
             RelayMsg::Remove => "remove",
+            RelayMsg::Drain => "drain",
         }
     }
 }
@@ -57,6 +61,8 @@ pub struct RelayState {
     pending: BTreeMap<MessageId, PendingSend>,
     in_flight: HashSet<MessageId>,
     seen_up_to: u64,
+    /// Stopping with the service: no new sends start.
+    draining: bool,
 }
 
 impl Actor for RelayActor {
@@ -78,6 +84,7 @@ impl Actor for RelayActor {
             pending: BTreeMap::new(),
             in_flight: HashSet::new(),
             seen_up_to: 0,
+            draining: false,
         };
         state.load_new()?;
         state.send_due(&myself);
@@ -104,8 +111,13 @@ impl Actor for RelayActor {
                 myself.stop(Some("channel connection deleted".into()));
                 return Ok(());
             }
+            RelayMsg::Drain => state.draining = true,
         }
-        state.send_due(&myself);
+        if !state.draining {
+            state.send_due(&myself);
+        } else if state.in_flight.is_empty() {
+            myself.stop(Some("drained".into()));
+        }
         if kind != "tick" {
             state.stats.handled(kind, started);
         }

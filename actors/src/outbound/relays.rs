@@ -137,8 +137,10 @@ impl Relays {
         }
     }
 
-    /// Stops every relay actor (shutdown); pending sends stay stored.
-    pub fn stop_all(&self) {
-        self.actors.stop_all();
+    /// Shutdown: every relay actor starts no new send and stops once its sends in flight
+    /// have ended and been recorded, for up to `wait`; the rest are stopped then (a send
+    /// cut that way goes out again after the restart). Pending sends stay stored.
+    pub async fn drain(&self, wait: std::time::Duration) {
+        self.actors.drain(|| RelayMsg::Drain, wait).await;
     }
 }
