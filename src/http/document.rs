@@ -69,9 +69,23 @@ fn add_schemas(doc: &mut Value) {
         ("ContactPatchInput", "first_name"),
         ("ContactPatchInput", "last_name"),
         ("ProductInput", "name"),
+        ("NewBookingInput", "service"),
+        ("BookingPatchInput", "service"),
+        ("ItemInput", "name"),
     ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
             f["pattern"] = json!(PRINTABLE);
+        }
+    }
+    // Lists of names: each a printable name too.
+    for (schema, field, max) in [
+        ("ContactInput", "tags", 80),
+        ("ProductInput", "tags", 100),
+        ("ProductInput", "categories", 100),
+    ] {
+        if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
+            f["items"] =
+                json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": PRINTABLE});
         }
     }
     // Phones, countries and currencies as the domain checks them (any case, trimmed).
@@ -225,7 +239,7 @@ fn any_case_of<'a>(codes: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// Text with something besides spaces and no control characters.
-const PRINTABLE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
+const PRINTABLE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029][^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$";
 
 /// Integer fields are 64-bit: unsigned ones (ids, counts) up to u64::MAX, signed up to
 /// i64::MAX, unless a tighter bound is documented.
@@ -912,6 +926,7 @@ mod tests {
             ("   ", false),
             ("a\u{1}", false),
             ("a\u{85}", false),
+            ("line\u{2028}separator", false),
         ] {
             assert_eq!(printable.is_valid(&json!(text)), ok, "{text:?}");
         }
