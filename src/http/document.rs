@@ -172,17 +172,42 @@ fn add_schemas(doc: &mut Value) {
     }
     for field in ["url", "image_url"] {
         if let Some(f) = schemas.pointer_mut(&format!("/ProductInput/properties/{field}")) {
-            f["pattern"] = json!(WEB_URL);
+            f["pattern"] = json!(url_pattern("https?"));
             f["maxLength"] = json!(2048);
         }
     }
     if let Some(f) = schemas.pointer_mut("/ProductInput/properties/images") {
-        f["items"] = json!({"type": "string", "maxLength": 2048, "pattern": WEB_URL});
+        f["items"] = json!({"type": "string", "maxLength": 2048, "pattern": url_pattern("https?")});
     }
     for field in ["followup_after", "auto_close_after"] {
         if let Some(f) = schemas.pointer_mut(&format!("/AiSettingsPatch/properties/{field}")) {
             f["pattern"] = json!(SPAN);
         }
+    }
+    for pointer in [
+        "/DocumentInput/properties/url",
+        "/NewCallInput/properties/recording_url",
+    ] {
+        if let Some(f) = schemas.pointer_mut(pointer) {
+            f["pattern"] = json!(url_pattern("https"));
+        }
+    }
+    for schema in ["ContactInput", "ContactPatchInput"] {
+        for field in ["chan_a_username", "chan_c_username", "chan_e_username"] {
+            if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
+                f["pattern"] = json!(USERNAME);
+            }
+        }
+    }
+    if let Some(f) = schemas.pointer_mut("/FaqEntry/properties/answer") {
+        *f = json!({"type": "string", "minLength": 1, "maxLength": 10_000, "pattern": "\\S"});
+    }
+    if let Some(f) = schemas.pointer_mut("/ProductInput/properties/stock_quantity") {
+        f["minimum"] = json!(0);
+    }
+    // A new booking starts pending or confirmed.
+    if let Some(f) = schemas.pointer_mut("/NewBookingInput/properties/status") {
+        *f = json!({"type": ["string", "null"], "enum": ["pending", "confirmed", null]});
     }
     if let Some(f) = schemas.pointer_mut("/AiSettingsPatch/properties/appointment_reminders") {
         f["items"] = json!({"type": "string", "pattern": SPAN});
@@ -209,14 +234,20 @@ const EMAIL: &str = concat!(
     "@[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?){1,3}$"
 );
 
-/// An http or https address with a named host (its last label starts with a letter, so
-/// it never reads as an IP address; no `--`, so never a punycode label).
-const WEB_URL: &str = concat!(
-    "^https?://([A-Za-z0-9]{1,10}(-[A-Za-z0-9]{1,10}){0,2}\\.){0,3}",
-    "[A-Za-z][A-Za-z0-9]{0,9}(-[A-Za-z0-9]{1,10}){0,2}",
-    "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?",
-    "([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$"
-);
+/// An address of `scheme` (a regular expression: `https?`, `https`) with a named host (its
+/// last label starts with a letter, so it never reads as an IP address; no `--`, so never
+/// a punycode label).
+fn url_pattern(scheme: &str) -> String {
+    format!(
+        "^{scheme}://([A-Za-z0-9]{{1,10}}(-[A-Za-z0-9]{{1,10}}){{0,2}}\\.){{0,3}}{}{}{}",
+        "[A-Za-z][A-Za-z0-9]{0,9}(-[A-Za-z0-9]{1,10}){0,2}",
+        "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?",
+        "([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$"
+    )
+}
+
+/// A username as the domain takes it: no spaces, one leading `@` at most (dropped).
+const USERNAME: &str = "^@?[^\\s@][^\\s]{0,98}$";
 
 /// A duration of up to 365 days: seconds and minutes up to 9999, hours up to 999, days up
 /// to 365.
@@ -849,7 +880,30 @@ mod tests {
             "http://a.1",
             "http://xn--a.b",
         ];
-        check(WEB_URL, &urls, &not_urls);
+        check(&url_pattern("https?"), &urls, &not_urls);
+        let https = [
+            "https://a.b/c",
+            "https://files.example-1.com:8443/r.pdf?x=1",
+        ];
+        check(
+            &url_pattern("https"),
+            &https,
+            &["http://a.b/c", "https://a.1/"],
+        );
+        for url in https {
+            assert!(
+                switchboard_actors::domain::document::https_url(url).is_ok(),
+                "{url}"
+            );
+        }
+        let names = ["ann_a", "@ann", "a@b", "x"];
+        check(USERNAME, &names, &["", "@", "a b", " a", "@@"]);
+        for name in names {
+            assert!(
+                switchboard_actors::domain::contact::username(name).is_ok(),
+                "{name}"
+            );
+        }
         for url in urls {
             assert!(
                 switchboard_actors::domain::product::web_url(url).is_ok(),
