@@ -13,7 +13,7 @@ use switchboard_actors::ids::EndpointId;
 use switchboard_actors::ssrf::is_loopback_literal;
 use switchboard_actors::workspace::{EndpointCaller, WebhookMsg};
 
-use crate::http::error::{ApiError, ApiResult};
+use crate::http::error::ApiResult;
 use crate::http::extract::ApiJson;
 use crate::http::object::Obj;
 use crate::http::routes::webhooks::{CreatedEndpoint, EndpointDeleted};
@@ -79,8 +79,8 @@ async fn remove(
     Path((id, endpoint_id)): Path<(String, String)>,
 ) -> ApiResult<Json<EndpointDeleted>> {
     let ws = super::known_workspace(&app, &id)?;
-    let endpoint =
-        EndpointId::parse(&endpoint_id).ok_or_else(|| ApiError::not_found("webhook endpoint"))?;
+    // Malformed is 400, as on the API's own routes; well-formed and unknown is 404.
+    let endpoint = crate::http::extract::parse_string_id(&endpoint_id, EndpointId::parse)?;
     let id = app
         .registry
         .call(&ws, |reply| {

@@ -221,6 +221,11 @@ async fn only_the_admin_token_may_point_an_endpoint_at_a_loopback_address() {
         .send()
         .await
         .expect_error(404, "not_found");
+    // A malformed endpoint id is 400, as on the API's own routes.
+    app.admin_call(Method::DELETE, &format!("{path}/nope"))
+        .send()
+        .await
+        .expect_error(400, "invalid_request");
     app.admin_post(
         "/admin/workspaces/ws_nope/webhooks",
         json!({"url": "http://127.0.0.1:9/hook", "events": ["*"]}),
