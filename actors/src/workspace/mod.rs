@@ -847,10 +847,15 @@ mod tests {
         .unwrap()
     }
 
+    /// A contact named `name`, as a create would take it.
+    fn named(name: &str) -> NewContact {
+        let input: ContactInput =
+            serde_json::from_value(serde_json::json!({"first_name": name})).expect("input");
+        NewContact::parse(input).expect("a valid contact")
+    }
+
     async fn create(reg: &Registry, ws: &WorkspaceId, name: &str) -> Result<(), DomainError> {
-        let input: ContactInput = serde_json::from_value(serde_json::json!({"first_name": name}))
-            .map_err(|e| DomainError::Internal(e.to_string()))?;
-        let new = NewContact::parse(input).map_err(|_| DomainError::Internal("input".into()))?;
+        let new = named(name);
         reg.call(ws, |reply| {
             ContactMsg::Create {
                 origin: Origin::system(),
@@ -898,11 +903,9 @@ mod tests {
         create(&reg, &ws, "Ada").await.unwrap();
         // As a passivating actor does: it refuses messages from now on.
         reg.actor(&ws).await.unwrap().drain().unwrap();
-        let input: ContactInput =
-            serde_json::from_value(serde_json::json!({"first_name": "Bea"})).unwrap();
         let told = ContactMsg::Create {
             origin: Origin::system(),
-            new: NewContact::parse(input).unwrap(),
+            new: named("Bea"),
             reply: super::unanswered(),
         };
         reg.tell(&ws, told.into())
