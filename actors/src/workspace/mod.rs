@@ -553,9 +553,10 @@ impl Actor for WorkspaceActor {
             // and flushed (the store makes reads wait for it), and the reply waits for the
             // flush. A failed write comes back as `Reload`.
             let on_failure = reload_on_failure(&myself, state);
-            let after = after_commit(&myself, state, turns, wake);
-            if let Err(e) = pending.commit(&state.args, &state.data, on_failure, after) {
-                reload(state, &e);
+            let after = after_commit(state, wake);
+            match pending.commit(&state.args, &state.data, on_failure, after) {
+                Ok(()) => start_turns(&myself, state, turns),
+                Err(e) => reload(state, &e),
             }
         }
         if reload_now {
@@ -598,39 +599,40 @@ fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, state: &WorkspaceState) ->
     })
 }
 
-/// What a change starts once it is durable: the AI turns it asked for (each runs beside
-/// the actor and sends its outcome back as a message) and the relay actors of
-/// connections with new pending sends. Runs from the commit's own acknowledgement, so a
-/// turn never starts before the customer's message is on disk.
-fn after_commit(
+/// What a change starts once it is durable: the relay actors of connections with new
+/// pending sends (they read the sends from the store).
+fn after_commit(state: &WorkspaceState, wake: Vec<RelayConfig>) -> Option<AfterCommit> {
+    if wake.is_empty() {
+        return None;
+    }
+    let relays = state.args.relays.clone();
+    Some(Box::new(move || relays.wake(wake)))
+}
+
+/// Starts the AI turns a change asked for, as soon as its writes are queued: each runs
+/// beside the actor and sends its outcome back as a message. A turn need not wait for the
+/// customer's message to be on disk: its outcome is committed behind that message on the
+/// one ordered write path (never durable without it; a write the store refuses makes it
+/// refuse the later ones too), and a reply goes out only once its own change is durable.
+/// So the AI answers while the message is flushed, and both often land in one applied
+/// batch, where the conversation is written once and the turn's timer is never written.
+fn start_turns(
     myself: &ActorRef<WorkspaceMsg>,
     state: &WorkspaceState,
     turns: Vec<conversations::TurnJob>,
-    wake: Vec<RelayConfig>,
-) -> Option<AfterCommit> {
-    if turns.is_empty() && wake.is_empty() {
-        return None;
-    }
+) {
     let args = &state.args;
-    let running = state.turns_running.clone();
-    let (me, ai, stats) = (myself.clone(), args.ai.clone(), args.stats.clone());
-    let relays = args.relays.clone();
-    Some(Box::new(move || {
-        if !wake.is_empty() {
-            relays.wake(wake);
-        }
-        for job in turns {
-            // Counted until the outcome is in the mailbox: the actor stays up for it.
-            let running = TurnRunning::start(&running);
-            tokio::spawn(take_turn(
-                me.clone(),
-                ai.clone(),
-                stats.clone(),
-                job,
-                running,
-            ));
-        }
-    }))
+    for job in turns {
+        // Counted until the outcome is in the mailbox: the actor stays up for it.
+        let running = TurnRunning::start(&state.turns_running);
+        tokio::spawn(take_turn(
+            myself.clone(),
+            args.ai.clone(),
+            args.stats.clone(),
+            job,
+            running,
+        ));
+    }
 }
 
 /// One AI turn counted as running; dropped once its outcome is sent (or lost).
