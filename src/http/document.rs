@@ -5,6 +5,8 @@
 //! operations without one, and the 58 webhook events in the document's `webhooks` section.
 
 use serde_json::{json, Map, Value};
+use switchboard_actors::domain::contact::Channel;
+use switchboard_actors::domain::product::MAX_PRICE;
 use switchboard_actors::events::catalog::CATALOG;
 use switchboard_actors::events::{samples, subscription, API_VERSION};
 use switchboard_actors::ids::{EndpointId, UserId};
@@ -30,6 +32,8 @@ pub fn complete(doc: &mut Value) {
                     optional_empty_body(op, &schemas);
                     at_least_one_field(path, method, op, &schemas);
                     operation_requires(path, method, op);
+                    operation_forbids(path, method, op);
+                    operation_needs_one_of(path, method, op);
                 }
             }
         }
@@ -72,6 +76,10 @@ fn add_schemas(doc: &mut Value) {
         ("NewBookingInput", "service"),
         ("BookingPatchInput", "service"),
         ("ItemInput", "name"),
+        ("CampaignInput", "name"),
+        ("FormInput", "name"),
+        ("FormFieldInput", "label"),
+        ("NewCustomFieldInput", "label"),
     ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
             f["pattern"] = json!(PRINTABLE);
@@ -199,6 +207,16 @@ fn add_schemas(doc: &mut Value) {
             }
         }
     }
+    // Webhook and relay URLs: https with a named host (an address is checked where it
+    // resolves, and private ones are refused unless the operator allows them).
+    for pointer in [
+        "/EndpointInput/properties/url",
+        "/ChannelInput/properties/relay_url",
+    ] {
+        if let Some(f) = schemas.pointer_mut(pointer) {
+            f["pattern"] = json!(url_pattern("https"));
+        }
+    }
     if let Some(f) = schemas.pointer_mut("/FaqEntry/properties/answer") {
         *f = json!({"type": "string", "minLength": 1, "maxLength": 10_000, "pattern": "\\S"});
     }
@@ -220,6 +238,7 @@ fn add_schemas(doc: &mut Value) {
         tags["items"] =
             json!({"type": "string", "minLength": 1, "maxLength": 80, "pattern": PRINTABLE});
     }
+    texts_and_choices(schemas);
     schemas["LegacyError"] = json!({
         "type": "object",
         "description": "The error shape of the legacy routes.",
@@ -227,6 +246,229 @@ fn add_schemas(doc: &mut Value) {
         "properties": {"message": {"type": "string"}}
     });
 }
+
+/// A new contact's names and identities: it needs one of them.
+const CONTACT_FIELDS: &[&str] = &[
+    "first_name",
+    "last_name",
+    "phone",
+    "email",
+    "chan_d_phone",
+    "chan_a_username",
+    "chan_c_username",
+    "chan_e_username",
+];
+
+/// Fields where `null` reads as "not sent" (they cannot be cleared): a body whose only
+/// fields are such nulls is no change, and `null` names no message or contact.
+const NULL_MEANS_ABSENT: &[(&str, &[&str])] = &[
+    (
+        "BookingPatchInput",
+        &["service", "starts_at", "duration_minutes"],
+    ),
+    (
+        "OrderPatchInput",
+        &["status", "payment_status", "paid_amount", "shipping_fee"],
+    ),
+    ("CampaignInput", &["name", "text", "channel", "audience"]),
+    ("FormInput", &["name", "fields"]),
+    ("TeamReplyInput", &["text"]),
+    ("LegacyMessageInput", &["text"]),
+    ("ChatInput", &["conversationId", "contact"]),
+    ("ChannelInput", &["name", "relay_url"]),
+    ("ContactInput", CONTACT_FIELDS),
+    (
+        "EndpointInput",
+        &[
+            "url",
+            "events",
+            "filters",
+            "include_content",
+            "include_contact_details",
+            "created_via",
+            "status",
+        ],
+    ),
+];
+
+/// Whether `field` of `schema` may be sent as `null` to clear it.
+fn clearable(schema: &str, field: &str, property: &Value) -> bool {
+    let absent = NULL_MEANS_ABSENT
+        .iter()
+        .any(|(s, fields)| *s == schema && fields.contains(&field));
+    nullable(property) && !absent
+}
+
+/// Message texts, choices and keys in the forms the domain accepts.
+fn texts_and_choices(schemas: &mut Value) {
+    // A message's words: 1 to 10,000 characters, not only spaces.
+    let text =
+        json!({"type": ["string", "null"], "minLength": 1, "maxLength": 10_000, "pattern": "\\S"});
+    for pointer in [
+        "/TeamReplyInput/properties/text",
+        "/NewConversationInput/properties/text",
+        "/LegacyMessageInput/properties/text",
+    ] {
+        if let Some(f) = schemas.pointer_mut(pointer) {
+            *f = text.clone();
+        }
+    }
+    // A connection is for a channel the service sends through: never `api`.
+    if let Some(f) = schemas.pointer_mut("/ChannelInput/properties/type") {
+        let relayed: Vec<Value> = Channel::ALL
+            .iter()
+            .filter(|c| **c != Channel::Api)
+            .filter_map(|c| serde_json::to_value(c).ok())
+            .collect();
+        let mut choices = relayed;
+        choices.push(Value::Null);
+        *f = json!({"type": ["string", "null"], "enum": choices, "description": "Any channel but `api`; set on create only."});
+    }
+    // Choices: printable, distinct, 1 to 200 of them.
+    let choices = json!({
+        "type": "array", "minItems": 1, "maxItems": 200, "uniqueItems": true,
+        "items": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": PRINTABLE}
+    });
+    if let Some(field) = schemas.get_mut("NewCustomFieldInput") {
+        field["then"]["properties"]["options"] = choices.clone();
+        // Without a key, the label must hold a letter to make one of.
+        field["properties"]["key"]["pattern"] = json!(FIELD_KEY);
+        field["properties"]["key"]["maxLength"] = json!(64);
+        field["properties"]["key"]["not"] =
+            json!({"enum": switchboard_actors::domain::custom_field::BUILT_IN_CONTACT_FIELDS});
+        field["anyOf"] = json!([
+            {"required": ["key"], "properties": {"key": {"not": {"type": "null"}}}},
+            {"properties": {"label": {"pattern": "[A-Za-z]"}}}
+        ]);
+    }
+    if let Some(field) = schemas.get_mut("FormFieldInput") {
+        field["if"] = json!({"properties": {"type": {"const": "select"}}});
+        field["then"] = json!({"required": ["options"], "properties": {"options": choices}});
+        field["else"] = json!({"properties": {"options": {"type": "null"}}});
+    }
+    // The legacy routes name a channel by its name.
+    let mut channels: Vec<Value> = Channel::ALL
+        .iter()
+        .filter_map(|c| serde_json::to_value(c).ok())
+        .collect();
+    channels.push(Value::Null);
+    for schema in ["LegacyMessageInput", "ChatInput"] {
+        if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/channel")) {
+            f["enum"] = json!(channels);
+        }
+    }
+    // A price: an amount up to 100,000,000, or a short printable text.
+    let price = json!({"oneOf": [
+        {"type": "number", "minimum": 0, "maximum": MAX_PRICE},
+        {"type": "string", "minLength": 1, "maxLength": 50, "pattern": PRINTABLE},
+        {"type": "null"}
+    ]});
+    if let Some(f) = schemas.pointer_mut("/ProductInput/properties/currency") {
+        f["maxLength"] = json!(10);
+    }
+    if let Some(f) = schemas.pointer_mut("/Attachment/properties/url") {
+        f["pattern"] = json!(url_pattern("https"));
+        f["maxLength"] = json!(2048);
+    }
+    for schema in ["ProductInput", "ProductView"] {
+        for field in ["price", "original_price"] {
+            if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
+                let description = f.get("description").cloned();
+                *f = price.clone();
+                if let Some(d) = description {
+                    f["description"] = d;
+                }
+            }
+        }
+    }
+    // Attachments: up to ten, each named in 1 to 255 characters.
+    for schema in ["LegacyMessageInput", "TeamReplyInput"] {
+        if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/attachments")) {
+            f["maxItems"] = json!(switchboard_actors::domain::message::MAX_ATTACHMENTS);
+        }
+    }
+    if let Some(f) = schemas.pointer_mut("/Attachment/properties/name") {
+        f["minLength"] = json!(1);
+        f["maxLength"] = json!(255);
+    }
+    if let Some(f) = schemas.pointer_mut("/LegacyMessageInput/properties/message_id") {
+        f["minLength"] = json!(1);
+        f["maxLength"] = json!(200);
+    }
+    if let Some(f) = schemas.pointer_mut("/CampaignInput/properties/text") {
+        f["pattern"] = json!("\\S");
+    }
+    if let Some(f) = schemas.pointer_mut("/ChannelInput/properties/name") {
+        f["pattern"] = json!(PRINTABLE);
+    }
+    for pointer in [
+        "/TagPatchInput/properties/name",
+        "/NewClosingNoteInput/properties/name",
+    ] {
+        if let Some(f) = schemas.pointer_mut(pointer) {
+            f["minLength"] = json!(1);
+            f["maxLength"] = json!(80);
+        }
+    }
+    if let Some(f) = schemas.pointer_mut("/AiSettingsPatch/properties/appointment_reminders") {
+        f["maxItems"] = json!(10);
+    }
+    if let Some(f) = schemas.pointer_mut("/EndpointInput/properties/created_via") {
+        f["enum"] = json!(["api", "tool_a", "tool_b", "tool_c", null]);
+    }
+    if let Some(f) = schemas.pointer_mut("/TestInput/properties/event") {
+        let mut types: Vec<Value> = CATALOG.iter().map(|t| json!(t.name)).collect();
+        types.extend([json!("webhook.test"), Value::Null]);
+        f["enum"] = json!(types);
+    }
+    // A legacy sender's phone and username as contacts take them.
+    if let Some(f) = schemas.pointer_mut("/LegacyContact/properties/phone") {
+        f["pattern"] = json!(PHONE);
+        f["maxLength"] = json!(50);
+    }
+    if let Some(f) = schemas.pointer_mut("/LegacyContact/properties/username") {
+        f["pattern"] = json!(USERNAME);
+    }
+    // A form's submitter gives a phone or an email.
+    if let Some(contact) = schemas.get_mut("SubmissionContactInput") {
+        contact["anyOf"] = json!(["phone", "email"]
+            .map(|f| json!({"required": [f], "properties": {f: {"not": {"type": "null"}}}})));
+    }
+    // A reason goes with a cancellation only.
+    if let Some(status) = schemas.get_mut("BookingStatusInput") {
+        status["if"] = json!({"properties": {"status": {"not": {"const": "cancelled"}}}});
+        status["then"] = json!({"properties": {"reason": {"type": "null"}}});
+    }
+    // Endpoint filters name channels and actor kinds.
+    use switchboard_actors::domain::webhook::{MAX_ACTOR_TYPES, MAX_CHANNELS};
+    for (field, kind, most) in [
+        ("channels", "Channel", MAX_CHANNELS),
+        ("actor_types", "ActorKind", MAX_ACTOR_TYPES),
+    ] {
+        if let Some(f) = schemas.pointer_mut(&format!("/FiltersInput/properties/{field}")) {
+            f["items"] = json!({"$ref": format!("#/components/schemas/{kind}")});
+            f["maxItems"] = json!(most);
+        }
+    }
+    // An endpoint's status is the client's to pause and resume; `disabled` is the service's.
+    if let Some(f) = schemas.pointer_mut("/EndpointInput/properties/status") {
+        f["enum"] = json!(["active", "paused", null]);
+    }
+    if let Some(f) = schemas.pointer_mut("/LegacyContact/properties/name") {
+        f["pattern"] = json!(PRINTABLE);
+    }
+    // FAQ entries and handover words: as many keywords as the settings hold.
+    if let Some(f) = schemas.pointer_mut("/FaqEntry/properties/keywords") {
+        f["minItems"] = json!(1);
+        f["maxItems"] = json!(20);
+    }
+    if let Some(f) = schemas.pointer_mut("/AiSettingsPatch/properties/handover_keywords") {
+        f["maxItems"] = json!(50);
+    }
+}
+
+/// A custom field key: lower_snake_case from a letter, up to 64 characters.
+const FIELD_KEY: &str = "^[a-z][a-z0-9]{0,63}(_[a-z0-9]+)*$";
 
 /// An email address of dot-separated words at a dotted domain.
 const EMAIL: &str = concat!(
@@ -532,20 +774,7 @@ const USER_CURSOR: &str = "^azp1c3Jf[A-Za-z0-9_-]+$";
 /// Bodies that must carry at least one of some fields (with a value): the rule of the
 /// operation, not of the schema, since create and upsert share one.
 const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
-    (
-        "post",
-        "/contacts",
-        &[
-            "first_name",
-            "last_name",
-            "phone",
-            "email",
-            "chan_d_phone",
-            "chan_a_username",
-            "chan_c_username",
-            "chan_e_username",
-        ],
-    ),
+    ("post", "/contacts", CONTACT_FIELDS),
     (
         "post",
         "/contacts/upsert",
@@ -574,6 +803,7 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
     ("patch", "/products/{id}", &[]),
     ("patch", "/bookings/{id}", &[]),
     ("patch", "/campaigns/{id}", &[]),
+    ("patch", "/webhooks/{id}", &[]),
     ("patch", "/forms/{id}", &[]),
     ("patch", "/reminders/{id}", &[]),
     ("patch", "/channels/{id}", &["name", "relay_url"]),
@@ -590,9 +820,55 @@ const AT_LEAST_ONE: &[(&str, &str, &[&str])] = &[
 /// operation) leaves them optional.
 const REQUIRED: &[(&str, &str, &[&str])] = &[
     ("post", "/webhooks", &["url", "events"]),
+    ("post", "/campaigns", &["name", "text", "channel"]),
+    ("post", "/forms", &["name", "fields"]),
     ("post", "/products", &["name"]),
     ("post", "/channels", &["type", "relay_url"]),
 ];
+
+/// Fields an operation refuses when all of them come with a value: one field set on
+/// create only, or two that may not come together.
+const FORBIDDEN: &[(&str, &str, &[&str])] = &[
+    ("patch", "/channels/{id}", &["type"]),
+    ("post", "/messages", &["contact_id", "contact"]),
+    ("patch", "/webhooks/{id}", &["created_via"]),
+    ("post", "/chat", &["conversationId", "contact"]),
+];
+
+/// Operations that need one of some fields, besides any other rule: the sender of a
+/// legacy message.
+const NEEDS_ONE_OF: &[(&str, &str, &[&str])] = &[("post", "/messages", &["contact_id", "contact"])];
+
+fn operation_needs_one_of(path: &str, method: &str, op: &mut Value) {
+    let Some((_, _, fields)) = NEEDS_ONE_OF
+        .iter()
+        .find(|(m, p, _)| *m == method && *p == path)
+    else {
+        return;
+    };
+    let any_of: Vec<Value> = fields
+        .iter()
+        .map(|f| json!({"required": [f], "properties": {*f: {"not": {"type": "null"}}}}))
+        .collect();
+    let schema = &mut op["requestBody"]["content"]["application/json"]["schema"];
+    *schema = json!({"allOf": [schema.clone(), {"anyOf": any_of}]});
+}
+
+fn operation_forbids(path: &str, method: &str, op: &mut Value) {
+    let Some((_, _, fields)) = FORBIDDEN
+        .iter()
+        .find(|(m, p, _)| *m == method && *p == path)
+    else {
+        return;
+    };
+    let given: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|f| (f.to_string(), json!({"not": {"type": "null"}})))
+        .collect();
+    let schema = &mut op["requestBody"]["content"]["application/json"]["schema"];
+    *schema =
+        json!({"allOf": [schema.clone(), {"not": {"required": fields, "properties": given}}]});
+}
 
 fn operation_requires(path: &str, method: &str, op: &mut Value) {
     let Some((_, _, fields)) = REQUIRED.iter().find(|(m, p, _)| *m == method && *p == path) else {
@@ -621,16 +897,17 @@ fn at_least_one_field(path: &str, method: &str, op: &mut Value, schemas: &Value)
         Some(p) if fields.is_empty() => p.keys().cloned().collect(),
         _ => fields.iter().map(|f| f.to_string()).collect(),
     };
-    // A field that can be cleared counts when sent as null: that is a change.
+    // A field that can be cleared counts whatever it is sent as (null, "" and [] clear
+    // it: a change); any other counts when it holds something.
+    let schema_name = name.unwrap_or_default();
     let any_of: Vec<Value> = all
         .iter()
         .map(|f| {
-            let empty = if nullable(&properties[f]) {
-                json!(["", []])
+            if clearable(schema_name, f, &properties[f]) {
+                json!({"required": [f]})
             } else {
-                json!([null, "", []])
-            };
-            json!({"required": [f], "properties": {f: {"not": {"enum": empty}}}})
+                json!({"required": [f], "properties": {f: {"not": {"enum": [null, "", []]}}}})
+            }
         })
         .collect();
     *schema = json!({"allOf": [schema.clone()], "anyOf": any_of});
@@ -817,6 +1094,223 @@ mod tests {
         assert_eq!(doc["webhooks"].as_object().map(Map::len), Some(58));
         assert!(patch["responses"].get("409").is_none());
         assert!(legacy["responses"].get("409").is_some());
+    }
+
+    /// Whether the document's request body schema of `method path` takes `body`.
+    fn body_fits(doc: &Value, method: &str, path: &str, body: Value) -> bool {
+        let op = &doc["paths"][path][method]["requestBody"]["content"]["application/json"];
+        let schema = json!({"components": doc["components"], "allOf": [op["schema"]]});
+        jsonschema::validator_for(&schema)
+            .expect("valid schema")
+            .is_valid(&body)
+    }
+
+    #[test]
+    fn bodies_the_domain_refuses_for_a_rule_a_schema_can_state_are_outside_the_document() {
+        let doc = crate::http::openapi();
+        let fits = |method, path, body| body_fits(&doc, method, path, body);
+        // null reads as "not sent" where a field cannot be cleared.
+        assert!(!fits(
+            "patch",
+            "/bookings/{id}",
+            json!({"duration_minutes": null})
+        ));
+        assert!(fits("patch", "/bookings/{id}", json!({"notes": null})));
+        assert!(!fits(
+            "patch",
+            "/orders/{id}",
+            json!({"payment_status": null})
+        ));
+        assert!(fits(
+            "patch",
+            "/orders/{id}",
+            json!({"payment_status": "paid"})
+        ));
+        assert!(!fits("patch", "/campaigns/{id}", json!({"channel": null})));
+        let campaign = json!({"name": "Sale", "text": "Hi", "channel": "sms"});
+        assert!(fits("post", "/campaigns", campaign.clone()));
+        assert!(!fits(
+            "post",
+            "/campaigns",
+            json!({"name": "Sale", "text": "Hi"})
+        ));
+        assert!(!fits("post", "/forms", json!({})));
+        // A connection is for a relayed channel.
+        let relay = "https://relay.example.com/in";
+        assert!(fits(
+            "post",
+            "/channels",
+            json!({"type": "sms", "relay_url": relay})
+        ));
+        assert!(!fits(
+            "post",
+            "/channels",
+            json!({"type": "api", "relay_url": relay})
+        ));
+        // A message has words (not only spaces) or attachments.
+        for (path, body) in [
+            (
+                "/conversations",
+                json!({"contact_id": 1, "channel": "api", "text": " "}),
+            ),
+            (
+                "/conversations/{id}/messages",
+                json!({"text": null, "attachments": []}),
+            ),
+            (
+                "/messages",
+                json!({"contact_id": 1, "text": null, "attachments": []}),
+            ),
+            ("/chat", json!({"contact": null, "message": "hi"})),
+        ] {
+            assert!(!fits("post", path, body), "{path}");
+        }
+        assert!(fits(
+            "post",
+            "/conversations/{id}/messages",
+            json!({"text": "hi"})
+        ));
+        assert!(fits(
+            "post",
+            "/chat",
+            json!({"conversationId": 1, "message": "hi"})
+        ));
+        // Choices: at least one, printable, with the select types only.
+        let select =
+            |options: Value| json!({"label": "Size", "type": "select", "options": options});
+        assert!(fits("post", "/custom-fields", select(json!(["S", "M"]))));
+        assert!(!fits("post", "/custom-fields", select(json!([""]))));
+        assert!(!fits("post", "/custom-fields", select(json!(["S", "S"]))));
+        let field = |kind: &str, options: Value| json!({"fields": [{"key": "k", "label": "L", "type": kind, "options": options}]});
+        assert!(fits("patch", "/forms/{id}", field("select", json!(["a"]))));
+        assert!(!fits("patch", "/forms/{id}", field("select", json!([]))));
+        assert!(!fits("patch", "/forms/{id}", field("text", json!(["a"]))));
+        // A key is sent, or made from a label with a letter; never a built-in field's.
+        assert!(!fits("post", "/custom-fields", json!({"label": "0"})));
+        assert!(fits(
+            "post",
+            "/custom-fields",
+            json!({"label": "0", "key": "size_2"})
+        ));
+        assert!(!fits(
+            "post",
+            "/custom-fields",
+            json!({"label": "0", "key": "notes"})
+        ));
+        // A null the domain reads as "not sent" is still taken beside a real change, and
+        // a list that clears a product's tags is a change.
+        let form = json!({"name": null, "fields": [{"key": "k", "label": "L", "type": "text"}]});
+        assert!(fits("patch", "/forms/{id}", form));
+        assert!(fits("patch", "/products/{id}", json!({"tags": []})));
+        // Prices are amounts or short texts; legacy channels and attachments as taken.
+        assert!(fits(
+            "patch",
+            "/products/{id}",
+            json!({"price": 9.5, "original_price": "from 12"})
+        ));
+        assert!(!fits(
+            "patch",
+            "/products/{id}",
+            json!({"price": {"amount": 1}})
+        ));
+        assert!(!fits("patch", "/products/{id}", json!({"price": -1})));
+        let legacy = |channel: &str| json!({"contact_id": 1, "text": "hi", "channel": channel});
+        assert!(fits("post", "/messages", legacy("sms")));
+        assert!(!fits("post", "/messages", legacy("fax")));
+        let attachment = |url: &str| json!({"attachments": [{"type": "image", "url": url}]});
+        assert!(fits(
+            "post",
+            "/conversations/{id}/messages",
+            attachment("https://x.example/a.png")
+        ));
+        assert!(!fits(
+            "post",
+            "/conversations/{id}/messages",
+            attachment("http://x.example/a.png")
+        ));
+        // Set on create only, or not together.
+        let chat = json!({"conversationId": 1, "contact": {"phone": "+15550001"}, "message": "hi"});
+        assert!(!fits("post", "/chat", chat));
+        assert!(fits(
+            "post",
+            "/chat",
+            json!({"conversationId": 1, "contact": null, "message": "hi"})
+        ));
+        assert!(!fits(
+            "patch",
+            "/channels/{id}",
+            json!({"name": "Desk", "type": "sms"})
+        ));
+        assert!(fits(
+            "patch",
+            "/channels/{id}",
+            json!({"name": "Desk", "type": null})
+        ));
+        assert!(!fits(
+            "patch",
+            "/webhooks/{id}",
+            json!({"created_via": "api"})
+        ));
+        assert!(fits(
+            "post",
+            "/webhooks/{id}/test",
+            json!({"event": "contact.created"})
+        ));
+        assert!(!fits(
+            "post",
+            "/webhooks/{id}/test",
+            json!({"event": "contact.exploded"})
+        ));
+        // A legacy message names its sender once; a submitter gives a phone or an email.
+        assert!(!fits("post", "/messages", json!({"text": "hi"})));
+        let both = json!({"contact_id": 1, "contact": {"phone": "+15550001"}, "text": "hi"});
+        assert!(!fits("post", "/messages", both));
+        let chat = |phone: &str| json!({"contact": {"phone": phone}, "message": "hi"});
+        assert!(fits("post", "/chat", chat("+1 555 0001")));
+        assert!(!fits("post", "/chat", chat("call me")));
+        let submission = |contact: Value| json!({"contact": contact, "values": {}});
+        assert!(!fits(
+            "post",
+            "/forms/{id}/submissions",
+            submission(json!({"name": "Ann"}))
+        ));
+        let status = |status: &str| json!({"status": status, "reason": "rain"});
+        assert!(fits("put", "/bookings/{id}/status", status("cancelled")));
+        assert!(!fits("put", "/bookings/{id}/status", status("confirmed")));
+        assert!(!fits("patch", "/webhooks/{id}", json!({"status": null})));
+        assert!(fits(
+            "patch",
+            "/webhooks/{id}",
+            json!({"description": null})
+        ));
+        let filters = json!({"url": "https://a.example/h", "events": ["*"],
+            "filters": {"channels": ["fax"]}});
+        assert!(!fits("post", "/webhooks", filters));
+        assert!(!fits("post", "/contacts", json!({"first_name": null})));
+        assert!(!fits(
+            "patch",
+            "/webhooks/{id}",
+            json!({"status": "disabled"})
+        ));
+        assert!(fits("patch", "/webhooks/{id}", json!({"status": "paused"})));
+        let faq = |keywords: Value| json!({"faq": [{"answer": "Yes", "keywords": keywords}]});
+        assert!(fits("patch", "/ai-settings", faq(json!(["open"]))));
+        assert!(!fits("patch", "/ai-settings", faq(json!([]))));
+    }
+
+    #[test]
+    fn the_field_key_pattern_takes_the_keys_the_domain_takes() {
+        use switchboard_actors::domain::custom_field::FieldKey;
+        let v = jsonschema::validator_for(&json!({"type": "string", "pattern": FIELD_KEY}))
+            .expect("valid pattern");
+        for key in ["a", "size", "shoe_size_2", "a1_b2", &"k".repeat(64)] {
+            assert!(v.is_valid(&json!(key)), "{key}");
+            assert!(FieldKey::parse(key).is_ok(), "{key}");
+        }
+        for key in ["", "1a", "_a", "a_", "a__b", "A", "a-b", &"k".repeat(65)] {
+            assert!(!v.is_valid(&json!(key)), "{key}");
+            assert!(FieldKey::parse(key).is_err(), "{key}");
+        }
     }
 
     #[test]
