@@ -1,0 +1,194 @@
+//! The forms of strings the domain checks in code, as JSON Schema patterns: each a
+//! subset of what the domain accepts, held to its checks by the tests below.
+
+/// A custom field key: lower_snake_case from a letter, up to 64 characters.
+pub(super) const FIELD_KEY: &str = "^[a-z][a-z0-9]{0,63}(_[a-z0-9]+)*$";
+
+/// An email address of dot-separated words at a dotted domain.
+pub(super) const EMAIL: &str = concat!(
+    "^[A-Za-z0-9_%+-]{1,20}(\\.[A-Za-z0-9_%+-]{1,20}){0,2}",
+    "@[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?){1,3}$"
+);
+
+/// An address of `scheme` (a regular expression: `https?`, `https`) with a named host (its
+/// last label starts with a letter, so it never reads as an IP address; no `--`, so never
+/// a punycode label).
+pub(super) fn url_pattern(scheme: &str) -> String {
+    format!(
+        "^{scheme}://([A-Za-z0-9]{{1,10}}(-[A-Za-z0-9]{{1,10}}){{0,2}}\\.){{0,3}}{}{}{}",
+        "[A-Za-z][A-Za-z0-9]{0,9}(-[A-Za-z0-9]{1,10}){0,2}",
+        "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?",
+        "([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$"
+    )
+}
+
+/// A username as the domain takes it: no spaces, one leading `@` at most (dropped).
+pub(super) const USERNAME: &str = "^@?[^\\s@][^\\s]{0,98}$";
+
+/// A duration of up to 365 days: seconds and minutes up to 9999, hours up to 999, days up
+/// to 365.
+pub(super) const SPAN: &str =
+    "^([1-9][0-9]{0,3}[sm]|[1-9][0-9]{0,2}h|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-5])d)$";
+
+/// Digits with `+ - ( ) .` and spaces; at least three digits.
+pub(super) const PHONE: &str = "^[ +\\-().]*([0-9][ +\\-().]*){3,}$";
+
+/// A pattern that matches any of `codes` in any case, with spaces around.
+pub(super) fn any_case_of<'a>(codes: impl Iterator<Item = &'a str>) -> String {
+    let alternatives: Vec<String> = codes
+        .map(|code| {
+            code.chars()
+                .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+                .collect()
+        })
+        .collect();
+    format!("^\\s*({})\\s*$", alternatives.join("|"))
+}
+
+/// Text with something besides spaces and no control characters.
+pub(super) const PRINTABLE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029][^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_field_key_pattern_takes_the_keys_the_domain_takes() {
+        use switchboard_actors::domain::custom_field::FieldKey;
+        let v = jsonschema::validator_for(&json!({"type": "string", "pattern": FIELD_KEY}))
+            .expect("valid pattern");
+        for key in ["a", "size", "shoe_size_2", "a1_b2", &"k".repeat(64)] {
+            assert!(v.is_valid(&json!(key)), "{key}");
+            assert!(FieldKey::parse(key).is_ok(), "{key}");
+        }
+        for key in ["", "1a", "_a", "a_", "a__b", "A", "a-b", &"k".repeat(65)] {
+            assert!(!v.is_valid(&json!(key)), "{key}");
+            assert!(FieldKey::parse(key).is_err(), "{key}");
+        }
+    }
+
+    #[test]
+    fn emails_addresses_and_durations_the_patterns_allow_are_accepted() {
+        let check = |pattern: &str, good: &[&str], bad: &[&str]| {
+            let v = jsonschema::validator_for(&json!({"type": "string", "pattern": pattern}))
+                .expect("valid pattern");
+            for text in good {
+                assert!(v.is_valid(&json!(text)), "{pattern}: {text}");
+            }
+            for text in bad {
+                assert!(!v.is_valid(&json!(text)), "{pattern}: {text}");
+            }
+        };
+        let emails = ["a@b.co", "ann.lee+x@mail-1.example.org", "A_1%@x9.y"];
+        check(
+            EMAIL,
+            &emails,
+            &["", "a@b", "a..b@c.d", ".a@b.c", "a@-b.c", "a b@c.d"],
+        );
+        for email in emails {
+            assert!(
+                switchboard_actors::domain::text::email(email).is_ok(),
+                "{email}"
+            );
+        }
+        let urls = [
+            "http://a",
+            "https://shop.example.com:8443/p?q=1#x",
+            "http://x-1.y2/a%zz",
+        ];
+        let not_urls = [
+            "ftp://a.b",
+            "http://",
+            "http://1.2.3.4",
+            "http://a.1",
+            "http://xn--a.b",
+        ];
+        check(&url_pattern("https?"), &urls, &not_urls);
+        let https = [
+            "https://a.b/c",
+            "https://files.example-1.com:8443/r.pdf?x=1",
+        ];
+        check(
+            &url_pattern("https"),
+            &https,
+            &["http://a.b/c", "https://a.1/"],
+        );
+        for url in https {
+            assert!(
+                switchboard_actors::domain::document::https_url(url).is_ok(),
+                "{url}"
+            );
+        }
+        let names = ["ann_a", "@ann", "a@b", "x"];
+        check(USERNAME, &names, &["", "@", "a b", " a", "@@"]);
+        for name in names {
+            assert!(
+                switchboard_actors::domain::contact::username(name).is_ok(),
+                "{name}"
+            );
+        }
+        for url in urls {
+            assert!(
+                switchboard_actors::domain::product::web_url(url).is_ok(),
+                "{url}"
+            );
+        }
+        let mut spans = Vec::new();
+        for unit in ["s", "m", "h", "d"] {
+            for n in (1..=9999)
+                .step_by(7)
+                .chain([1, 9, 10, 99, 100, 365, 999, 9999])
+            {
+                spans.push(format!("{n}{unit}"));
+            }
+        }
+        let v = jsonschema::validator_for(&json!({"type": "string", "pattern": SPAN})).unwrap();
+        let allowed: Vec<&String> = spans.iter().filter(|s| v.is_valid(&json!(s))).collect();
+        assert!(allowed.len() > 1000);
+        for span in allowed {
+            assert!(
+                switchboard_actors::domain::ai_settings::Span::parse(span).is_ok(),
+                "{span}"
+            );
+        }
+        check(
+            SPAN,
+            &["30m", "24h", "365d", "9999s"],
+            &["0s", "366d", "1000h", "1w", " 5m", "5"],
+        );
+    }
+
+    #[test]
+    fn phones_currencies_and_printable_text() {
+        let phone =
+            jsonschema::validator_for(&json!({"type": "string", "pattern": PHONE})).unwrap();
+        for (text, ok) in [("+1 (555) 010-0199", true), ("12", false), ("12a3", false)] {
+            assert_eq!(phone.is_valid(&json!(text)), ok, "{text}");
+        }
+        let currency = any_case_of(["EUR", "USD"].into_iter());
+        let currency =
+            jsonschema::validator_for(&json!({"type": "string", "pattern": currency})).unwrap();
+        for (text, ok) in [
+            ("eur", true),
+            (" USD ", true),
+            ("EU", false),
+            ("GBP", false),
+        ] {
+            assert_eq!(currency.is_valid(&json!(text)), ok, "{text}");
+        }
+        let printable =
+            jsonschema::validator_for(&json!({"type": "string", "pattern": PRINTABLE})).unwrap();
+        for (text, ok) in [
+            ("Ann", true),
+            (" a b ", true),
+            ("", false),
+            ("   ", false),
+            ("a\u{1}", false),
+            ("a\u{85}", false),
+            ("line\u{2028}separator", false),
+        ] {
+            assert_eq!(printable.is_valid(&json!(text)), ok, "{text:?}");
+        }
+    }
+}
