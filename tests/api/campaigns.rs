@@ -636,3 +636,89 @@ async fn a_campaign_scheduled_to_the_nanosecond_fires_on_time_without_a_restart(
     let done = campaign_when(&app, &c["id"], "completed").await;
     assert_eq!(done["stats"]["sent"], 2);
 }
+
+/// How many campaign messages `contact`'s conversations hold.
+async fn campaign_messages(app: &TestApp, contact: u64) -> usize {
+    let conversations = app
+        .get(&format!("/conversations?contact_id={contact}&limit=100"))
+        .await
+        .ok();
+    let mut n = 0;
+    for c in conversations["data"].as_array().expect("data") {
+        let messages = app
+            .get(&format!("/conversations/{}/messages?limit=100", c["id"]))
+            .await
+            .ok();
+        n += messages["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .filter(|m| m["sender_type"] == "campaign")
+            .count();
+    }
+    n
+}
+
+async fn merge(app: &TestApp, primary: u64, secondary: u64) {
+    let body = json!({"primary_contact_id": primary, "secondary_contact_id": secondary});
+    app.post("/contacts/merge", body).await.expect(200);
+}
+
+/// Campaign `id`'s recipient entry for `contact`.
+async fn recipient(app: &TestApp, id: &Value, contact: u64) -> Value {
+    let found = recipients(app, id, &format!("&contact_id={contact}")).await;
+    found.into_iter().next().expect("a recipient entry")
+}
+
+#[tokio::test]
+async fn two_recipients_merged_while_a_campaign_sends_get_it_once() {
+    let app = spawn_app_with(|s| {
+        campaign_settings(s);
+        s.campaign_rate = 1;
+    })
+    .await;
+    // Entries go out in id order, one a second: the first at once, the last after 5 s.
+    let mut ids = contacts(&app, 6, json!({})).await;
+    ids.sort();
+    let (first, second, last) = (ids[0], ids[1], ids[5]);
+    let c = new_campaign(&app, json!({"name": "a", "text": "Sale", "channel": "api"})).await;
+    send(&app, &c["id"], json!({})).await.expect(200);
+
+    // A queued entry merged into a contact the campaign reaches is skipped.
+    merge(&app, first, second).await;
+    // A queued entry whose secondary was already sent is skipped too.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while recipient(&app, &c["id"], first).await["status"] != "sent" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first entry never went"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    merge(&app, last, first).await;
+
+    let done = campaign_when(&app, &c["id"], "completed").await;
+    assert_eq!(done["stats"]["recipients"], 4, "{done}");
+    assert_eq!(done["stats"]["sent"], 4, "{done}");
+    let skipped = recipient(&app, &c["id"], second).await;
+    assert_eq!(skipped["status"], "skipped");
+    assert_eq!(skipped["message_id"], Value::Null);
+    let why = skipped["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains(&format!("merged into contact {first}")),
+        "{why}"
+    );
+    let skipped = recipient(&app, &c["id"], last).await;
+    assert_eq!(skipped["status"], "skipped");
+    let why = skipped["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains(&format!("reached as contact {first}")),
+        "{why}"
+    );
+    assert_eq!(
+        campaign_messages(&app, last).await,
+        1,
+        "one message to the person"
+    );
+    assert_eq!(recipients(&app, &c["id"], "&status=sent").await.len(), 4);
+}

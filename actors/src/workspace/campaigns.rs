@@ -925,6 +925,70 @@ fn step(
     Ok(more)
 }
 
+/// Contact `from` was merged into `to` while campaigns were sending: the person the two
+/// now are gets each campaign once. Where both were in a campaign's audience, a queued
+/// entry of `from` is skipped (its message would go to `to`), or a queued entry of `to`
+/// is skipped when `from` was already sent the message. A skipped entry says why, and the
+/// campaign counts one recipient fewer: the two contacts are one.
+pub(super) fn contact_merged(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    from: ContactId,
+    to: ContactId,
+    writes: &mut Batch,
+) -> Result<(), DomainError> {
+    let sending: Vec<CampaignId> = data.campaigns.queued.keys().copied().collect();
+    for id in sending {
+        let audience = ResolvedAudience::load(ctx.store, ctx.workspace, id)?;
+        let in_audience = |c: &ContactId| audience.reach.binary_search(c).is_ok();
+        if !in_audience(&from) || !in_audience(&to) {
+            continue;
+        }
+        let queue = data.campaigns.queued.get(&id);
+        let queued = |c: ContactId| queue.is_some_and(|q| q.contains(&c));
+        let skip = if queued(from) {
+            Some((
+                from,
+                format!("merged into contact {to}, which this campaign reaches"),
+            ))
+        } else if queued(to) && reached(ctx, id, from)? {
+            Some((
+                to,
+                format!("reached as contact {from} before the two were merged"),
+            ))
+        } else {
+            None
+        };
+        let Some((contact, why)) = skip else {
+            continue;
+        };
+        if let Some(q) = data.campaigns.queued.get_mut(&id) {
+            q.retain(|c| *c != contact);
+        }
+        let skipped = RecipientStatus::Skipped;
+        write_recipient(ctx, writes, (id, contact), skipped, None, Some(why))?;
+        if let Some(mut c) = data.campaigns.by_id.get(&id).cloned() {
+            c.stats.recipients = c.stats.recipients.saturating_sub(1);
+            data.campaigns.put(ctx, c, writes)?;
+        }
+        // The next step completes a campaign whose last queued entry this was.
+        data.campaigns.want_slice(ctx);
+    }
+    Ok(())
+}
+
+/// Whether campaign `id`'s message to `contact` went out or is on its way.
+fn reached(ctx: &Ctx, id: CampaignId, contact: ContactId) -> Result<bool, DomainError> {
+    let record: Option<CampaignRecipient> =
+        ctx.store.get(&recipient_key(ctx.workspace, id, contact))?;
+    Ok(record.is_some_and(|r| {
+        matches!(
+            r.status,
+            RecipientStatus::Queued | RecipientStatus::Sent | RecipientStatus::Replied
+        )
+    }))
+}
+
 /// One recipient's message. A contact gone since the audience was resolved fails; one
 /// marked do-not-contact since is skipped.
 fn send_one(

@@ -340,6 +340,7 @@ impl WorkspaceData {
     ) -> Result<(), DomainError> {
         orders::reassign(self, ctx, from, to, writes)?;
         conversations::reassign(self, ctx, from, to, writes)?;
+        campaigns::contact_merged(self, ctx, from, to, writes)?;
         let moved = (from, to);
         self.reminders
             .by_id
