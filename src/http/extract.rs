@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use super::strict_json::Strict;
 
 /// The most a request body may hold (axum's default limit, stated once).
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -84,7 +85,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         return Err(not_json(bytes).unwrap_or_else(not_an_object));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    match serde_path_to_error::deserialize(&mut de) {
+    match serde_path_to_error::deserialize(Strict(&mut de)) {
         Ok(value) => {
             de.end().map_err(syntax_error)?;
             Ok(value)
@@ -105,7 +106,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             serde_json::from_slice(bytes)
                 .ok()
                 .and_then(|value| with_whole_numbers(&value))
-                .and_then(|value| serde_path_to_error::deserialize(&value).ok())
+                .and_then(|value| serde_path_to_error::deserialize(Strict(&value)).ok())
                 .ok_or_else(|| shape_error(e))
         }
     }
@@ -169,9 +170,9 @@ pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, A
     if !value.is_object() {
         return Err(not_an_object());
     }
-    serde_path_to_error::deserialize(value).or_else(|e| {
+    serde_path_to_error::deserialize(Strict(value)).or_else(|e| {
         with_whole_numbers(value)
-            .and_then(|value| serde_path_to_error::deserialize(&value).ok())
+            .and_then(|value| serde_path_to_error::deserialize(Strict(&value)).ok())
             .ok_or_else(|| shape_error(e))
     })
 }

@@ -13,6 +13,7 @@ pub mod rate_limit;
 pub mod recent;
 pub mod routes;
 pub mod store_health;
+mod strict_json;
 pub mod telemetry;
 
 use std::sync::Arc;

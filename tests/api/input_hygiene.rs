@@ -359,3 +359,25 @@ async fn a_whole_number_written_with_a_zero_fraction_is_taken_where_one_is_wante
     .await
     .expect_error(422, "validation_failed");
 }
+
+#[tokio::test]
+async fn an_array_where_a_record_is_expected_is_refused_at_any_depth() {
+    let app = spawn_app().await;
+    let campaign = json!({"name": "a", "text": "b", "channel": "api", "audience": []});
+    invalid(app.post("/campaigns", campaign).await, "audience");
+    let hook = json!({"url": "https://hooks.example.com/in", "events": ["*"],
+                      "filters": [null, null]});
+    invalid(app.post("/webhooks", hook).await, "filters");
+    let order = json!({"contact_id": 1, "items": [["Tea", 1, 5]]});
+    invalid(app.post("/orders", order).await, "items[0]");
+    // The legacy routes answer their own error shape.
+    let r = app
+        .post("/messages", json!({"contact": ["+15550100"], "text": "hi"}))
+        .await;
+    assert_eq!(r.status, 422, "body: {}", r.body);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("contact"), "{message}");
+    // Lists of values and free JSON still read arrays.
+    let tagged = json!({"first_name": "Ann", "tags": ["vip"]});
+    app.post("/contacts", tagged).await.created();
+}
