@@ -405,6 +405,11 @@ mod tests {
         assert!(!fits("post", "/messages", json!({"text": "hi"})));
         let both = json!({"contact_id": 1, "contact": {"phone": "+15550001"}, "text": "hi"});
         assert!(!fits("post", "/messages", both));
+        let by_username = |channel: &str| json!({"contact": {"username": "ann"}, "channel": channel, "text": "hi"});
+        assert!(fits("post", "/messages", by_username("chan_a")));
+        assert!(!fits("post", "/messages", by_username("sms")));
+        let no_channel = json!({"contact": {"username": "ann"}, "message": "hi"});
+        assert!(!fits("post", "/chat", no_channel));
         let chat = |phone: &str| json!({"contact": {"phone": phone}, "message": "hi"});
         assert!(fits("post", "/chat", chat("+1 555 0001")));
         assert!(!fits("post", "/chat", chat("call me")));

@@ -354,6 +354,20 @@ fn texts_and_choices(schemas: &mut Value) {
     if let Some(f) = schemas.pointer_mut("/EndpointInput/properties/status") {
         f["enum"] = json!(["active", "paused", null]);
     }
+    // A username names the sender on chan_a, chan_c or chan_e only (the channel defaults
+    // to api).
+    for schema in ["LegacyMessageInput", "ChatInput"] {
+        if let Some(input) = schemas.get_mut(schema) {
+            input["if"] = json!({"not": {
+                "required": ["channel"],
+                "properties": {"channel": {"enum": ["chan_a", "chan_c", "chan_e"]}}
+            }});
+            input["then"] = json!({"properties": {"contact": {"anyOf": [
+                {"type": "null"},
+                {"properties": {"username": {"type": "null"}}}
+            ]}}});
+        }
+    }
     if let Some(f) = schemas.pointer_mut("/LegacyContact/properties/name") {
         f["pattern"] = json!(PRINTABLE);
     }
