@@ -21,6 +21,21 @@ use tracing::Instrument;
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED: &str = "idempotent-replayed";
 
+/// The key of an `Idempotency-Key` header: 1 to [`MAX_KEY_LEN`] visible ASCII characters
+/// (no spaces), or 400.
+pub fn read_key(raw: &HeaderValue) -> Result<&str, ApiError> {
+    raw.to_str()
+        .ok()
+        .filter(|k| {
+            !k.is_empty() && k.len() <= MAX_KEY_LEN && k.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
+            ))
+        })
+}
+
 pub async fn idempotency(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         return next.run(req).await;
@@ -39,19 +54,9 @@ async fn handle(
     req: Request,
     next: Next,
 ) -> Result<Response, Response> {
-    let key = raw_key
-        .to_str()
-        .ok()
-        .filter(|k| {
-            !k.is_empty() && k.len() <= MAX_KEY_LEN && k.bytes().all(|b| b.is_ascii_graphic())
-        })
-        .map(str::to_string)
-        .ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
-            ))
-            .into_response()
-        })?;
+    let key = read_key(&raw_key)
+        .map_err(IntoResponse::into_response)?
+        .to_string();
     let scope = {
         let caller = req.extensions().get::<Caller>();
         let ws = caller

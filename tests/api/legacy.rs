@@ -244,6 +244,29 @@ async fn an_idempotency_key_repeat_matches_the_body_in_any_key_order() {
 }
 
 #[tokio::test]
+async fn an_idempotency_key_with_spaces_is_400_as_on_every_other_post() {
+    let app = spawn_app().await;
+    let send = |key: &'static str| {
+        app.call(reqwest::Method::POST, "/messages")
+            .token(&app.key)
+            .header("Idempotency-Key", key)
+            .raw(r#"{"contact": {"email": "a@example.com"}, "text": "hi"}"#)
+            .send()
+    };
+    let spaced = send("two words").await;
+    assert!(legacy_error(spaced, 400).contains("Idempotency-Key"));
+    // The same key is refused by the other routes' check too.
+    app.call(reqwest::Method::POST, "/tags")
+        .token(&app.key)
+        .header("Idempotency-Key", "two words")
+        .json(json!({"name": "vip"}))
+        .send()
+        .await
+        .expect_error(400, "invalid_request");
+    assert_eq!(send("two-words").await.status, 202);
+}
+
+#[tokio::test]
 async fn legacy_routes_do_not_count_against_the_rate_limit() {
     let app = spawn_app_with(|s| s.rate_limit_per_minute = 2).await;
     for i in 0..5 {

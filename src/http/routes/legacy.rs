@@ -15,7 +15,7 @@ use switchboard_actors::directory::Permission;
 use switchboard_actors::domain::contact::{Channel, ContactInput, NewContact};
 use switchboard_actors::domain::message::{Attachment, Body};
 use switchboard_actors::domain::{DomainError, FieldError};
-use switchboard_actors::idempotency::{canonical_json, MAX_KEY_LEN};
+use switchboard_actors::idempotency::canonical_json;
 use switchboard_actors::ids::{ContactId, ConversationId};
 use switchboard_actors::workspace::conversations::{Accepted, Inbound, InboundFrom, RepeatGuard};
 use switchboard_actors::workspace::ConversationMsg;
@@ -25,7 +25,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::http::auth::{self, Caller, Ws};
 use crate::http::error::ApiError;
 use crate::http::extract::{from_value, parse_value, RawBody};
-use crate::http::idempotency::HEADER as IDEMPOTENCY_HEADER;
+use crate::http::idempotency::{read_key as read_idempotency_key, HEADER as IDEMPOTENCY_HEADER};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -297,15 +297,7 @@ fn guards(
         });
     }
     if let Some(raw) = headers.get(IDEMPOTENCY_HEADER) {
-        let key = raw
-            .to_str()
-            .ok()
-            .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "Idempotency-Key must be 1 to {MAX_KEY_LEN} visible ASCII characters"
-                ))
-            })?;
+        let key = read_idempotency_key(raw)?;
         let credential = ws.principal.connection_id();
         out.push(RepeatGuard {
             key: digest(&[b"idempotency_key", credential.as_bytes(), key.as_bytes()]),
