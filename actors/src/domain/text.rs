@@ -9,16 +9,35 @@ pub fn nfc(value: &str) -> String {
     value.nfc().collect()
 }
 
-/// Characters that render as nothing: zero-width spaces and joiners, the word joiner and
-/// its kin, the byte-order mark, soft hyphens, direction marks, variation selectors, tag
-/// characters and the Hangul fillers. A name made only of them looks empty.
+/// Characters that render as nothing, as inclusive ranges: zero-width spaces and joiners,
+/// the word joiner and its kin, the byte-order mark, soft hyphens, direction marks,
+/// variation selectors, tag characters and the Hangul fillers. A name made only of them
+/// looks empty. (The API document builds its pattern for names from this list.)
+pub const INVISIBLE: &[(char, char)] = &[
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{034F}', '\u{034F}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{206F}'),
+    ('\u{2800}', '\u{2800}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+];
+
+/// Whether `c` renders as nothing (see [`INVISIBLE`]).
 pub fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
-        | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}'
-        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{1BCA0}'..='\u{1BCA3}'
-        | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
+    INVISIBLE
+        .iter()
+        .any(|(from, to)| (*from..=*to).contains(&c))
 }
 
 /// NFC text with no control characters (NUL, escape, line breaks...) and, unless empty,

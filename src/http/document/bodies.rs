@@ -117,6 +117,7 @@ const FORBIDDEN: &[(&str, &str, &[&str])] = &[
     ("patch", "/channels/{id}", &["type"]),
     ("post", "/messages", &["contact_id", "contact"]),
     ("patch", "/webhooks/{id}", &["created_via"]),
+    ("post", "/webhooks", &["status"]),
     ("post", "/chat", &["conversationId", "contact"]),
 ];
 
@@ -438,6 +439,46 @@ mod tests {
             json!({"status": "disabled"})
         ));
         assert!(fits("patch", "/webhooks/{id}", json!({"status": "paused"})));
+        // An endpoint's status is set with PATCH; source filters name catalog types.
+        let endpoint = |extra: Value| {
+            let mut body = json!({"url": "https://a.example/h", "events": ["*"]});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            body
+        };
+        assert!(!fits(
+            "post",
+            "/webhooks",
+            endpoint(json!({"status": "paused"}))
+        ));
+        assert!(fits("post", "/webhooks", endpoint(json!({"status": null}))));
+        let sources = |sources: Value| endpoint(json!({"filters": {"sources": sources}}));
+        assert!(fits(
+            "post",
+            "/webhooks",
+            sources(json!({"contact.created": ["import"]}))
+        ));
+        assert!(!fits(
+            "post",
+            "/webhooks",
+            sources(json!({"contact.exploded": ["import"]}))
+        ));
+        assert!(!fits(
+            "post",
+            "/webhooks",
+            sources(json!({"contact.created": [""]}))
+        ));
+        // Sources, names and submitters' names as the domain takes them.
+        let contact = |source: &str| json!({"first_name": "Ann", "source": source});
+        assert!(fits("post", "/contacts", contact("import")));
+        assert!(!fits("post", "/contacts", contact("")));
+        let note = |name: &str| json!({"name": name});
+        assert!(fits("post", "/closing-notes", note("Solved")));
+        assert!(!fits("post", "/closing-notes", note("\u{200b}\u{E0856}")));
+        let named = |name: &str| submission(json!({"name": name, "phone": "+15550001"}));
+        assert!(fits("post", "/forms/{id}/submissions", named("Ann Lee")));
+        assert!(!fits("post", "/forms/{id}/submissions", named("Ann\u{1}")));
         let faq = |keywords: Value| json!({"faq": [{"answer": "Yes", "keywords": keywords}]});
         assert!(fits("patch", "/ai-settings", faq(json!(["open"]))));
         assert!(!fits("patch", "/ai-settings", faq(json!([]))));

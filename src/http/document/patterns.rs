@@ -45,8 +45,18 @@ pub(super) fn any_case_of<'a>(codes: impl Iterator<Item = &'a str>) -> String {
     format!("^\\s*({})\\s*$", alternatives.join("|"))
 }
 
-/// Text with something besides spaces and no control characters.
-pub(super) const PRINTABLE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029][^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$";
+/// Text with something that shows (not only spaces or characters that render as nothing)
+/// and no control characters.
+pub(super) fn printable() -> String {
+    const CONTROL: &str = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029";
+    // The characters themselves, not escapes: `\\u` spells four hex digits only, and the
+    // tag characters lie beyond them.
+    let invisible: String = switchboard_actors::domain::text::INVISIBLE
+        .iter()
+        .map(|(from, to)| format!("{from}-{to}"))
+        .collect();
+    format!("^[^{CONTROL}]*[^\\s{CONTROL}{invisible}][^{CONTROL}]*$")
+}
 
 #[cfg(test)]
 mod tests {
@@ -178,7 +188,7 @@ mod tests {
             assert_eq!(currency.is_valid(&json!(text)), ok, "{text}");
         }
         let printable =
-            jsonschema::validator_for(&json!({"type": "string", "pattern": PRINTABLE})).unwrap();
+            jsonschema::validator_for(&json!({"type": "string", "pattern": printable()})).unwrap();
         for (text, ok) in [
             ("Ann", true),
             (" a b ", true),
@@ -187,8 +197,19 @@ mod tests {
             ("a\u{1}", false),
             ("a\u{85}", false),
             ("line\u{2028}separator", false),
+            ("\u{200b}\u{feff}", false),
+            (" \u{E0856} ", false),
+            ("\u{E0856}a", true),
         ] {
             assert_eq!(printable.is_valid(&json!(text)), ok, "{text:?}");
+            // What the pattern takes, the domain takes (it also trims what it takes).
+            if ok {
+                assert!(switchboard_actors::domain::text::name(text, 200).is_ok());
+            }
+        }
+        // Names that show nothing are refused by both.
+        for text in ["\u{200b}\u{feff}", " \u{E0856} "] {
+            assert!(switchboard_actors::domain::text::name(text, 200).is_err());
         }
     }
 }

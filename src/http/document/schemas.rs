@@ -9,7 +9,7 @@ use switchboard_actors::events::subscription;
 use switchboard_actors::ids::UserId;
 
 use super::patterns::{
-    any_case_of, url_pattern, EMAIL, FIELD_KEY, PHONE, PRINTABLE, SPAN, USERNAME,
+    any_case_of, printable, url_pattern, EMAIL, FIELD_KEY, PHONE, SPAN, USERNAME,
 };
 
 pub(super) fn add_schemas(doc: &mut Value) {
@@ -34,7 +34,7 @@ pub(super) fn add_schemas(doc: &mut Value) {
         ("NewCustomFieldInput", "label"),
     ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
-            f["pattern"] = json!(PRINTABLE);
+            f["pattern"] = json!(printable());
         }
     }
     // Lists of names: each a printable name too.
@@ -45,7 +45,7 @@ pub(super) fn add_schemas(doc: &mut Value) {
     ] {
         if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
             f["items"] =
-                json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": PRINTABLE});
+                json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": printable()});
         }
     }
     // Phones, countries and currencies as the domain checks them (any case, trimmed).
@@ -188,7 +188,7 @@ pub(super) fn add_schemas(doc: &mut Value) {
     }
     if let Some(tags) = schemas.pointer_mut("/ContactTagsInput/properties/tags") {
         tags["items"] =
-            json!({"type": "string", "minLength": 1, "maxLength": 80, "pattern": PRINTABLE});
+            json!({"type": "string", "minLength": 1, "maxLength": 80, "pattern": printable()});
     }
     texts_and_choices(schemas);
     schemas["LegacyError"] = json!({
@@ -227,7 +227,7 @@ fn texts_and_choices(schemas: &mut Value) {
     // Choices: printable, distinct, 1 to 200 of them.
     let choices = json!({
         "type": "array", "minItems": 1, "maxItems": 200, "uniqueItems": true,
-        "items": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": PRINTABLE}
+        "items": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": printable()}
     });
     if let Some(field) = schemas.get_mut("NewCustomFieldInput") {
         field["then"]["properties"]["options"] = choices.clone();
@@ -260,7 +260,7 @@ fn texts_and_choices(schemas: &mut Value) {
     // A price: an amount up to 100,000,000, or a short printable text.
     let price = json!({"oneOf": [
         {"type": "number", "minimum": 0, "maximum": MAX_PRICE},
-        {"type": "string", "minLength": 1, "maxLength": 50, "pattern": PRINTABLE},
+        {"type": "string", "minLength": 1, "maxLength": 50, "pattern": printable()},
         {"type": "null"}
     ]});
     if let Some(f) = schemas.pointer_mut("/ProductInput/properties/currency") {
@@ -299,7 +299,7 @@ fn texts_and_choices(schemas: &mut Value) {
         f["pattern"] = json!("\\S");
     }
     if let Some(f) = schemas.pointer_mut("/ChannelInput/properties/name") {
-        f["pattern"] = json!(PRINTABLE);
+        f["pattern"] = json!(printable());
     }
     for pointer in [
         "/TagPatchInput/properties/name",
@@ -368,8 +368,25 @@ fn texts_and_choices(schemas: &mut Value) {
             ]}}});
         }
     }
+    // A contact's source and a form submitter's name as the domain takes them.
+    if let Some(f) = schemas.pointer_mut("/ContactInput/properties/source") {
+        f["minLength"] = json!(1);
+        f["maxLength"] = json!(50);
+    }
+    if let Some(f) = schemas.pointer_mut("/SubmissionContactInput/properties/name") {
+        f["pattern"] = json!(printable());
+    }
+    // Source filters are keyed by catalog event types, each with source names.
+    if let Some(f) = schemas.pointer_mut("/FiltersInput/properties/sources") {
+        let types: Vec<&str> = CATALOG.iter().map(|t| t.name).collect();
+        f["propertyNames"] = json!({"enum": types});
+        f["additionalProperties"] = json!({
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 50}
+        });
+    }
     if let Some(f) = schemas.pointer_mut("/LegacyContact/properties/name") {
-        f["pattern"] = json!(PRINTABLE);
+        f["pattern"] = json!(printable());
     }
     // FAQ entries and handover words: as many keywords as the settings hold.
     if let Some(f) = schemas.pointer_mut("/FaqEntry/properties/keywords") {
