@@ -352,6 +352,31 @@ async fn credits_promised_to_a_campaign_still_sending_are_not_offered_again() {
 }
 
 #[tokio::test]
+async fn a_campaign_that_reaches_nobody_needs_no_credits_even_when_promised_ones_run_short() {
+    let app = spawn_app_with(|s| {
+        campaign_settings(s);
+        s.campaign_rate = 1;
+    })
+    .await;
+    set_allowance(&app, 5).await;
+    contacts(&app, 4, json!({})).await;
+    let first = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
+    send(&app, &first["id"], json!({})).await.ok();
+    // The allowance is lowered below what the first campaign still owes.
+    set_allowance(&app, 1).await;
+    let tag = app.post("/tags", json!({"name": "nobody"})).await.created();
+    let audience = json!({"tags": [tag["id"]]});
+    let empty = new_campaign(
+        &app,
+        json!({"name": "c", "text": "d", "channel": "api", "audience": audience}),
+    )
+    .await;
+    let sent = send(&app, &empty["id"], json!({})).await.ok();
+    assert_eq!(sent["stats"]["recipients"], 0);
+    campaign_when(&app, &empty["id"], "completed").await;
+}
+
+#[tokio::test]
 async fn cancelling_follows_the_states_and_stops_what_is_queued() {
     let app = spawn_app_with(|s| {
         campaign_settings(s);

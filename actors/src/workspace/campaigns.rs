@@ -580,8 +580,11 @@ fn resolve(data: &WorkspaceData, audience: &Audience) -> (Vec<ContactId>, Vec<Co
 
 /// Whether the credits left cover `needed` more messages, counting those the campaigns
 /// already sending still have to send: two campaigns sent one after the other must not
-/// both be promised the same credits.
+/// both be promised the same credits. Sending nothing needs nothing, whatever is owed.
 fn credits_cover(data: &WorkspaceData, ctx: &Ctx, needed: usize) -> Result<(), DomainError> {
+    if needed == 0 {
+        return Ok(());
+    }
     let remaining = data
         .credits
         .clone()
