@@ -349,6 +349,10 @@ impl EndpointChange {
                         c.fail(format!("events[{i}]"), m);
                     }
                 }
+                // An entry named twice subscribes once: kept where it first stands.
+                let mut seen = std::collections::HashSet::new();
+                let mut list = list;
+                list.retain(|e| seen.insert(e.clone()));
                 Some(list)
             }
         };

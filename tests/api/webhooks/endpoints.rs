@@ -240,6 +240,23 @@ async fn patch_changes_url_events_description_and_filters() {
 }
 
 #[tokio::test]
+async fn an_event_entry_named_twice_is_kept_once_where_it_first_stands() {
+    let app = spawn_app().await;
+    let events = ["tag.created", "order.*", "tag.created", "order.*"];
+    let (id, _) = hook(&app, SAFE_URL, &events).await;
+    let created = endpoint_of(&app, &id).await;
+    assert_eq!(created["events"], json!(["tag.created", "order.*"]));
+    let r = app
+        .patch(
+            &format!("/webhooks/{id}"),
+            json!({"events": ["*", "message.sent", "*"]}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(r.body["events"], json!(["*", "message.sent"]));
+}
+
+#[tokio::test]
 async fn a_deleted_endpoint_answers_404_everywhere() {
     let app = spawn_app().await;
     let (id, _) = hook(&app, SAFE_URL, &["*"]).await;
