@@ -8,7 +8,6 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::delivery::record::{Delivery, DeliveryStatus};
 use crate::directory::Directory;
 use crate::ids::{ChannelId, EndpointId};
-use crate::outbound::record::PendingSend;
 use crate::store::{decode, Store};
 use crate::workspace::WorkspaceData;
 
@@ -186,7 +185,7 @@ fn pending_sends(store: &Store, connections: &HashSet<ChannelId>, report: &mut R
             continue;
         };
         let decoded = store.get_raw(&key).and_then(|v| match v {
-            Some(v) => decode::<PendingSend>(&v).map(Some),
+            Some(v) => crate::outbound::record::read(&v).map(Some),
             None => Ok(None),
         });
         match decoded {

@@ -371,21 +371,72 @@ async fn the_newest_connection_of_a_type_sends_and_deleting_one_fails_what_waits
     newer.stays_at(1, Duration::from_millis(200)).await;
 }
 
-#[tokio::test]
-async fn an_ai_reply_goes_out_through_the_relay_too() {
-    let app = spawn_relay_app().await;
-    let relay = TestReceiver::start().await;
-    connect(&app, "chan_a", &relay.url).await;
+/// A customer writes on chan_a (the AI answers).
+async fn customer_writes_on_chan_a(app: &TestApp) {
     app.post(
         "/messages",
         json!({"channel": "chan_a", "text": "hello?", "contact": {"username": "ann_a"}}),
     )
     .await
     .expect(202);
+}
+
+#[tokio::test]
+async fn an_ai_reply_goes_out_through_the_relay_too() {
+    let app = spawn_relay_app().await;
+    let relay = TestReceiver::start().await;
+    connect(&app, "chan_a", &relay.url).await;
+    customer_writes_on_chan_a(&app).await;
     let got = relay.wait_for(1).await[0].json();
     assert_eq!(got["channel"], "chan_a");
     assert_eq!(got["to"]["username"], "ann_a");
     assert!(!got["text"].as_str().unwrap().is_empty());
+}
+
+/// The events of a relayed message's outcome name who sent it, as the send's own events
+/// do on the `api` channel: the calling credential for a team reply, the AI for its reply.
+#[tokio::test]
+async fn a_relayed_message_s_outcome_names_its_sender_as_the_actor() {
+    let app = spawn_relay_app().await;
+    let relay = TestReceiver::start().await;
+    let hooks = TestReceiver::start().await;
+    hook(
+        &app,
+        &hooks.url,
+        &["message.sent", "conversation.ai_paused"],
+    )
+    .await;
+    connect(&app, "chan_a", &relay.url).await;
+
+    // The AI answers a customer through the relay.
+    customer_writes_on_chan_a(&app).await;
+    let first = hooks.wait_until("message.sent", |r| !r.is_empty()).await;
+    let by_ai = first[0].json();
+    assert_eq!(by_ai["data"]["sender_type"], "ai", "{by_ai}");
+    assert_eq!(by_ai["actor"], json!({"type": "ai", "id": null}));
+    assert_eq!(by_ai["source"]["via"], "ai");
+
+    // A team reply with the API key: the key is the actor, of both events of the send.
+    let c = by_ai["data"]["conversation_id"].as_u64().unwrap();
+    team_reply(&app, c, "A person here").await;
+    let two_sent = |r: &[Received]| {
+        r.iter()
+            .filter(|e| e.event_type() == "message.sent")
+            .count()
+            == 2
+    };
+    hooks.wait_until("two message.sent", two_sent).await;
+    let by_key = events_of(&hooks, &["message.sent"])
+        .into_iter()
+        .find(|e| e["data"]["sender_type"] == "team")
+        .expect("the team reply's message.sent");
+    let paused = events_of(&hooks, &["conversation.ai_paused"]);
+    assert_eq!(paused.len(), 1);
+    assert_eq!(by_key["actor"]["type"], "api", "{by_key}");
+    assert_eq!(by_key["actor"], paused[0]["actor"]);
+    assert_eq!(by_key["source"], paused[0]["source"]);
+    let connection = by_key["source"]["connection_id"].as_str().unwrap();
+    assert!(connection.starts_with("api_key:"), "{connection}");
 }
 
 #[tokio::test]

@@ -38,8 +38,9 @@ pub struct EventSource {
     pub via: String,
 }
 
-/// Everything about the caller that an event records.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Everything about the caller that an event records (kept with a pending send, so that
+/// the events of its outcome name who sent it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     pub actor: EventActor,
     pub source: EventSource,

@@ -128,9 +128,11 @@ impl Actor for RelayActor {
 impl RelayState {
     /// Picks up sends committed since the last look.
     fn load_new(&mut self) -> Result<(), DomainError> {
-        let found = self
-            .store
-            .scan_after::<PendingSend>(&record::prefix(self.cfg.channel_id), self.seen_up_to)?;
+        let found = self.store.scan_after_read(
+            &record::prefix(self.cfg.channel_id),
+            self.seen_up_to,
+            record::read,
+        )?;
         for (id, send) in found {
             self.seen_up_to = self.seen_up_to.max(id);
             self.pending.insert(send.message_id, send);

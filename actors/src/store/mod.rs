@@ -230,8 +230,17 @@ impl Store {
     }
 
     pub fn get<T: DeserializeOwned>(&self, key: &[u8]) -> StoreResult<Option<T>> {
+        self.get_read(key, decode)
+    }
+
+    /// The record under `key` as `read` makes it (a record that has an earlier shape).
+    pub fn get_read<T>(
+        &self,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> StoreResult<T>,
+    ) -> StoreResult<Option<T>> {
         self.progress.caught_up(self.scope.as_ref());
-        self.engine.get(key, decode)
+        self.engine.get(key, read)
     }
 
     /// Entries of `span` in its order, up to `limit`, each made by `make`.
@@ -255,8 +264,17 @@ impl Store {
 
     /// Every record under `prefix`, in key order.
     pub fn scan<T: DeserializeOwned>(&self, prefix: &[u8]) -> StoreResult<Vec<(Vec<u8>, T)>> {
+        self.scan_read(prefix, decode)
+    }
+
+    /// Every record under `prefix`, in key order, as `read` makes it.
+    pub fn scan_read<T>(
+        &self,
+        prefix: &[u8],
+        read: impl Fn(&[u8]) -> StoreResult<T>,
+    ) -> StoreResult<Vec<(Vec<u8>, T)>> {
         self.collect(Span::prefix(prefix), usize::MAX, |k, v| {
-            Ok((k.to_vec(), decode(v)?))
+            Ok((k.to_vec(), read(v)?))
         })
     }
 
@@ -266,6 +284,16 @@ impl Store {
         prefix: &[u8],
         after: u64,
     ) -> StoreResult<Vec<(u64, T)>> {
+        self.scan_after_read(prefix, after, decode)
+    }
+
+    /// As [`Self::scan_after`], each record as `read` makes it.
+    pub fn scan_after_read<T>(
+        &self,
+        prefix: &[u8],
+        after: u64,
+        read: impl Fn(&[u8]) -> StoreResult<T>,
+    ) -> StoreResult<Vec<(u64, T)>> {
         let mut from = prefix.to_vec();
         from.extend_from_slice(&after.saturating_add(1).to_be_bytes());
         let span = Span {
@@ -273,7 +301,7 @@ impl Store {
             ..Span::prefix(prefix)
         };
         self.collect(span, usize::MAX, |k, v| {
-            Ok((trailing_id(k).unwrap_or(0), decode(v)?))
+            Ok((trailing_id(k).unwrap_or(0), read(v)?))
         })
     }
 

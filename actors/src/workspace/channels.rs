@@ -14,7 +14,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::DomainError;
 use crate::events::Origin;
 use crate::ids::{ChannelId, WorkspaceId};
-use crate::outbound::{self, record::PendingSend};
+use crate::outbound;
 use crate::store::{decode, Batch, Key, Store};
 
 #[derive(strum::IntoStaticStr)]
@@ -120,7 +120,7 @@ fn upgrade(
 ) -> Result<Connection, DomainError> {
     let old_prefix = Key::new("os").str(&old.id).prefix();
     let c = old.upgrade();
-    for (old_key, send) in store.scan::<PendingSend>(&old_prefix)? {
+    for (old_key, send) in store.scan_read(&old_prefix, outbound::record::read)? {
         writes.put(outbound::record::key(c.id, send.message_id), &send)?;
         writes.delete(old_key);
     }
@@ -259,6 +259,7 @@ fn rotate(
 mod tests {
     use super::*;
     use crate::ids::{ConversationId, MessageId};
+    use crate::outbound::record::PendingSend;
 
     #[test]
     fn connections_stored_with_string_ids_load_under_their_position_with_their_pending_sends() {
@@ -285,6 +286,7 @@ mod tests {
             attempts: 1,
             next_attempt_at: None,
             created_at: at,
+            origin: None,
         };
         let old_send_key = Key::new("os").str("ch_abc123").id(7).build();
         let mut batch = Batch::default();

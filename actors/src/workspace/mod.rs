@@ -502,11 +502,13 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Booking(m) => bookings::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Call(m) => calls::handle(*m, &mut state.data, &ctx),
             WorkspaceMsg::Form(m) => forms::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Sent(report) => finish(
-                unanswered(),
-                Origin::system(),
-                sending::settle(&mut state.data, &ctx, *report),
-            ),
+            WorkspaceMsg::Sent(report) => {
+                let (result, origin) = match sending::settle(&mut state.data, &ctx, *report) {
+                    Ok((change, origin)) => (Ok(change), origin),
+                    Err(e) => (Err(e), Origin::system()),
+                };
+                finish(unanswered(), origin, result)
+            }
             WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
             WorkspaceMsg::PaceSlice => campaigns::slice(&mut state.data, &ctx),
             WorkspaceMsg::Stats(reply) => {

@@ -12,7 +12,7 @@ use crate::domain::channel::{Connection, Recipient, RelayMessage};
 use crate::domain::contact::Channel;
 use crate::domain::message::{Message, MessageStatus};
 use crate::domain::DomainError;
-use crate::events::DomainEvent;
+use crate::events::{DomainEvent, Origin};
 use crate::ids::{ConversationId, MessageId, WorkspaceId};
 use crate::outbound::record::{self, PendingSend};
 use crate::outbound::SendReport;
@@ -55,6 +55,7 @@ pub(super) fn dispatch(
     m: &mut Message,
     writes: &mut Batch,
     events: &mut Vec<DomainEvent>,
+    origin: &Origin,
 ) -> Result<Option<&'static str>, DomainError> {
     if channel == Channel::Api {
         m.status = MessageStatus::Sent;
@@ -85,6 +86,7 @@ pub(super) fn dispatch(
         attempts: 0,
         next_attempt_at: None,
         created_at: ctx.now,
+        origin: Some(origin.clone()),
     };
     writes.put(record::key(connection.id, m.id), &send)?;
     ctx.wake.borrow_mut().push(connection.relay(ctx.workspace));
@@ -94,25 +96,27 @@ pub(super) fn dispatch(
 /// A relay's final outcome: the message becomes `sent` or `failed` (message.sent or
 /// message.send_failed), its connection connected, failing or disconnected, and the
 /// pending send goes, all in one batch. An outcome whose pending send is gone (its
-/// connection was deleted meanwhile) changes nothing.
+/// connection was deleted meanwhile) changes nothing. Answers with the change who sent
+/// the message: its events name them as the actor, as the send's own would have.
 pub(super) fn settle(
     data: &mut WorkspaceData,
     ctx: &Ctx,
     report: SendReport,
-) -> Result<Change<()>, DomainError> {
+) -> Result<(Change<()>, Origin), DomainError> {
     let mut change = Change {
         value: (),
         writes: Batch::default(),
         events: Vec::new(),
     };
     let pending = record::key(report.channel, report.message);
-    if ctx.store.get::<PendingSend>(&pending)?.is_none() {
-        return Ok(change);
-    }
+    let Some(send) = ctx.store.get_read(&pending, record::read)? else {
+        return Ok((change, Origin::system()));
+    };
+    let origin = send.origin.unwrap_or_else(Origin::system);
     change.writes.delete(pending);
     let key = message_key(ctx.workspace, report.conversation, report.message);
     let Some(mut m) = ctx.store.get::<Message>(&key)? else {
-        return Ok(change);
+        return Ok((change, origin));
     };
     let channel = data
         .conversations
@@ -153,7 +157,7 @@ pub(super) fn settle(
         change.events.extend(told);
         data.channels.put(ctx, c, &mut change.writes)?;
     }
-    Ok(change)
+    Ok((change, origin))
 }
 
 /// A connection is being deleted: the messages still waiting for it fail.
@@ -165,7 +169,7 @@ pub(super) fn fail_waiting(
 ) -> Result<(), DomainError> {
     let waiting = ctx
         .store
-        .scan::<PendingSend>(&record::prefix(connection.id))?;
+        .scan_read(&record::prefix(connection.id), record::read)?;
     for (key, send) in waiting {
         change.writes.delete(key);
         let at = message_key(ctx.workspace, send.conversation_id, send.message_id);

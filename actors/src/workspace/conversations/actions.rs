@@ -12,7 +12,7 @@ pub(super) fn create(
     text: Option<String>,
 ) -> Result<Change<Conversation>, DomainError> {
     let contact = data.contacts.named(contact_id)?;
-    let mut step = Step::new(ctx);
+    let mut step = Step::new(ctx).on_behalf_of(caller.origin.clone());
     let mut c = Conversation::new(ConversationId(ctx.next_id()?), contact, channel, *ctx.now);
     step.announce("conversation.created");
     if let Some(text) = text {
@@ -208,7 +208,7 @@ pub(super) fn team_reply(
     body: Body,
 ) -> Result<Change<Message>, DomainError> {
     let mut c = found(data, id)?.clone();
-    let mut step = Step::new(ctx);
+    let mut step = Step::new(ctx).on_behalf_of(caller.origin.clone());
     if !c.is_open() {
         c.reopen(*ctx.now);
         step.announce("conversation.reopened");

@@ -15,6 +15,10 @@ pub(super) struct Step<'a> {
     /// Conversation events told when the conversation is saved, each with the record as
     /// saved: the events of one change all show its outcome, not the states between.
     pending: Vec<&'static str>,
+    /// Who sends the outbound messages of this change (the service itself unless
+    /// [`Self::on_behalf_of`] says otherwise): kept with a relayed message, so that the
+    /// events of its outcome name them.
+    origin: Origin,
 }
 
 impl<'a> Step<'a> {
@@ -26,7 +30,14 @@ impl<'a> Step<'a> {
             activity: false,
             ai_replied: false,
             pending: Vec::new(),
+            origin: Origin::system(),
         }
+    }
+
+    /// The messages this change sends are sent by `origin`.
+    pub(super) fn on_behalf_of(mut self, origin: Origin) -> Self {
+        self.origin = origin;
+        self
     }
 
     pub(super) fn done<T>(self, value: T) -> Change<T> {
@@ -180,7 +191,15 @@ impl<'a> Step<'a> {
             Direction::Inbound => Some("message.received"),
             Direction::Outbound => {
                 let (writes, events) = (&mut self.writes, &mut self.events);
-                sending::dispatch(data, self.ctx, c.channel, &mut m, writes, events)?
+                sending::dispatch(
+                    data,
+                    self.ctx,
+                    c.channel,
+                    &mut m,
+                    writes,
+                    events,
+                    &self.origin,
+                )?
             }
         };
         self.writes

@@ -240,7 +240,7 @@ pub(super) fn apply_turn(
     background: bool,
 ) -> Result<Change<TurnApplied>, DomainError> {
     let mut c = found(data, id)?.clone();
-    let mut step = Step::new(ctx);
+    let mut step = Step::new(ctx).on_behalf_of(ai_origin());
     let silenced = if background {
         match settle(data, ctx, message, &mut step.writes) {
             Some(pending) => pending.silenced,
