@@ -95,13 +95,22 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             if let Some(syntax) = not_json(bytes) {
                 return Err(syntax);
             }
-            // Bytes that are not UTF-8, or an escape that is no character, inside a
-            // string: the text is no JSON, whatever its shape (400 as for a tree).
+            // A "syntax" error of well-formed JSON: bytes that are not UTF-8, or an escape
+            // that is no character, inside a string (the text is no JSON: 400 as for a
+            // tree), or a choice given something other than a string, which serde_json
+            // reads as a token it did not expect (a wrong type: 422, as the tree says).
             if matches!(
                 e.inner().classify(),
                 serde_json::error::Category::Syntax | serde_json::error::Category::Eof
             ) {
-                return Err(syntax_error(e.into_inner()));
+                let value: serde_json::Value =
+                    serde_json::from_slice(bytes).map_err(syntax_error)?;
+                return Err(
+                    match serde_path_to_error::deserialize::<_, T>(Strict(&value)) {
+                        Err(wrong) => shape_error(wrong),
+                        Ok(_) => syntax_error(e.into_inner()),
+                    },
+                );
             }
             serde_json::from_slice(bytes)
                 .ok()

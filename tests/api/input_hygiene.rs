@@ -381,3 +381,28 @@ async fn an_array_where_a_record_is_expected_is_refused_at_any_depth() {
     let tagged = json!({"first_name": "Ann", "tags": ["vip"]});
     app.post("/contacts", tagged).await.created();
 }
+
+/// A choice (an enum) given anything but a string is a wrong type: 422 naming the field,
+/// not 400 (the body is good JSON).
+#[tokio::test]
+async fn a_choice_given_null_a_number_or_a_boolean_is_422_naming_it() {
+    let app = spawn_app().await;
+    let call = |direction: Value| {
+        json!({"direction": direction, "from_number": "+15550001", "to_number": "+15550002",
+               "outcome": "completed", "started_at": "2026-11-26T10:00:00Z"})
+    };
+    for wrong in [json!(null), json!(1), json!(true)] {
+        invalid(app.post("/calls", call(wrong)).await, "direction");
+    }
+    let form = json!({"name": "Intake", "fields": [{"key": "a", "label": "A", "type": null}]});
+    invalid(app.post("/forms", form).await, "fields[0].type");
+    // Broken JSON is still 400, and a good choice is taken.
+    app.call(reqwest::Method::POST, "/calls")
+        .token(&app.key)
+        .raw(r#"{"direction": nul}"#)
+        .send()
+        .await
+        .expect_error(400, "invalid_request");
+    let r = app.post("/calls", call(json!("inbound"))).await;
+    assert_eq!(r.status, 201, "body: {}", r.body);
+}
