@@ -277,7 +277,7 @@ fn add_payment_proof(
     id: OrderId,
     proof: NewDocument,
 ) -> Result<Change<OrderView>, DomainError> {
-    let order = get(data, id)?.clone();
+    let mut order = get(data, id)?.clone();
     let mut proofs = data.orders.proofs.get(&id).cloned().unwrap_or_default();
     if proofs.len() >= MAX_PAYMENT_PROOFS {
         return Err(DomainError::LimitReached(format!(
@@ -295,6 +295,9 @@ fn add_payment_proof(
     let mut writes = Batch::default();
     writes.put(ctx.key(PROOFS, id), &proofs)?;
     data.orders.proofs.insert(id, proofs);
+    // The order shows its proofs: it changed, as a booking does when it gains a file.
+    order.updated_at = ctx.now;
+    data.orders.put(ctx, order.clone(), &mut writes)?;
     let view = data.orders.view(&order);
     let mut e = event(data, "order.payment_proof_uploaded", &view);
     e.data["payment_proof"] = json!(added);

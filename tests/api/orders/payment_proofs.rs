@@ -23,6 +23,8 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     .await;
     let ann = contact_named(&app, "Ann").await;
     let order = create(&app, with(order_body(ann), json!({"status": "cancelled"}))).await;
+    // Timestamps have milliseconds: the proof comes in a later one than the order.
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     let answered = app
         .post(&proofs_at(&order), json!({"url": "https://files.example/receipt.pdf", "name": "receipt.pdf", "content_type": "application/pdf"}))
         .await
@@ -32,6 +34,9 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
     assert_eq!(proofs.len(), 1);
     assert_fields(&proofs[0], "id url name content_type added_at");
     assert_eq!(proofs[0]["url"], "https://files.example/receipt.pdf");
+    // The order changed: its updated_at is the proof's time.
+    assert_eq!(answered["updated_at"], proofs[0]["added_at"]);
+    assert_ne!(answered["updated_at"], order["updated_at"]);
     let bare = app
         .post(
             &proofs_at(&order),
