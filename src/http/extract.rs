@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 use super::strict_json::Strict;
+use switchboard_actors::domain::FieldError;
 
 /// The most a request body may hold (axum's default limit, stated once).
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -105,18 +106,22 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ) {
                 let value: serde_json::Value =
                     serde_json::from_slice(bytes).map_err(syntax_error)?;
-                return Err(
-                    match serde_path_to_error::deserialize::<_, T>(Strict(&value)) {
-                        Err(wrong) => shape_error(wrong),
-                        Ok(_) => syntax_error(e.into_inner()),
-                    },
-                );
+                return Err(match from_value::<T>(&value) {
+                    Err(wrong) => wrong,
+                    Ok(_) => syntax_error(e.into_inner()),
+                });
             }
-            serde_json::from_slice(bytes)
-                .ok()
-                .and_then(|value| with_whole_numbers(&value))
-                .and_then(|value| serde_path_to_error::deserialize(Strict(&value)).ok())
-                .ok_or_else(|| shape_error(e))
+            // A tree reads a whole number written `2.0` where the stream does not, and
+            // names the other wrong fields; the stream's words for the first are kept
+            // (they say more about numbers), as is what only it sees (a field twice).
+            let value: serde_json::Value = serde_json::from_slice(bytes).map_err(syntax_error)?;
+            match with_whole_numbers(&value) {
+                Some(whole) => match serde_path_to_error::deserialize(Strict(&whole)) {
+                    Ok(v) => Ok(v),
+                    Err(first) => Err(every_field_error::<T>(whole, first)),
+                },
+                None => Err(every_field_error::<T>(value, e)),
+            }
         }
     }
 }
@@ -180,10 +185,74 @@ pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, A
         return Err(not_an_object());
     }
     serde_path_to_error::deserialize(Strict(value)).or_else(|e| {
-        with_whole_numbers(value)
-            .and_then(|value| serde_path_to_error::deserialize(Strict(&value)).ok())
-            .ok_or_else(|| shape_error(e))
+        let whole = with_whole_numbers(value);
+        if let Some(Ok(v)) = whole
+            .as_ref()
+            .map(|w| serde_path_to_error::deserialize(Strict(w)))
+        {
+            return Ok(v);
+        }
+        Err(every_field_error::<T>(
+            whole.unwrap_or_else(|| value.clone()),
+            e,
+        ))
     })
+}
+
+/// Most wrong fields one answer names.
+const MOST_FIELD_ERRORS: usize = 20;
+
+/// Every wrong field of a well-formed body, not only the first one serde meets (`first`):
+/// each wrong or unknown field is taken out of `body` and the rest read again. A field
+/// the body lacks ends the search (nothing can stand in for it), as does a wrong item of
+/// a list (taking it out would renumber the items after it).
+fn every_field_error<T: DeserializeOwned>(
+    mut body: serde_json::Value,
+    first: serde_path_to_error::Error<serde_json::Error>,
+) -> ApiError {
+    let mut details = Vec::new();
+    let mut taken_out: Vec<String> = Vec::new();
+    let mut next = Some(first);
+    while let Some(e) = next.take() {
+        let at = e.path().clone();
+        let detail = field_error(e);
+        if taken_out.contains(&detail.path) {
+            // A required field taken out for its wrong type: already named.
+            break;
+        }
+        let missing = detail.message == "is required";
+        details.push(detail);
+        if missing || details.len() >= MOST_FIELD_ERRORS || !take_out(&mut body, &at) {
+            break;
+        }
+        taken_out.push(details[details.len() - 1].path.clone());
+        next = serde_path_to_error::deserialize::<_, T>(Strict(&body)).err();
+    }
+    ApiError::validation(details)
+}
+
+/// Removes the field at `path` (a key of an object) from `body`; false when the path
+/// ends elsewhere.
+fn take_out(body: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some((Segment::Map { key }, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut at = body;
+    for segment in parents {
+        let next = match segment {
+            Segment::Map { key } => at.get_mut(key.as_str()),
+            Segment::Seq { index } => at.get_mut(*index),
+            _ => None,
+        };
+        match next {
+            Some(n) => at = n,
+            None => return false,
+        }
+    }
+    at.as_object_mut()
+        .is_some_and(|fields| fields.remove(key.as_str()).is_some())
 }
 
 fn or_empty_object(bytes: &[u8]) -> &[u8] {
@@ -213,8 +282,8 @@ fn not_an_object() -> ApiError {
     ApiError::invalid("", "the body must be a JSON object")
 }
 
-/// A well-formed body of the wrong shape: 422 naming the field's path.
-fn shape_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+/// A wrong field of a well-formed body: its path and what is wrong.
+fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
     let mut path = e.path().to_string();
     if path == "." {
         path.clear();
@@ -222,7 +291,7 @@ fn shape_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
     let inner = e.into_inner().to_string();
     if inner.starts_with("unknown field `") {
         // The path already ends at the unknown field.
-        return ApiError::invalid(path, "is not a known field");
+        return FieldError::new(path, "is not a known field");
     }
     // A missing field is reported on its parent; name the field itself.
     if let Some(field) = inner
@@ -234,14 +303,14 @@ fn shape_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
         } else {
             format!("{path}.{field}")
         };
-        return ApiError::invalid(full, "is required");
+        return FieldError::new(full, "is required");
     }
     // Errors from a stream carry the position; the path already says where.
     let inner = match inner.rsplit_once(" at line ") {
         Some((message, _)) => message.to_string(),
         None => inner,
     };
-    ApiError::invalid(path, plain_serde_message(&inner))
+    FieldError::new(path, plain_serde_message(&inner))
 }
 
 /// serde's messages say `invalid type: integer `5`, expected a string`; keep the useful end,

@@ -406,3 +406,49 @@ async fn a_choice_given_null_a_number_or_a_boolean_is_422_naming_it() {
     let r = app.post("/calls", call(json!("inbound"))).await;
     assert_eq!(r.status, 201, "body: {}", r.body);
 }
+
+/// Every wrong field of a body is named, not only the first: wrong types, unknown fields
+/// and nested ones, in one answer.
+#[tokio::test]
+async fn every_wrong_field_of_a_body_is_named_at_once() {
+    let app = spawn_app().await;
+    let body = json!({"first_name": 5, "email": true, "nickname": "Ann", "last_name": "Lee"});
+    let r = app
+        .post("/contacts", body)
+        .await
+        .expect_error(422, "validation_failed");
+    let mut paths = r.paths();
+    paths.sort();
+    assert_eq!(paths, ["email", "first_name", "nickname"], "{}", r.body);
+    assert_eq!(r.body["error"]["message"], "3 fields are invalid");
+    // Nested: two wrong fields of one form field, and a required one left out.
+    let form = json!({"name": "Intake", "fields": [{"key": 1, "label": "A", "type": null}]});
+    let mut paths = app
+        .post("/forms", form)
+        .await
+        .expect_error(422, "validation_failed")
+        .paths();
+    paths.sort();
+    assert_eq!(paths, ["fields[0].key", "fields[0].type"]);
+    let order = json!({"contact_id": "one"});
+    let paths = app
+        .post("/orders", order)
+        .await
+        .expect_error(422, "validation_failed")
+        .paths();
+    assert_eq!(
+        paths,
+        ["contact_id"],
+        "a field taken out is not also missing"
+    );
+    // The legacy routes say them all in their message.
+    let r = app
+        .post("/messages", json!({"contact": {"phone": 5}, "text": 7}))
+        .await;
+    assert_eq!(r.status, 422, "body: {}", r.body);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("contact.phone") && message.contains("text"),
+        "{message}"
+    );
+}
