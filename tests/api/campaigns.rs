@@ -327,8 +327,9 @@ async fn a_campaign_the_credits_do_not_cover_answers_402_and_sends_nothing() {
     assert_eq!(credits["used"], 2, "nothing more was sent");
 }
 
-#[tokio::test]
-async fn credits_promised_to_a_campaign_still_sending_are_not_offered_again() {
+/// An allowance of 5 and a campaign to four contacts sending one message a second: it
+/// still owes most of its four credits for a while.
+async fn a_campaign_still_owing_four_of_five_credits() -> TestApp {
     let app = spawn_app_with(|s| {
         campaign_settings(s);
         s.campaign_rate = 1;
@@ -338,6 +339,12 @@ async fn credits_promised_to_a_campaign_still_sending_are_not_offered_again() {
     contacts(&app, 4, json!({})).await;
     let first = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
     send(&app, &first["id"], json!({})).await.ok();
+    app
+}
+
+#[tokio::test]
+async fn credits_promised_to_a_campaign_still_sending_are_not_offered_again() {
+    let app = a_campaign_still_owing_four_of_five_credits().await;
     // One message a second: the first campaign still owes most of its four.
     let second = new_campaign(&app, json!({"name": "c", "text": "d", "channel": "api"})).await;
     let r = send(&app, &second["id"], json!({}))
@@ -353,15 +360,7 @@ async fn credits_promised_to_a_campaign_still_sending_are_not_offered_again() {
 
 #[tokio::test]
 async fn a_campaign_that_reaches_nobody_needs_no_credits_even_when_promised_ones_run_short() {
-    let app = spawn_app_with(|s| {
-        campaign_settings(s);
-        s.campaign_rate = 1;
-    })
-    .await;
-    set_allowance(&app, 5).await;
-    contacts(&app, 4, json!({})).await;
-    let first = new_campaign(&app, json!({"name": "a", "text": "b", "channel": "api"})).await;
-    send(&app, &first["id"], json!({})).await.ok();
+    let app = a_campaign_still_owing_four_of_five_credits().await;
     // The allowance is lowered below what the first campaign still owes.
     set_allowance(&app, 1).await;
     let tag = app.post("/tags", json!({"name": "nobody"})).await.created();
