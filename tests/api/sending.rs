@@ -461,6 +461,13 @@ async fn a_pending_send_survives_kill_9_and_goes_out_after_the_restart() {
         json!({"type": "chan_a", "relay_url": relay.url}),
     )
     .await;
+    let hooks = TestReceiver::start().await;
+    post(
+        &server,
+        "/webhooks",
+        json!({"url": hooks.url, "events": ["message.sent"]}),
+    )
+    .await;
     let contact = post(
         &server,
         "/contacts",
@@ -504,6 +511,13 @@ async fn a_pending_send_survives_kill_9_and_goes_out_after_the_restart() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     relay.stays_at(2, Duration::from_millis(300)).await;
+    // Who sent it outlives the kill too: the key is the actor of its message.sent.
+    let sent = hooks.wait_until("message.sent", |r| !r.is_empty()).await;
+    let event = sent[0].json();
+    assert_eq!(event["actor"]["type"], "api", "{event}");
+    assert!(event["source"]["connection_id"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("api_key:")));
 }
 
 #[tokio::test]
