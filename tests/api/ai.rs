@@ -468,6 +468,58 @@ mod events {
         let sent = of_type("message.sent");
         assert_eq!(sent["data"]["sender_type"], "ai");
     }
+
+    #[tokio::test]
+    async fn a_handover_summary_withholds_the_contacts_email_and_name_in_any_case() {
+        let app = spawn_webhook_app().await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "events": ["handover.requested"], "include_content": true}),
+        )
+        .await;
+        let contact =
+            json!({"phone": "+15550105555", "email": "hank@example.com", "name": "Hank Ito"});
+        chat(&app, json!({"message": "hello", "contact": contact})).await;
+        chat(
+            &app,
+            json!({"message": "I want a human. I am HANK ITO, Hank@Example.com, +15550105555",
+                "contact": contact}),
+        )
+        .await;
+        let got = rx.wait_for(1).await;
+        let summary = got[0].json()["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            summary.ends_with("\"I want a human. I am [withheld], [withheld], [withheld]\""),
+            "the handover record carries no email, yet the contact's is withheld: {summary}"
+        );
+
+        let open = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": open.url, "events": ["handover.requested"], "include_content": true,
+                "include_contact_details": true}),
+        )
+        .await;
+        let other = json!({"phone": "+15550106666", "email": "ida@example.com", "name": "Ida Moe"});
+        chat(
+            &app,
+            json!({"message": "agent please, I am Ida Moe", "contact": other}),
+        )
+        .await;
+        let got = open.wait_for(1).await;
+        let summary = got[0].json()["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            summary.ends_with("\"agent please, I am Ida Moe\""),
+            "disclosed details are left as written: {summary}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -143,6 +143,25 @@ impl Contact {
         }
     }
 
+    /// Every contact detail of the contact as text (its name and each part, phones, email,
+    /// usernames), to withhold where an event's kept fields quote them.
+    pub fn details(&self) -> Vec<String> {
+        let parts = [
+            &self.first_name,
+            &self.last_name,
+            &self.phone,
+            &self.chan_d_phone,
+            &self.email,
+            &self.chan_a_username,
+            &self.chan_c_username,
+            &self.chan_e_username,
+        ];
+        self.name()
+            .into_iter()
+            .chain(parts.into_iter().flatten().cloned())
+            .collect()
+    }
+
     /// First and last name joined; null when both are empty.
     pub fn name(&self) -> Option<String> {
         let parts: Vec<&str> = [&self.first_name, &self.last_name]

@@ -117,6 +117,20 @@ pub fn redact(
     changes: &mut Option<Map<String, Value>>,
     d: Disclosure,
 ) {
+    redact_quoting(event_type, data, changes, d, &[]);
+}
+
+/// [`redact`], and when contact details are withheld, `details` too (the name, email,
+/// phone and usernames of the contact the event is about) are replaced wherever a kept
+/// field quotes them: a handover's summary quotes the customer, who may have typed the
+/// email the event itself does not carry.
+pub fn redact_quoting(
+    event_type: &str,
+    data: &mut Value,
+    changes: &mut Option<Map<String, Value>>,
+    d: Disclosure,
+    details: &[String],
+) {
     let (content, contact) = private_fields(event_type);
     let mut withheld_details = Vec::new();
     let hidden = (!d.content)
@@ -143,6 +157,9 @@ pub fn redact(
             *previous = Value::Null;
         }
     }
+    if !d.contact_details {
+        withheld_details.extend(details.iter().cloned().map(Value::String));
+    }
     let quoted = quotable(&withheld_details);
     if !quoted.is_empty() {
         scrub(data, &quoted);
@@ -155,7 +172,8 @@ pub const WITHHELD: &str = "[withheld]";
 /// A withheld value to look for in the fields that stay.
 #[derive(Debug)]
 enum Quoted {
-    /// Found as written (short texts would match by chance, so only from 4 characters).
+    /// Found as a whole word or words, in any letter case (short texts would match by
+    /// chance, so only from 4 characters).
     Text(String),
     /// A phone number's digits: found however the text spaces or punctuates them, also
     /// without the country code.
@@ -194,11 +212,12 @@ fn scrub(v: &mut Value, quoted: &[Quoted]) {
         Value::String(s) => {
             for q in quoted {
                 match q {
-                    Quoted::Text(t) if s.contains(t.as_str()) => {
-                        *s = s.replace(t.as_str(), WITHHELD)
+                    Quoted::Text(t) => {
+                        if let Some(scrubbed) = replace_words(s, t) {
+                            *s = scrubbed;
+                        }
                     }
                     Quoted::Digits(d) => *s = scrub_phone(s, d),
-                    Quoted::Text(_) => {}
                 }
             }
         }
@@ -206,6 +225,58 @@ fn scrub(v: &mut Value, quoted: &[Quoted]) {
         Value::Object(fields) => fields.values_mut().for_each(|f| scrub(f, quoted)),
         _ => {}
     }
+}
+
+/// `text` with every occurrence of `word` in any letter case that stands as whole words
+/// (no letter or digit just before or after it) replaced by [`WITHHELD`]; `None` when there
+/// is none.
+fn replace_words(text: &str, word: &str) -> Option<String> {
+    let target: Vec<char> = word.chars().flat_map(char::to_lowercase).collect();
+    if target.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut at, mut copied_to, mut found) = (0, 0, false);
+    let mut previous: Option<char> = None;
+    while let Some(here) = text[at..].chars().next() {
+        if let Some(len) = folded_prefix(&text[at..], &target) {
+            let end = at + len;
+            let alone = previous.is_none_or(|p| !p.is_alphanumeric())
+                && text[end..]
+                    .chars()
+                    .next()
+                    .is_none_or(|n| !n.is_alphanumeric());
+            if alone {
+                out.push_str(&text[copied_to..at]);
+                out.push_str(WITHHELD);
+                found = true;
+                previous = text[at..end].chars().last();
+                (at, copied_to) = (end, end);
+                continue;
+            }
+        }
+        previous = Some(here);
+        at += here.len_utf8();
+    }
+    out.push_str(&text[copied_to..]);
+    found.then_some(out)
+}
+
+/// The length in bytes of the start of `text` that reads as `target` in lower case.
+fn folded_prefix(text: &str, target: &[char]) -> Option<usize> {
+    let mut matched = 0;
+    for (i, c) in text.char_indices() {
+        for folded in c.to_lowercase() {
+            if target.get(matched) != Some(&folded) {
+                return None;
+            }
+            matched += 1;
+        }
+        if matched == target.len() {
+            return Some(i + c.len_utf8());
+        }
+    }
+    None
 }
 
 /// `text` with every run of digits (with spaces and phone punctuation between them) that
@@ -485,6 +556,56 @@ mod tests {
             json!({"id": 7, "summary": "shared [withheld] and [withheld]"})
         );
         assert_eq!(redacted("contact.lead_captured", lead.clone(), ALL), lead);
+    }
+
+    #[test]
+    fn a_quoted_detail_is_found_in_any_letter_case_as_whole_words_only() {
+        for (text, expected) in [
+            ("I am HANK ITO.", "I am [withheld]."),
+            ("hank ito, hank Ito", "[withheld], [withheld]"),
+            ("Shank itoh", "Shank itoh"),
+            ("", ""),
+        ] {
+            assert_eq!(
+                replace_words(text, "Hank Ito").unwrap_or(text.to_string()),
+                expected,
+                "{text}"
+            );
+        }
+        assert_eq!(
+            replace_words("Straße", "STRASSE"),
+            None,
+            "folds char by char"
+        );
+        assert_eq!(
+            replace_words("écrit à ÉLÉONORE", "éléonore").as_deref(),
+            Some("écrit à [withheld]")
+        );
+    }
+
+    #[test]
+    fn the_contacts_details_given_beside_the_event_are_withheld_where_quoted() {
+        let handover = json!({
+            "id": 3,
+            "customer_name": "Hank Ito",
+            "summary": "I am Hank Ito, HANK@example.com",
+        });
+        let details = ["hank@example.com".to_string(), "Hank Ito".to_string()];
+        let mut data = handover.clone();
+        redact_quoting(
+            "handover.requested",
+            &mut data,
+            &mut None,
+            CONTENT,
+            &details,
+        );
+        assert_eq!(
+            data,
+            json!({"id": 3, "summary": "I am [withheld], [withheld]"})
+        );
+        let mut data = handover.clone();
+        redact_quoting("handover.requested", &mut data, &mut None, ALL, &details);
+        assert_eq!(data, handover, "disclosed: nothing is replaced");
     }
 
     #[test]

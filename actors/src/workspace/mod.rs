@@ -743,6 +743,12 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
             &origin,
             &change.events,
             now,
+            &|id| {
+                data.contacts
+                    .get(id)
+                    .map(|c| c.details())
+                    .unwrap_or_default()
+            },
             &mut batch,
         ) {
             Ok(woken) => woken,

@@ -20,9 +20,9 @@ use crate::domain::webhook::{
 };
 use crate::domain::webhook::{EndpointConfig, EndpointV1};
 use crate::domain::DomainError;
-use crate::events::privacy::{redact, Disclosure};
+use crate::events::privacy::{redact_quoting, Disclosure};
 use crate::events::{catalog, subscription, DomainEvent, Envelope, Origin};
-use crate::ids::{EndpointId, EventId, WorkspaceId};
+use crate::ids::{ContactId, EndpointId, EventId, WorkspaceId};
 use crate::store::{decode, Batch, Store};
 
 /// Who is changing an endpoint, for the rules that depend on it.
@@ -162,6 +162,9 @@ impl Webhooks {
 
     /// Writes one pending delivery per (event, subscribed endpoint) into `batch`, with the
     /// body rendered for that endpoint; answers the endpoints to wake once it is durable.
+    /// `details_of` gives the contact details of the contact an event is about, withheld
+    /// where the event's kept fields quote them.
+    #[allow(clippy::too_many_arguments)]
     pub fn stage(
         &self,
         ws: &WorkspaceId,
@@ -169,6 +172,7 @@ impl Webhooks {
         origin: &Origin,
         events: &[DomainEvent],
         now: DateTime<Utc>,
+        details_of: &dyn Fn(ContactId) -> Vec<String>,
         batch: &mut Batch,
     ) -> Result<Vec<EndpointConfig>, DomainError> {
         let mut woken: Vec<EndpointConfig> = Vec::new();
@@ -182,14 +186,23 @@ impl Webhooks {
         }
         for event in events {
             let envelope = Envelope::new(ws, origin, event, now);
+            let mut details: Option<Vec<String>> = None;
             for e in self.by_seq.values().filter(|e| receives(e, &envelope)) {
                 let mut rendered = envelope.clone();
                 let disclose = disclosure(e);
-                redact(
+                let details: &[String] = if disclose.contact_details {
+                    &[]
+                } else {
+                    details.get_or_insert_with(|| {
+                        subject_contact(event).map(details_of).unwrap_or_default()
+                    })
+                };
+                redact_quoting(
                     &rendered.event_type,
                     &mut rendered.data,
                     &mut rendered.changes,
                     disclose,
+                    details,
                 );
                 let body = serde_json::to_string(&rendered)
                     .map_err(|x| DomainError::Internal(x.to_string()))?;
@@ -213,6 +226,16 @@ impl Webhooks {
         }
         Ok(woken)
     }
+}
+
+/// The contact an event is about: a contact event's own, or the `contact_id` its record
+/// names.
+fn subject_contact(event: &DomainEvent) -> Option<ContactId> {
+    let id = match event.resource_type {
+        "contact" => event.resource_id.parse().ok(),
+        _ => event.data.get("contact_id").and_then(Value::as_u64),
+    };
+    id.map(ContactId)
 }
 
 /// What an endpoint may receive: never content or contact details on a HIPAA workspace.
