@@ -27,8 +27,13 @@ pub enum Command {
     Restore {
         /// The backup file.
         file: std::path::PathBuf,
-        #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
-        data_dir: std::path::PathBuf,
+        /// The empty data folder to restore into (not needed with --database-url).
+        #[arg(
+            long,
+            env = "SWITCHBOARD_DATA_DIR",
+            required_unless_present = "database_url"
+        )]
+        data_dir: Option<std::path::PathBuf>,
         /// Restore into this empty PostgreSQL database instead of the data folder.
         #[arg(long, env = "SWITCHBOARD_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,
@@ -36,8 +41,13 @@ pub enum Command {
     /// Verify a stopped store: every record decodes, every reference points at a record,
     /// every pending delivery names a live endpoint. Exits non-zero on damage.
     Check {
-        #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
-        data_dir: std::path::PathBuf,
+        /// The stopped store's data folder (not needed with --database-url).
+        #[arg(
+            long,
+            env = "SWITCHBOARD_DATA_DIR",
+            required_unless_present = "database_url"
+        )]
+        data_dir: Option<std::path::PathBuf>,
         /// Check this PostgreSQL database instead of the data folder.
         #[arg(long, env = "SWITCHBOARD_DATABASE_URL", hide_env_values = true)]
         database_url: Option<String>,

@@ -24,6 +24,8 @@ async fn main() -> std::process::ExitCode {
             data_dir,
             database_url,
         } => {
+            // A database restore needs no folder (clap asks for one without a database).
+            let data_dir = data_dir.unwrap_or_else(std::env::temp_dir);
             let restored = tokio::task::spawn_blocking(move || {
                 switchboard::maintenance::restore(&file, &data_dir, database_url.as_deref())
             })
@@ -43,7 +45,12 @@ async fn main() -> std::process::ExitCode {
         Command::Check {
             data_dir,
             database_url,
-        } => match switchboard::maintenance::check(&data_dir, database_url).await {
+        } => match switchboard::maintenance::check(
+            &data_dir.unwrap_or_else(std::env::temp_dir),
+            database_url,
+        )
+        .await
+        {
             Ok((report, healthy)) => {
                 print!("{report}");
                 if healthy {

@@ -489,3 +489,175 @@ async fn a_key_made_on_one_node_works_on_another_and_its_revocation_reaches_ever
     })
     .await;
 }
+
+#[tokio::test]
+async fn ids_keep_growing_in_a_workspace_taken_over_by_a_node_with_an_older_block() {
+    let env = [
+        ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("SWITCHBOARD_WEBHOOK_TICK", "50ms"),
+    ];
+    let mut cluster = Nodes::start(2, &env).await;
+    let key = cluster.key.clone();
+    let ws = cluster.workspace_on_node_0().await;
+    let rx = TestReceiver::start().await;
+    let hook = cluster
+        .node(0)
+        .send(
+            Method::POST,
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.created"]}),
+        )
+        .await;
+    assert_eq!(hook.status(), 201);
+
+    // Node 1 reserves a block of ids for a workspace of its own...
+    let other = body_json(
+        cluster
+            .admin(1, Method::POST, "/admin/workspaces")
+            .json(&json!({"name": "Node one's"})),
+    )
+    .await;
+    let other_key = other["api_key"].as_str().unwrap().to_string();
+    let first = cluster
+        .node(1)
+        .send(Method::POST, &other_key, "/tags", json!({"name": "early"}))
+        .await;
+    assert_eq!(first.status(), 201);
+    // ...then node 0 uses up its own and reserves one after it (a tag and a delivery each).
+    let mut highest = 0;
+    for n in 0..60 {
+        let tag = cluster
+            .node(0)
+            .send(
+                Method::POST,
+                &key,
+                "/tags",
+                json!({"name": format!("t{n}")}),
+            )
+            .await;
+        assert_eq!(tag.status(), 201);
+        highest = highest.max(tag.json::<Value>().await.unwrap()["id"].as_u64().unwrap());
+    }
+    rx.wait_until("every tag's delivery", |r| r.len() >= 60)
+        .await;
+
+    cluster.kill(0).await;
+    let killed = Instant::now();
+    let after = loop {
+        let r = cluster
+            .node(1)
+            .send(Method::POST, &key, "/tags", json!({"name": "after"}))
+            .await;
+        if r.status() == 201 {
+            break r.json::<Value>().await.unwrap();
+        }
+        assert!(killed.elapsed() < Duration::from_secs(30), "never answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-1"));
+    let id = after["id"].as_u64().unwrap();
+    assert!(
+        id > highest,
+        "tag {id} after the takeover, {highest} before it"
+    );
+    let listed = cluster.node(1).get_json(&key, "/tags").await;
+    assert_eq!(listed["data"][0]["name"], "after", "newest first: {listed}");
+    let got = rx
+        .wait_until("the new owner's delivery", |r| {
+            r.iter().any(|d| d.json()["data"]["name"] == "after")
+        })
+        .await;
+    assert!(got.len() > 60);
+}
+
+/// Takes an online backup of `server` into `file`.
+async fn backup_of(server: &Server, file: &std::path::Path) {
+    let backup = reqwest::Client::new()
+        .post(format!("{}/admin/backup", server.admin))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(backup.status(), 200);
+    std::fs::write(file, backup.bytes().await.unwrap()).unwrap();
+}
+
+/// `switchboard restore FILE --database-url URL`, with no data folder.
+fn restore_into_database(file: &std::path::Path, url: &str) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["restore", file.to_str().unwrap(), "--database-url", url])
+        .env_remove("SWITCHBOARD_DATA_DIR")
+        .env_remove("SWITCHBOARD_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_backup_restored_into_postgresql_never_hands_out_a_restored_id_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let sled = launch(&dir.path().join("sled"), &[], &["SWITCHBOARD_DATABASE_URL"]).await;
+    let key = sled.key.clone().expect("a first start prints its key");
+    let tag = sled
+        .send(Method::POST, &key, "/tags", json!({"name": "kept"}))
+        .await;
+    assert_eq!(tag.status(), 201);
+    let contact = sled
+        .send(
+            Method::POST,
+            &key,
+            "/contacts",
+            json!({"first_name": "Ana", "tags": ["kept"]}),
+        )
+        .await;
+    assert_eq!(contact.status(), 201);
+    let contact = contact.json::<Value>().await.unwrap()["id"]
+        .as_u64()
+        .unwrap();
+
+    let mut source = sled;
+    let mut highest = contact;
+    // From sled into PostgreSQL, then from PostgreSQL into another database.
+    for round in 0..2 {
+        let file = dir.path().join(format!("round-{round}.bak"));
+        backup_of(&source, &file).await;
+        let url = switchboard_actors::store::test_postgres::fresh_url();
+        restore_into_database(&file, &url);
+        let node = launch(
+            &dir.path().join(format!("node-{round}")),
+            &[("SWITCHBOARD_DATABASE_URL", &url)],
+            &[],
+        )
+        .await;
+        let made = node
+            .send(
+                Method::POST,
+                &key,
+                "/tags",
+                json!({"name": format!("new-{round}")}),
+            )
+            .await;
+        assert_eq!(made.status(), 201);
+        let id = made.json::<Value>().await.unwrap()["id"].as_u64().unwrap();
+        assert!(
+            id > highest,
+            "round {round}: new tag {id}, restored ids up to {highest}"
+        );
+        highest = id;
+        let names: Vec<Value> = node.get_json(&key, "/tags").await["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        assert!(names.contains(&json!("kept")), "{names:?}");
+        let ana = node.get_json(&key, &format!("/contacts/{contact}")).await;
+        assert_eq!(ana["tags"], json!(["kept"]), "{ana}");
+        source = node;
+    }
+}

@@ -12,10 +12,11 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::engine::Engine;
+use super::ids::CEILING_KEY;
 use super::mirror::Mirror;
 use super::postgres::Postgres;
 use super::span::{Span, Visit};
-use super::{StoreError, StoreResult};
+use super::{decode, trailing_id, StoreError, StoreResult};
 
 const MAGIC: &[u8] = b"SWITCHBOARD-BACKUP 1\n";
 const TREE: u8 = b'T';
@@ -236,6 +237,7 @@ pub(super) fn restore_into(path: &Path, pg: &Postgres) -> StoreResult<Summary> {
         ));
     }
     let mut space: Option<Vec<u8>> = None;
+    let mut ids = IdsSeen::default();
     let summary = read(path, |frame| {
         match frame {
             Frame::Tree(name) if name == MAIN_TREE => space = Some(Vec::new()),
@@ -244,19 +246,75 @@ pub(super) fn restore_into(path: &Path, pg: &Postgres) -> StoreResult<Summary> {
                 let s = space
                     .as_ref()
                     .ok_or_else(|| StoreError::Codec("an entry before any tree".into()))?;
-                pg.mirror().apply(s, None, [(k.clone(), Some(v.clone()))]);
+                if s.is_empty() && k.as_slice() == CEILING_KEY {
+                    // PostgreSQL keeps the counter in a table of its own.
+                    ids.ceiling = Some(decode::<u64>(v)?);
+                } else {
+                    ids.saw(k);
+                    pg.mirror().apply(s, None, [(k.clone(), Some(v.clone()))]);
+                }
             }
             Frame::End(_) => {}
         }
         Ok(())
     })?;
     pg.commit()?;
+    pg.raise_id_ceiling(ids.ceiling())?;
     Ok(summary)
+}
+
+/// The ids a restored backup holds, so that none is handed out again.
+#[derive(Default)]
+struct IdsSeen {
+    /// The id ceiling the backup carries (every backup written since it existed).
+    ceiling: Option<u64>,
+    /// The highest id ending a key, for a backup written before.
+    highest: u64,
+}
+
+impl IdsSeen {
+    /// Ids are small counters; the last 8 bytes of a key that ends in text read as a huge
+    /// number and are no id.
+    const MOST_LIKE_AN_ID: u64 = 1 << 48;
+
+    fn saw(&mut self, key: &[u8]) {
+        if let Some(id) = trailing_id(key).filter(|id| *id < Self::MOST_LIKE_AN_ID) {
+            self.highest = self.highest.max(id);
+        }
+    }
+
+    fn ceiling(&self) -> u64 {
+        self.ceiling.unwrap_or(self.highest).max(self.highest)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restore_counts_ids_from_the_ceiling_or_else_from_the_keys() {
+        let mut ids = IdsSeen::default();
+        ids.saw(
+            &super::super::Key::new("w")
+                .str("ws_1")
+                .str("ct")
+                .id(41)
+                .build(),
+        );
+        ids.saw(b"d/meta/bootstrapped");
+        assert_eq!(ids.ceiling(), 41, "a key ending in text holds no id");
+        ids.ceiling = Some(300);
+        assert_eq!(ids.ceiling(), 300);
+        ids.saw(
+            &super::super::Key::new("w")
+                .str("ws_1")
+                .str("ct")
+                .id(500)
+                .build(),
+        );
+        assert_eq!(ids.ceiling(), 500, "never below an id the backup holds");
+    }
 
     fn sample_db(dir: &Path) -> sled::Db {
         let db = sled::Config::new().path(dir.join("db")).open().unwrap();

@@ -18,7 +18,7 @@ use super::{decode, encode, StoreError, StoreResult};
 pub const BLOCK: u64 = 100;
 
 /// Where the ceiling lives (outside every record prefix).
-const CEILING_KEY: &[u8] = b"meta/id_ceiling";
+pub(super) const CEILING_KEY: &[u8] = b"meta/id_ceiling";
 
 pub(super) struct IdAllocator {
     state: Mutex<Counter>,

@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 
+use super::ids::CEILING_KEY;
 use super::mirror::{Mirror, Owner, Pending, StoredRow};
-use super::{StoreError, StoreResult};
+use super::{encode, StoreError, StoreResult};
 
 /// Schema steps, applied once each in order; a step never changes once released.
 const MIGRATIONS: &[&str] = &[
@@ -299,10 +300,12 @@ impl Postgres {
             let mut tx = c.transaction()?;
             let rows = rows_of(&mut tx, &ws)?;
             tx.commit()?;
-            Ok(Ok((epoch, rows)))
+            let reserved = id_ceiling(c)?;
+            Ok(Ok((epoch, rows, reserved)))
         })?;
         match outcome {
-            Ok((epoch, rows)) => {
+            Ok((epoch, rows, reserved)) => {
+                self.give_up_block_behind(reserved);
                 self.mirror.drop_workspace(workspace);
                 self.mirror.load(rows);
                 self.held.write().unwrap_or_else(|p| p.into_inner()).insert(
@@ -456,10 +459,23 @@ impl Postgres {
     }
 
     /// Every row of the database, whoever owns it, as of one moment (for a backup). Blocking.
+    /// The whole database for a backup, with the id counter as the id ceiling key (as a
+    /// sled store keeps it), so that a restore into either engine never hands out an id
+    /// the backup's records hold.
     pub(super) fn snapshot(&self) -> StoreResult<Mirror> {
-        // One statement reads one snapshot: every commit wholly, or not at all.
-        let rows = self.control.run(|c| every_row(c, ""))?;
-        Ok(Mirror::loaded(rows))
+        // One statement reads one snapshot: every commit wholly, or not at all. The counter
+        // is read after it: every id in a committed row was reserved before.
+        let (rows, reserved) = self
+            .control
+            .run(|c| Ok((every_row(c, "")?, id_ceiling(c)?)))?;
+        let mirror = Mirror::loaded(rows);
+        let reserved = u64::try_from(reserved).unwrap_or(0);
+        mirror.apply(
+            b"",
+            None,
+            [(CEILING_KEY.to_vec(), Some(encode(&reserved)?))],
+        );
+        Ok(mirror)
     }
 
     /// Workspaces with work waiting (timers, deliveries, sends) whose owner is gone. Blocking.
@@ -546,6 +562,34 @@ impl Postgres {
         }
         ids.0 += 1;
         u64::try_from(ids.0).map_err(|_| StoreError::Database("id out of range".into()))
+    }
+
+    /// Ids must keep growing within a workspace (lists are newest first by id, and an
+    /// endpoint's delivery actor reads the deliveries above the last it saw), so a node
+    /// taking a workspace over must not go on with a block reserved before the previous
+    /// owner's: when any block was reserved after this node's (`reserved`, the highest
+    /// ceiling, read after the takeover), the rest of its block is left unused and the next
+    /// id comes from a new one, above every id handed out so far.
+    fn give_up_block_behind(&self, reserved: i64) {
+        let mut ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        if reserved > ids.1 {
+            ids.0 = ids.1;
+        }
+    }
+
+    /// Raises the shared id counter to at least `ceiling` (a restore: the restored records'
+    /// ids are never handed out again). Blocking.
+    pub(super) fn raise_id_ceiling(&self, ceiling: u64) -> StoreResult<()> {
+        let ceiling =
+            i64::try_from(ceiling).map_err(|_| StoreError::Database("id out of range".into()))?;
+        self.control.run(move |c| {
+            c.execute(
+                "INSERT INTO switchboard_ids VALUES (1, $1) ON CONFLICT (id)
+                 DO UPDATE SET ceiling = GREATEST(switchboard_ids.ceiling, $1)",
+                &[&ceiling],
+            )?;
+            Ok(())
+        })
     }
 
     /// Gives back the unused end of this node's block if no node reserved since (a clean
@@ -747,6 +791,14 @@ fn shared_rows(
 }
 
 /// Every row `filter` (a WHERE clause, or empty) keeps, with its workspace, streamed.
+/// The highest id any node reserved (0 before the first).
+fn id_ceiling(c: &mut Client) -> Result<i64, postgres::Error> {
+    Ok(
+        c.query_opt("SELECT ceiling FROM switchboard_ids WHERE id = 1", &[])?
+            .map_or(0, |r| r.get(0)),
+    )
+}
+
 fn every_row(c: &mut Client, filter: &str) -> Result<Vec<StoredRow>, postgres::Error> {
     let sql = format!("SELECT space, key, workspace, value FROM switchboard_kv {filter}");
     let mut rows = c.query_raw(&sql, std::iter::empty::<&str>())?;
