@@ -8,7 +8,10 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
-use super::strict_json::Strict;
+use super::strict_json::{unique_tree, Strict, TreeError};
+
+/// What a field named twice in one object is told.
+const GIVEN_TWICE: &str = "may be given once";
 use switchboard_actors::domain::FieldError;
 
 /// The most a request body may hold (axum's default limit, stated once).
@@ -172,7 +175,10 @@ fn with_whole_numbers(value: &serde_json::Value) -> Option<serde_json::Value> {
 /// comparing repeats); errors as [`parse_json`].
 pub fn parse_value(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     let bytes = or_empty_object(bytes);
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(syntax_error)?;
+    let value = unique_tree(bytes).map_err(|e| match e {
+        TreeError::Syntax(e) => syntax_error(e),
+        TreeError::Duplicate(key) => ApiError::invalid(&key, GIVEN_TWICE),
+    })?;
     if !value.is_object() {
         return Err(not_an_object());
     }
@@ -289,21 +295,24 @@ fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
         path.clear();
     }
     let inner = e.into_inner().to_string();
-    if inner.starts_with("unknown field `") {
-        // The path already ends at the unknown field.
-        return FieldError::new(path, "is not a known field");
-    }
-    // A missing field is reported on its parent; name the field itself.
-    if let Some(field) = inner
-        .strip_prefix("missing field `")
-        .and_then(|r| r.split('`').next())
-    {
-        let full = if path.is_empty() {
+    // Missing and repeated fields are reported on their parent; name the field itself.
+    let named = |prefix: &str| {
+        let field = inner.strip_prefix(prefix)?.split('`').next()?;
+        Some(if path.is_empty() {
             field.to_string()
         } else {
             format!("{path}.{field}")
-        };
+        })
+    };
+    if let Some(full) = named("duplicate field `") {
+        return FieldError::new(full, GIVEN_TWICE);
+    }
+    if let Some(full) = named("missing field `") {
         return FieldError::new(full, "is required");
+    }
+    if inner.starts_with("unknown field `") {
+        // The path already ends at the unknown field.
+        return FieldError::new(path, "is not a known field");
     }
     // Errors from a stream carry the position; the path already says where.
     let inner = match inner.rsplit_once(" at line ") {

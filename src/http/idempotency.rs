@@ -15,6 +15,7 @@ use switchboard_actors::idempotency::{
 use super::auth::Caller;
 use super::error::ApiError;
 use super::extract::{ParsedBody, MAX_BODY_BYTES};
+use super::strict_json::unique_tree;
 use super::AppState;
 use tracing::Instrument;
 
@@ -79,8 +80,10 @@ async fn handle(
     })?;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
     // A JSON body is compared in its canonical form, so that a client that re-serialises
-    // between retries still matches; anything else as its bytes.
-    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    // between retries still matches; anything else as its bytes, a body that names a key
+    // twice included (its tree would read as the body without the first, which is
+    // another request; the handler then refuses it as it does without a key).
+    let parsed = unique_tree(&bytes).ok();
     let fp = match &parsed {
         Some(value) => fingerprint(
             parts.method.as_str(),

@@ -356,3 +356,146 @@ mod tests {
         }
     }
 }
+
+/// A JSON tree in which no object names a key twice, at any depth. serde_json's own tree
+/// keeps the last of two, which would let a body the record types refuse (`{"name": "a",
+/// "name": "b"}`) through wherever a tree is read first (idempotency, legacy routes).
+pub fn unique_tree(bytes: &[u8]) -> Result<serde_json::Value, TreeError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let read = serde::Deserialize::deserialize(&mut de).and_then(|UniqueKeys(v)| {
+        de.end()?;
+        Ok(v)
+    });
+    read.map_err(|e| {
+        let said = e.to_string();
+        match said.strip_prefix(DUPLICATE) {
+            Some(rest) => TreeError::Duplicate(rest.split('`').next().unwrap_or("").to_string()),
+            None => TreeError::Syntax(e),
+        }
+    })
+}
+
+/// Why a body is no tree.
+#[derive(Debug)]
+pub enum TreeError {
+    /// Not JSON at all.
+    Syntax(serde_json::Error),
+    /// An object names this key twice.
+    Duplicate(String),
+}
+
+const DUPLICATE: &str = "duplicate key `";
+
+/// serde_json's name for a number read as its text (the `arbitrary_precision` feature).
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+struct UniqueKeys(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TreeVisitor).map(UniqueKeys)
+    }
+}
+
+struct TreeVisitor;
+
+impl<'de> Visitor<'de> for TreeVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueKeys(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == NUMBER_TOKEN && fields.is_empty() {
+                let text: String = map.next_value()?;
+                return text
+                    .parse::<serde_json::Number>()
+                    .map(serde_json::Value::Number)
+                    .map_err(de::Error::custom);
+            }
+            let UniqueKeys(value) = map.next_value()?;
+            if fields.contains_key(&key) {
+                return Err(de::Error::custom(format!("{DUPLICATE}{key}`")));
+            }
+            fields.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(fields))
+    }
+}
+
+#[cfg(test)]
+mod tree_tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_keeps_numbers_as_written_and_refuses_a_key_named_twice() {
+        let body = r#"{"a": [1.50, {"b": 1e400, "e": -0}], "c": null, "d": "x", "t": true}"#;
+        let tree = unique_tree(body.as_bytes()).unwrap();
+        assert_eq!(
+            tree,
+            serde_json::from_str::<serde_json::Value>(body).unwrap()
+        );
+        assert_eq!(tree["a"][0].to_string(), "1.50", "numbers keep their text");
+        for (body, key) in [
+            (r#"{"name": "a", "name": "b"}"#, "name"),
+            (r#"{"x": [{"k": 1, "k": 2}]}"#, "k"),
+        ] {
+            match unique_tree(body.as_bytes()) {
+                Err(TreeError::Duplicate(named)) => assert_eq!(named, key, "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            unique_tree(b"{\"a\": }"),
+            Err(TreeError::Syntax(_))
+        ));
+        assert!(matches!(unique_tree(b"{} {}"), Err(TreeError::Syntax(_))));
+    }
+}

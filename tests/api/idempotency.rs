@@ -51,6 +51,29 @@ async fn the_same_key_with_a_different_body_is_409_idempotency_key_reused() {
 }
 
 #[tokio::test]
+async fn a_body_naming_a_key_twice_is_refused_with_a_key_too_and_is_not_the_body_without_it() {
+    let app = spawn_app().await;
+    let twice = r#"{"name": "a", "name": "b"}"#;
+    for key in [None, Some("k-twice")] {
+        let mut call = app.call(Method::POST, "/tags").token(&app.key).raw(twice);
+        if let Some(key) = key {
+            call = call.header("Idempotency-Key", key);
+        }
+        let refused = call.send().await.expect_error(422, "validation_failed");
+        assert_eq!(
+            refused.body["error"]["details"][0],
+            json!({"path": "name", "message": "may be given once"}),
+            "{key:?}: {}",
+            refused.body
+        );
+    }
+    post_with_key(&app, &app.key, "k-twice", json!({"name": "b"}))
+        .await
+        .expect_error(409, "idempotency_key_reused");
+    assert_eq!(tag_count(&app, &app.key).await, 0);
+}
+
+#[tokio::test]
 async fn failures_are_stored_and_replayed_too() {
     let app = spawn_app().await;
     post_with_key(&app, &app.key, "k-3", json!({"name": ""}))

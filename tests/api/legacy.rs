@@ -116,6 +116,13 @@ async fn bad_input_answers_with_a_message() {
         .send()
         .await;
     legacy_error(raw, 400);
+    let twice = app
+        .call(reqwest::Method::POST, "/messages")
+        .token(&app.key)
+        .raw(r#"{"contact_id": 1, "text": "hi", "text": "again"}"#)
+        .send()
+        .await;
+    assert!(legacy_error(twice, 422).contains("text"));
     for path in ["/messages", "/chat"] {
         let wrong_method = app
             .call(reqwest::Method::GET, path)
