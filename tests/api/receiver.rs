@@ -66,7 +66,8 @@ impl Received {
 #[derive(Debug, Clone)]
 enum Behaviour {
     Status(u16),
-    Slow(Duration),
+    /// Answers the status after the wait.
+    Slow(Duration, u16),
     Redirect(String),
 }
 
@@ -105,7 +106,12 @@ impl TestReceiver {
 
     /// Answers 200 only after `d` (longer than the answer time limit: a timeout).
     pub fn answer_after(&self, d: Duration) {
-        *self.shared.behaviour.lock().unwrap() = Behaviour::Slow(d);
+        self.answer_after_with(d, 200);
+    }
+
+    /// Answers `status` only after `d`.
+    pub fn answer_after_with(&self, d: Duration, status: u16) {
+        *self.shared.behaviour.lock().unwrap() = Behaviour::Slow(d, status);
     }
 
     pub fn redirect_to(&self, location: &str) {
@@ -199,9 +205,11 @@ async fn receive(State(s): State<Shared>, headers: HeaderMap, body: Bytes) -> Re
         Behaviour::Status(code) => StatusCode::from_u16(code)
             .unwrap_or(StatusCode::OK)
             .into_response(),
-        Behaviour::Slow(d) => {
+        Behaviour::Slow(d, code) => {
             tokio::time::sleep(d).await;
-            StatusCode::OK.into_response()
+            StatusCode::from_u16(code)
+                .unwrap_or(StatusCode::OK)
+                .into_response()
         }
         Behaviour::Redirect(to) => (StatusCode::FOUND, [("location", to)]).into_response(),
     }

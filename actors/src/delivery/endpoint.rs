@@ -193,7 +193,9 @@ impl EndpointState {
         match msg {
             EndpointMsg::Configure(cfg) => {
                 self.cfg = cfg;
-                self.send_due(myself, Batch::default())?;
+                let mut batch = Batch::default();
+                self.send_ready_or_hold(myself, &mut batch)?;
+                self.send_due(myself, batch)?;
             }
             EndpointMsg::Wake => {
                 self.load_new()?;
@@ -327,7 +329,11 @@ impl EndpointState {
         match error {
             None => {
                 self.ready.extend(launches);
-                self.send_ready(myself);
+                let mut batch = Batch::default();
+                self.send_ready_or_hold(myself, &mut batch)?;
+                if !batch.is_empty() {
+                    self.store().submit(batch, Box::new(log_failed_outcomes));
+                }
                 Ok(())
             }
             Some(e) => {
@@ -411,6 +417,31 @@ impl EndpointState {
         Ok(Some(launch))
     }
 
+    /// Sends the ready attempts while the endpoint is active; while it is not (paused,
+    /// disabled, or a 410 just came back), they go back to the queue, their attempt
+    /// unmade, in `batch`.
+    fn send_ready_or_hold(
+        &mut self,
+        myself: &ActorRef<EndpointMsg>,
+        batch: &mut Batch,
+    ) -> Result<(), DomainError> {
+        if self.cfg.active {
+            self.send_ready(myself);
+            return Ok(());
+        }
+        while let Some(a) = self.ready.pop_front() {
+            let Some(mut d) = self.in_flight.remove(&a.id) else {
+                continue;
+            };
+            if d.attempts.last().is_some_and(Attempt::in_flight) {
+                d.attempts.pop();
+            }
+            record::put(batch, &d)?;
+            self.queue.insert((d.due_ms(), a.id));
+        }
+        Ok(())
+    }
+
     /// Sends ready attempts while the window has room. They are durable before they are
     /// sent: a repeat after a crash then carries the next number, and the log shows the
     /// interrupted attempt.
@@ -454,7 +485,7 @@ impl EndpointState {
             self.on_wire = self.on_wire.saturating_sub(1);
             outcomes.extend(self.record(id, result, &mut batch)?);
         }
-        self.send_ready(myself);
+        self.send_ready_or_hold(myself, &mut batch)?;
         self.send_due(myself, batch)?;
         self.ctx.set_pending(&self.cfg.id, self.due_of.len());
         self.ctx
@@ -493,6 +524,10 @@ impl EndpointState {
             Outcome::Gone => {
                 d.status = DeliveryStatus::Failed;
                 d.next_attempt_at = None;
+                // The workspace disables the endpoint on this report; until its
+                // configuration says so, nothing more goes out (what waits stays pending
+                // for when it is active again).
+                self.cfg.active = false;
             }
             Outcome::Failed if d.attempts.len() >= settings.max_attempts() => {
                 d.status = DeliveryStatus::Failed;

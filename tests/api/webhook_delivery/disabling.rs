@@ -38,6 +38,47 @@ async fn a_410_stops_retries_at_once_disables_the_endpoint_and_notifies_the_owne
 }
 
 #[tokio::test]
+async fn after_a_410_nothing_more_goes_out_and_what_waited_is_delivered_once_re_enabled() {
+    // One attempt on the wire at a time: whatever reaches the receiver after the first
+    // was started after the 410 came back.
+    let app = spawn_webhook_app_with(|s| {
+        s.webhooks.max_in_flight = 1;
+        s.webhooks.fast_max_in_flight = 1;
+    })
+    .await;
+    let (rx, id) = tag_hook_answering(&app, 410).await;
+    // The 410 comes back once the other nine wait behind the first attempt.
+    rx.answer_after_with(Duration::from_millis(700), 410);
+    let first = new_tag(&app, &app.key, "first").await;
+    for n in 0..9 {
+        new_tag(&app, &app.key, &format!("waiting-{n}")).await;
+    }
+    rx.respond_with(410);
+    endpoint_when(&app, &id, "disabled", |e| e["status"] == "disabled").await;
+    rx.stays_at(1, Duration::from_millis(500)).await;
+
+    rx.respond_with(200);
+    let active = app
+        .patch(&format!("/webhooks/{id}"), json!({"status": "active"}))
+        .await;
+    assert_eq!(active.status, 200, "{}", active.body);
+    let got = rx.wait_for(10).await;
+    assert_eq!(got[0].json()["data"]["id"], first["id"]);
+    let d = deliveries_when(&app, &id, "all settled", |d| {
+        d.iter().all(|x| x["status"] != "pending")
+    })
+    .await;
+    let failed: Vec<&Value> = d.iter().filter(|x| x["status"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "only the answer of the 410 failed: {d:?}");
+    assert!(
+        d.iter()
+            .filter(|x| x["status"] == "delivered")
+            .all(|x| x["attempt_count"] == 1),
+        "no waiting delivery spent an attempt while the endpoint was disabled: {d:?}"
+    );
+}
+
+#[tokio::test]
 async fn after_seven_failed_attempts_the_delivery_is_failed_and_no_eighth_comes() {
     let app = spawn_webhook_app().await;
     let (rx, id) = tag_hook_answering(&app, 500).await;
