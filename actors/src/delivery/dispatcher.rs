@@ -147,7 +147,7 @@ impl Dispatcher {
             .map_err(DomainError::Internal)?;
         // Deleted while it started: the new actor forgets what it loaded, and stops.
         if self.0.removed.contains(cfg.id.as_str()) {
-            self.forget_removed(&cfg.id);
+            self.forget_removed(cfg.workspace_id.as_str(), &cfg.id);
             return Err(DomainError::NotFound("webhook endpoint"));
         }
         Ok(actor)
@@ -231,20 +231,22 @@ impl Dispatcher {
         }
     }
 
-    /// An endpoint was deleted: its actor, if running, deletes its deliveries and stops;
-    /// otherwise they are deleted here.
-    pub fn remove(&self, endpoint: &str) {
+    /// An endpoint of `workspace` was deleted: its actor, if running, deletes its
+    /// deliveries and stops; otherwise they are deleted here.
+    pub fn remove(&self, workspace: &str, endpoint: &str) {
         self.0.removed.insert(endpoint.to_string());
-        self.forget_removed(endpoint);
+        self.forget_removed(workspace, endpoint);
         self.0.ctx.forget(endpoint);
     }
 
-    fn forget_removed(&self, endpoint: &str) {
+    fn forget_removed(&self, workspace: &str, endpoint: &str) {
         self.0.configs.remove(endpoint);
         if let Some(actor) = self.0.actors.remove(endpoint) {
             self.0.actors.tell(endpoint, &actor, EndpointMsg::Remove);
         } else {
-            let (store, endpoint) = (self.0.ctx.store().clone(), endpoint.to_string());
+            // As the workspace's writer: in cluster mode the deliveries' rows are its own.
+            let store = self.0.ctx.store().scoped(workspace);
+            let endpoint = endpoint.to_string();
             tokio::task::spawn_blocking(move || {
                 if let Err(e) = forget_endpoint(&store, &endpoint) {
                     tracing::warn!(error = %e, "could not delete a deleted endpoint's deliveries");
@@ -460,7 +462,7 @@ mod tests {
         let cfg = EndpointConfig::sample("we_gone");
         dispatcher.ensure(cfg.clone()).await.unwrap();
         assert_eq!(dispatcher.live(), 1);
-        dispatcher.remove(cfg.id.as_str());
+        dispatcher.remove(cfg.workspace_id.as_str(), cfg.id.as_str());
         // A wake for a delivery committed just before the delete, a change, a read.
         dispatcher.wake(vec![cfg.clone()]);
         dispatcher.configure(cfg.clone());

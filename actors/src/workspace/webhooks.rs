@@ -484,7 +484,7 @@ fn delete(
     data.webhooks.seq_of.remove(id);
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, seq));
-    ctx.dispatcher.remove(id);
+    ctx.dispatcher.remove(ctx.workspace.as_str(), id);
     Ok(Change::new(id.clone(), writes, Vec::new()))
 }
 

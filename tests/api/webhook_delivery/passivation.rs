@@ -154,6 +154,36 @@ async fn a_paused_endpoint_whose_actor_stopped_sends_what_waits_once_it_is_activ
 }
 
 #[tokio::test]
+async fn deleting_an_endpoint_whose_actor_stopped_deletes_its_waiting_deliveries() {
+    for answer in [500, 410] {
+        let mut app = spawn_webhook_app_with(|s| {
+            idle_soon(s);
+            s.webhooks.retry_delays = vec![HOUR; 6];
+            s.webhooks.max_in_flight = 1;
+            s.webhooks.fast_max_in_flight = 1;
+        })
+        .await;
+        let (rx, id) = tag_hook(&app).await;
+        // The first answer comes once three more wait behind it: a retry on the ladder
+        // (500) or deliveries held by the disabled endpoint (410).
+        rx.answer_after_with(Duration::from_millis(500), answer);
+        for n in 0..4 {
+            new_tag(&app, &app.key, &format!("waiting-{n}")).await;
+        }
+        rx.respond_with(answer);
+        deliveries_when(&app, &id, "the first attempted", |d| {
+            d.len() == 4 && d.iter().any(|x| x["attempt_count"] == 1)
+        })
+        .await;
+        passivated(&app).await;
+        app.delete(&format!("/webhooks/{id}")).await.expect(200);
+        app.stop().await;
+        // A pending delivery naming no endpoint is damage to the check.
+        crate::store_safety::assert_store_checks_once_released(app.dir.path()).await;
+    }
+}
+
+#[tokio::test]
 async fn a_retry_due_after_the_actor_stopped_is_sent_on_time_after_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let env = [
