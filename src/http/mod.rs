@@ -175,20 +175,23 @@ pub fn router(state: AppState) -> Router {
     let doc = Arc::new(complete_document(doc));
     // The legacy routes have their own authentication (no rate limit, `{message}`
     // errors) and repeat rules, so the standard layers stop short of them.
+    // The route is remembered outside the layers that may answer for the handler (a 401,
+    // a 429, a replay, a request passed to another node), so their answers name it too;
+    // the router has matched it by then.
     let legacy = legacy
-        .route_layer(axum::middleware::from_fn(telemetry::remember_route))
         .layer(from_fn_with_state(
             state.clone(),
             routes::legacy::authenticate,
-        ));
+        ))
+        .route_layer(axum::middleware::from_fn(telemetry::remember_route));
     let api = api
-        .route_layer(axum::middleware::from_fn(telemetry::remember_route))
         .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
         .layer(from_fn_with_state(
             state.clone(),
             store_health::refuse_writes_while_failing,
         ))
         .layer(from_fn_with_state(state.clone(), auth::authenticate))
+        .route_layer(axum::middleware::from_fn(telemetry::remember_route))
         .merge(legacy)
         .fallback(unknown_route);
     let mut top = Router::new();

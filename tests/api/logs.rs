@@ -98,6 +98,41 @@ async fn each_request_logs_one_info_line_with_method_route_status_latency_worksp
         renamed[0]
     );
 
+    // Answers given before the handler name the route too: a refused key, a replay.
+    let (status, _) = send_with_id(
+        &server,
+        Method::POST,
+        "ai_not-a-key",
+        "/tags",
+        json!({"name": "refused"}),
+        "log-refused-1",
+    )
+    .await;
+    assert_eq!(status, 401);
+    let refused = lines_with(&server, "request_id=log-refused-1").await;
+    assert!(
+        refused[0].contains("route=/api/v1/tags ") && refused[0].contains("status=401"),
+        "{}",
+        refused[0]
+    );
+    for (n, id) in ["log-first-1", "log-replay-1"].into_iter().enumerate() {
+        let replayed = reqwest::Client::new()
+            .post(server.url("/tags"))
+            .bearer_auth(&key)
+            .header("x-request-id", id)
+            .header("idempotency-key", "log-key")
+            .json(&json!({"name": "once"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            replayed.headers().contains_key("idempotent-replayed"),
+            n == 1
+        );
+        let line = lines_with(&server, &format!("request_id={id}")).await;
+        assert!(line[0].contains("route=/api/v1/tags "), "{}", line[0]);
+    }
+
     let all = server.logged();
     assert!(
         all.iter()
