@@ -3,6 +3,7 @@
 //! while they live, removed one by one (or forgotten once they stop on their own), stopped
 //! together at shutdown.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -86,6 +87,7 @@ impl<M: ractor::Message> Pool<M> {
             .await
             .map_err(|e| format!("{} actor start: {e}", self.book.kind()))?;
         self.actors.insert(key.to_string(), started.clone());
+        self.book.lifecycle().spawned.fetch_add(1, Relaxed);
         Ok(started)
     }
 
@@ -99,9 +101,21 @@ impl<M: ractor::Message> Pool<M> {
     }
 
     /// Forgets the actor of `key` if it is still actor `id` with figures `stats`: it is
-    /// stopping on its own (idle, or failed), and the next use starts a fresh one.
-    pub fn forget(&self, key: &str, id: ActorId, stats: &Arc<ActorStats>) {
-        self.actors.remove_if(key, |_, a| a.get_id() == id);
+    /// stopping on its own (idle, or `failed`), and the next use starts a fresh one.
+    pub fn forget(&self, key: &str, id: ActorId, stats: &Arc<ActorStats>, failed: bool) {
+        if self
+            .actors
+            .remove_if(key, |_, a| a.get_id() == id)
+            .is_some()
+        {
+            let lifecycle = self.book.lifecycle();
+            let counter = if failed {
+                &lifecycle.restarts
+            } else {
+                &lifecycle.passivations
+            };
+            counter.fetch_add(1, Relaxed);
+        }
         self.book.leave(key, stats);
     }
 

@@ -67,11 +67,22 @@ pub struct ActorSnapshot {
     pub last_active: Option<String>,
 }
 
-/// The live actors of one kind.
+/// The live actors of one kind, and how many of them started and stopped on their own.
 #[derive(Debug, Clone)]
 pub struct ActorBook {
     kind: &'static str,
     actors: Arc<DashMap<String, Arc<ActorStats>>>,
+    lifecycle: Arc<Lifecycle>,
+}
+
+/// Starts and stops of one kind of actor since the process started.
+#[derive(Debug, Default)]
+pub struct Lifecycle {
+    pub spawned: AtomicU64,
+    /// Stopped idle, to start again on next use.
+    pub passivations: AtomicU64,
+    /// Stopped by a failure, to start again from the store on next use.
+    pub restarts: AtomicU64,
 }
 
 impl ActorBook {
@@ -79,7 +90,12 @@ impl ActorBook {
         Self {
             kind,
             actors: Arc::default(),
+            lifecycle: Arc::default(),
         }
+    }
+
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.lifecycle
     }
 
     pub fn kind(&self) -> &'static str {

@@ -74,6 +74,15 @@ pub fn render(app: &AppState) -> String {
         .absolute(reg.passivations.load(Ordering::Relaxed));
     metrics::counter!("switchboard_actor_spawns_total", "kind" => "workspace")
         .absolute(reg.spawned.load(Ordering::Relaxed));
+    for book in [app.dispatcher.book(), app.relays.book()] {
+        let (kind, counts) = (book.kind(), book.lifecycle());
+        metrics::counter!("switchboard_actor_restarts_total", "kind" => kind)
+            .absolute(counts.restarts.load(Ordering::Relaxed));
+        metrics::counter!("switchboard_actor_passivations_total", "kind" => kind)
+            .absolute(counts.passivations.load(Ordering::Relaxed));
+        metrics::counter!("switchboard_actor_spawns_total", "kind" => kind)
+            .absolute(counts.spawned.load(Ordering::Relaxed));
+    }
     let store = app.store.stats();
     metrics::counter!("switchboard_store_flushes_total")
         .absolute(store.flushes.load(Ordering::Relaxed));

@@ -157,9 +157,9 @@ impl Dispatcher {
     /// use starts a fresh one. Holds the dispatcher weakly (the actors live inside it).
     fn stop_hook(&self) -> StopHook {
         let weak = Arc::downgrade(&self.0);
-        Arc::new(move |key, id, stats| {
+        Arc::new(move |key, id, stats, failed| {
             if let Some(inner) = weak.upgrade() {
-                inner.actors.forget(key, id, stats);
+                inner.actors.forget(key, id, stats, failed);
             }
         })
     }

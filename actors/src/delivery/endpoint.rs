@@ -85,7 +85,8 @@ impl EndpointMsg {
 
 /// Called when an endpoint actor stops on its own (idle, or failed), before it stops, so
 /// that no new caller reaches it and the next use starts a fresh one.
-pub type StopHook = Arc<dyn Fn(&str, ActorId, &Arc<ActorStats>) + Send + Sync>;
+/// The last argument says whether a failure stopped it (else it was idle).
+pub type StopHook = Arc<dyn Fn(&str, ActorId, &Arc<ActorStats>, bool) + Send + Sync>;
 
 pub struct EndpointArgs {
     pub cfg: EndpointConfig,
@@ -175,7 +176,7 @@ impl Actor for EndpointActor {
         }
         if outcome.is_err() {
             // The error stops the actor: the next use starts a fresh one from the store.
-            (state.on_stop)(&state.cfg.id, myself.get_id(), &state.stats);
+            (state.on_stop)(&state.cfg.id, myself.get_id(), &state.stats, true);
         }
         if kind != "tick" {
             state.stats.handled(kind, started);
@@ -647,7 +648,7 @@ impl EndpointState {
     /// before whose wake only reached this actor. A paused or disabled endpoint arms
     /// nothing: it starts again when it is active again.
     async fn passivate(&mut self, myself: &ActorRef<EndpointMsg>) -> Result<(), DomainError> {
-        (self.on_stop)(&self.cfg.id, myself.get_id(), &self.stats);
+        (self.on_stop)(&self.cfg.id, myself.get_id(), &self.stats, false);
         if self.cfg.active {
             let soonest = pending::of_endpoint(self.store(), &self.cfg.id, 0)?
                 .into_iter()

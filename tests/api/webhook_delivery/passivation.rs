@@ -21,11 +21,14 @@ async fn endpoint_actors(app: &TestApp) -> Vec<String> {
 
 /// `switchboard_actors_live{kind="endpoint_delivery"}` as /metrics reports it.
 async fn live_in_metrics(app: &TestApp) -> Option<f64> {
-    let text = app.metrics().await;
-    text.lines()
-        .find(|l| {
-            l.starts_with("switchboard_actors_live{") && l.contains("kind=\"endpoint_delivery\"")
-        })
+    endpoint_actor_figure(&app.metrics().await, "switchboard_actors_live")
+}
+
+/// `name{kind="endpoint_delivery"}` in a scrape.
+fn endpoint_actor_figure(scrape: &str, name: &str) -> Option<f64> {
+    scrape
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}{{")) && l.contains("kind=\"endpoint_delivery\""))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
 }
@@ -314,4 +317,67 @@ async fn counting_receiver(hold: Duration) -> (String, Arc<AtomicUsize>, Arc<Ato
         let _ = axum::serve(listener, app).await;
     });
     (format!("http://{addr}/hook"), most, done)
+}
+
+/// Spawns and passivations are counted per kind of actor (the counters are the process's,
+/// so this runs the service in a process of its own).
+#[tokio::test]
+async fn the_endpoint_actors_spawns_and_passivations_are_counted_in_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = launch(
+        dir.path(),
+        &[
+            ("SWITCHBOARD_ACTOR_IDLE", "100ms"),
+            ("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true"),
+            ("SWITCHBOARD_WEBHOOK_TICK", "20ms"),
+        ],
+        &[],
+    )
+    .await;
+    let key = server.key.clone().expect("bootstrap key");
+    let rx = TestReceiver::start().await;
+    let hook = server
+        .send(
+            reqwest::Method::POST,
+            &key,
+            "/webhooks",
+            json!({"url": rx.url, "events": ["tag.*"]}),
+        )
+        .await;
+    assert_eq!(hook.status(), 201);
+    let figures = async || {
+        let scrape = reqwest::Client::new()
+            .get(format!("{}/metrics", server.admin))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let figure = |name| endpoint_actor_figure(&scrape, name).unwrap_or(-1.0);
+        (
+            figure("switchboard_actors_live"),
+            figure("switchboard_actor_spawns_total"),
+            figure("switchboard_actor_passivations_total"),
+            figure("switchboard_actor_restarts_total"),
+        )
+    };
+    let mut spawned = 0.0;
+    for (n, name) in ["first", "second"].into_iter().enumerate() {
+        let tag = server
+            .send(reqwest::Method::POST, &key, "/tags", json!({"name": name}))
+            .await;
+        assert_eq!(tag.status(), 201);
+        rx.wait_for(n + 1).await;
+        eventually("the endpoint actor stops", async || {
+            figures().await.0 == 0.0
+        })
+        .await;
+        let (_, spawns, passivations, restarts) = figures().await;
+        assert!(spawns > spawned, "{name}: {spawns} spawns after {spawned}");
+        assert_eq!(passivations, spawns, "{name}: each stopped idle");
+        assert_eq!(restarts, 0.0);
+        spawned = spawns;
+    }
 }
