@@ -92,7 +92,9 @@ pub async fn route_operator(app: &AppState, req: Request) -> Result<Request, Res
         (Some("admin"), Some("workspaces"), Some(id), Some(rest))
             if !matches!(rest, "api-keys" | "members") =>
         {
-            WorkspaceId::parse(id)
+            // Only a workspace that exists is taken: asking after any other id must not
+            // leave a lease behind (the handler answers 404).
+            WorkspaceId::parse(id).filter(|ws| app.directory.workspace(ws).is_some())
         }
         _ => None,
     };

@@ -661,3 +661,22 @@ async fn a_backup_restored_into_postgresql_never_hands_out_a_restored_id_again()
         source = node;
     }
 }
+
+#[tokio::test]
+async fn asking_after_a_workspace_that_does_not_exist_takes_no_lease() {
+    let cluster = Nodes::start(1, &[]).await;
+    let ghost = "ws_0000000000000000ghst";
+    assert!(switchboard_actors::ids::WorkspaceId::parse(ghost).is_some());
+    let stats = cluster
+        .admin(0, Method::GET, &format!("/admin/workspaces/{ghost}/stats"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stats.status(), 404);
+    assert_eq!(
+        cluster.owner(0, ghost).await,
+        None,
+        "{}",
+        cluster.cluster(0).await
+    );
+}
