@@ -13,6 +13,9 @@ use utoipa::ToSchema;
 /// Seconds a client should wait before repeating a write the store refused.
 pub const STORE_RETRY_AFTER: &str = "5";
 
+/// Seconds to wait when a workspace's owner cannot be reached: about a lease's life.
+const OWNER_RETRY_AFTER: &str = "2";
+
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
@@ -120,6 +123,22 @@ impl ApiError {
     }
 
     /// 503 while the store cannot take writes; the client may retry after a while.
+    /// The workspace's owner (cluster mode) could not be reached, or the workspace is
+    /// moving to another node: nothing is wrong with the store, and a retry finds the
+    /// owner (or the node that takes over once the lease runs out).
+    pub fn workspace_unavailable(cause: impl std::fmt::Display) -> Self {
+        tracing::warn!(%cause, "the workspace's owner cannot be reached");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "workspace_unavailable",
+            "this workspace's node cannot be reached right now (it may be moving to another node); retry later",
+        )
+        .with_header(
+            axum::http::header::RETRY_AFTER,
+            HeaderValue::from_static(OWNER_RETRY_AFTER),
+        )
+    }
+
     pub fn unavailable(cause: impl std::fmt::Display) -> Self {
         tracing::warn!(%cause, "write refused: the store is unavailable");
         Self::new(
@@ -165,7 +184,7 @@ impl From<DomainError> for ApiError {
             DomainError::Unavailable(cause) => Self::unavailable(cause),
             // Reached only when passing the request on is not allowed (it was passed
             // already) or the owner moved meanwhile: the client's retry finds the owner.
-            moved @ DomainError::Elsewhere { .. } => Self::unavailable(moved.to_string()),
+            moved @ DomainError::Elsewhere { .. } => Self::workspace_unavailable(moved.to_string()),
             DomainError::Internal(cause) => Self::internal(cause),
         }
     }

@@ -190,7 +190,7 @@ async fn pass(app: &AppState, addr: &str, req: Request) -> Elsewhere {
         Ok(answer) => answer,
         Err(e) => {
             tracing::warn!(error = %e, %url, "the workspace's owner did not answer");
-            return Elsewhere::Refused(ApiError::unavailable(format!(
+            return Elsewhere::Refused(ApiError::workspace_unavailable(format!(
                 "owner at {addr} did not answer: {e}"
             )));
         }
@@ -212,7 +212,7 @@ async fn pass(app: &AppState, addr: &str, req: Request) -> Elsewhere {
             *response.headers_mut() = headers;
             Elsewhere::Answered(response)
         }
-        Err(e) => Elsewhere::Refused(ApiError::unavailable(format!(
+        Err(e) => Elsewhere::Refused(ApiError::workspace_unavailable(format!(
             "owner at {addr} broke off: {e}"
         ))),
     }

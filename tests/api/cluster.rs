@@ -446,6 +446,16 @@ async fn a_legacy_message_for_an_unreachable_owner_answers_503_with_a_message() 
     let body: Value = r.json().await.unwrap();
     assert!(body["message"].is_string(), "the legacy shape: {body}");
     assert!(body.get("error").is_none(), "{body}");
+    // On the API, the answer says it is the workspace's node, not the store, and when to
+    // come back.
+    let r = cluster
+        .node(1)
+        .send(Method::GET, &key, "/tags", Value::Null)
+        .await;
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "2");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "workspace_unavailable", "{body}");
 }
 
 #[tokio::test]
