@@ -690,3 +690,20 @@ async fn asking_after_a_workspace_that_does_not_exist_takes_no_lease() {
         cluster.cluster(0).await
     );
 }
+
+#[tokio::test]
+async fn a_damaged_backup_is_refused_before_the_database_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("damaged.bak");
+    std::fs::write(&file, b"SWITCHBOARD-BACKUP 1\nnot a backup").unwrap();
+    let url = switchboard_actors::store::test_postgres::fresh_url();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["restore", file.to_str().unwrap(), "--database-url", &url])
+        .env_remove("SWITCHBOARD_DATA_DIR")
+        .env_remove("SWITCHBOARD_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let tables = switchboard_actors::store::test_postgres::tables(&url);
+    assert!(tables.is_empty(), "nothing created: {tables:?}");
+}

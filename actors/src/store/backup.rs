@@ -227,6 +227,11 @@ pub(super) fn restore(path: &Path, db_dir: &Path) -> StoreResult<Summary> {
     Ok(summary)
 }
 
+/// Reads the whole file and checks its digest, writing nothing.
+pub(super) fn verify(path: &Path) -> StoreResult<Summary> {
+    read(path, |_| Ok(()))
+}
+
 /// Restores a backup into an empty PostgreSQL database: the file is verified whole first,
 /// then loaded and committed in one transaction.
 pub(super) fn restore_into(path: &Path, pg: &Postgres) -> StoreResult<Summary> {

@@ -484,6 +484,8 @@ impl Store {
 
     /// Restores a backup file into the empty PostgreSQL database at `url`. Blocking.
     pub fn restore_postgres(file: &Path, url: &str) -> StoreResult<backup::Summary> {
+        // Verified before the database is touched (opening it creates the tables).
+        backup::verify(file)?;
         let node = NodeConfig {
             id: format!("restore-{}", std::process::id()),
             addr: String::new(),

@@ -71,6 +71,26 @@ pub fn fresh_url() -> String {
     url(&format!("t{}_{nanos}_{n}", std::process::id()))
 }
 
+/// The tables in the schema `url` names (its search path), by name.
+pub fn tables(url: &str) -> Vec<String> {
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connects");
+        client
+            .query(
+                "SELECT table_name::text FROM information_schema.tables
+                 WHERE table_schema = current_schema() ORDER BY 1",
+                &[],
+            )
+            .expect("lists tables")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    })
+    .join()
+    .expect("listing tables panicked")
+}
+
 /// The folder holding `initdb` and `postgres`: Debian's versioned folder (newest first),
 /// or one on the PATH.
 fn programs() -> Option<PathBuf> {
