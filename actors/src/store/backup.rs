@@ -12,10 +12,10 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::engine::Engine;
-use super::ids::CEILING_KEY;
 use super::mirror::Mirror;
 use super::postgres::Postgres;
 use super::span::{Span, Visit};
+use super::ID_CEILING_KEY as CEILING_KEY;
 use super::{decode, trailing_id, StoreError, StoreResult};
 
 const MAGIC: &[u8] = b"SWITCHBOARD-BACKUP 1\n";

@@ -12,13 +12,10 @@ use std::sync::Mutex;
 
 use super::engine::Engine;
 use super::health::Health;
-use super::{decode, encode, StoreError, StoreResult};
+use super::{decode, encode, StoreError, StoreResult, ID_CEILING_KEY as CEILING_KEY};
 
 /// Ids reserved per ceiling write; the most a crash can skip.
 pub const BLOCK: u64 = 100;
-
-/// Where the ceiling lives (outside every record prefix).
-pub(super) const CEILING_KEY: &[u8] = b"meta/id_ceiling";
 
 pub(super) struct IdAllocator {
     state: Mutex<Counter>,

@@ -671,6 +671,10 @@ impl Batch {
     }
 }
 
+/// Where the id ceiling lives (outside every record prefix): sled's own counter, and in a
+/// backup of either engine the counter it was taken at.
+const ID_CEILING_KEY: &[u8] = b"meta/id_ceiling";
+
 /// Format byte + bincode.
 pub fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
     let mut out = vec![FORMAT_V1];

@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 
-use super::ids::CEILING_KEY;
 use super::mirror::{Mirror, Owner, Pending, StoredRow};
+use super::ID_CEILING_KEY as CEILING_KEY;
 use super::{encode, StoreError, StoreResult};
 
 /// Schema steps, applied once each in order; a step never changes once released.
