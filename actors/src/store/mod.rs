@@ -1128,12 +1128,20 @@ mod tests {
             .unwrap()
             .insert(b"k", &7u64)
             .unwrap();
+        let handed_out = store.next_id().unwrap();
         let file = dir.path().join("pg.bak");
         let summary = store.backup(std::fs::File::create(&file).unwrap()).unwrap();
-        assert_eq!(summary.entries, 2, "the record and the keyspace entry");
+        assert_eq!(
+            summary.entries, 3,
+            "the record, the id counter and the keyspace entry"
+        );
         let restored = dir.path().join("restored");
         Store::restore(&file, &restored).unwrap();
         let sled = Store::open(&restored).unwrap();
+        assert!(
+            sled.next_id().unwrap() > handed_out,
+            "ids go on above the backup's"
+        );
         let v: Option<String> = sled.get(&Key::new("w").str("ws_b").id(1).build()).unwrap();
         assert_eq!(v.as_deref(), Some("one"));
         let kept: Vec<(Vec<u8>, u64)> = sled.tree("idempotency").unwrap().iter().collect();
