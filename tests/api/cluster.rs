@@ -93,6 +93,20 @@ impl Nodes {
     }
 }
 
+/// An endpoint for tag.created at `url`, made through node 0.
+async fn tag_hook_through_node_0(cluster: &Nodes, url: &str) {
+    let hook = cluster
+        .node(0)
+        .send(
+            Method::POST,
+            &cluster.key,
+            "/webhooks",
+            json!({"url": url, "events": ["tag.created"]}),
+        )
+        .await;
+    assert_eq!(hook.status(), 201);
+}
+
 async fn workspace_of(server: &Server, key: &str) -> String {
     let me = server.get_json(key, "/me").await;
     me["workspaces"][0]["id"].as_str().unwrap().to_string()
@@ -316,16 +330,7 @@ async fn a_pending_webhook_retry_is_delivered_after_its_owner_dies() {
     let key = cluster.key.clone();
     let rx = TestReceiver::start().await;
     rx.respond_with(500);
-    let hook = cluster
-        .node(0)
-        .send(
-            Method::POST,
-            &key,
-            "/webhooks",
-            json!({"url": rx.url, "events": ["tag.created"]}),
-        )
-        .await;
-    assert_eq!(hook.status(), 201);
+    tag_hook_through_node_0(&cluster, &rx.url).await;
     let tag = cluster
         .node(0)
         .send(Method::POST, &key, "/tags", json!({"name": "retried"}))
@@ -510,16 +515,7 @@ async fn ids_keep_growing_in_a_workspace_taken_over_by_a_node_with_an_older_bloc
     let key = cluster.key.clone();
     let ws = cluster.workspace_on_node_0().await;
     let rx = TestReceiver::start().await;
-    let hook = cluster
-        .node(0)
-        .send(
-            Method::POST,
-            &key,
-            "/webhooks",
-            json!({"url": rx.url, "events": ["tag.created"]}),
-        )
-        .await;
-    assert_eq!(hook.status(), 201);
+    tag_hook_through_node_0(&cluster, &rx.url).await;
 
     // Node 1 reserves a block of ids for a workspace of its own...
     let other = body_json(
