@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 use crate::receiver::TestReceiver;
+use crate::store_safety::new_tag_id;
 
 /// The lease of these clusters: short, so that failover tests stay short.
 const TTL: Duration = Duration::from_secs(2);
@@ -533,17 +534,8 @@ async fn ids_keep_growing_in_a_workspace_taken_over_by_a_node_with_an_older_bloc
     // ...then node 0 uses up its own and reserves one after it (a tag and a delivery each).
     let mut highest = 0;
     for n in 0..60 {
-        let tag = cluster
-            .node(0)
-            .send(
-                Method::POST,
-                &key,
-                "/tags",
-                json!({"name": format!("t{n}")}),
-            )
-            .await;
-        assert_eq!(tag.status(), 201);
-        highest = highest.max(tag.json::<Value>().await.unwrap()["id"].as_u64().unwrap());
+        let tag = new_tag_id(cluster.node(0), &key, &format!("t{n}")).await;
+        highest = highest.max(tag);
     }
     rx.wait_until("every tag's delivery", |r| r.len() >= 60)
         .await;
@@ -640,16 +632,7 @@ async fn a_backup_restored_into_postgresql_never_hands_out_a_restored_id_again()
             &[],
         )
         .await;
-        let made = node
-            .send(
-                Method::POST,
-                &key,
-                "/tags",
-                json!({"name": format!("new-{round}")}),
-            )
-            .await;
-        assert_eq!(made.status(), 201);
-        let id = made.json::<Value>().await.unwrap()["id"].as_u64().unwrap();
+        let id = new_tag_id(&node, &key, &format!("new-{round}")).await;
         assert!(
             id > highest,
             "round {round}: new tag {id}, restored ids up to {highest}"

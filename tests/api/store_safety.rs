@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
-async fn new_tag_id(server: &Server, key: &str, name: &str) -> u64 {
+/// Makes a tag through `server`'s API; its id.
+pub(crate) async fn new_tag_id(server: &Server, key: &str, name: &str) -> u64 {
     let r = server
         .send(reqwest::Method::POST, key, "/tags", json!({ "name": name }))
         .await;
