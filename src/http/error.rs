@@ -122,7 +122,6 @@ impl ApiError {
         )
     }
 
-    /// 503 while the store cannot take writes; the client may retry after a while.
     /// The workspace's owner (cluster mode) could not be reached, or the workspace is
     /// moving to another node: nothing is wrong with the store, and a retry finds the
     /// owner (or the node that takes over once the lease runs out).
@@ -139,6 +138,7 @@ impl ApiError {
         )
     }
 
+    /// 503 while the store cannot take writes; the client may retry after a while.
     pub fn unavailable(cause: impl std::fmt::Display) -> Self {
         tracing::warn!(%cause, "write refused: the store is unavailable");
         Self::new(

@@ -378,17 +378,7 @@ async fn a_backup_from_any_node_holds_every_nodes_workspaces() {
 
     // Restored into a sled folder: the tag node 0 wrote is there.
     let restored = dir.path().join("restored");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["restore", file.to_str().unwrap(), "--data-dir"])
-        .arg(&restored)
-        .env_remove("SWITCHBOARD_DATABASE_URL")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    restore(&file, &["--data-dir", restored.to_str().unwrap()]);
     let store = switchboard_actors::store::Store::open(&restored).unwrap();
     let tags = store.keys(format!("w/{ws}/").as_bytes()).unwrap().len();
     assert!(tags > 0, "the owner's rows are in the backup");
@@ -581,10 +571,12 @@ async fn backup_of(server: &Server, file: &std::path::Path) {
     std::fs::write(file, backup.bytes().await.unwrap()).unwrap();
 }
 
-/// `switchboard restore FILE --database-url URL`, with no data folder.
-fn restore_into_database(file: &std::path::Path, url: &str) {
+/// `switchboard restore FILE <to>` with nothing taken from the environment; it succeeds.
+fn restore(file: &std::path::Path, to: &[&str]) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["restore", file.to_str().unwrap(), "--database-url", url])
+        .arg("restore")
+        .arg(file)
+        .args(to)
         .env_remove("SWITCHBOARD_DATA_DIR")
         .env_remove("SWITCHBOARD_DATABASE_URL")
         .output()
@@ -625,7 +617,7 @@ async fn a_backup_restored_into_postgresql_never_hands_out_a_restored_id_again()
         let file = dir.path().join(format!("round-{round}.bak"));
         backup_of(&source, &file).await;
         let url = switchboard_actors::store::test_postgres::fresh_url();
-        restore_into_database(&file, &url);
+        restore(&file, &["--database-url", &url]);
         let node = launch(
             &dir.path().join(format!("node-{round}")),
             &[("SWITCHBOARD_DATABASE_URL", &url)],
