@@ -58,26 +58,31 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        // Media types are case-insensitive (`Application/JSON` is JSON too).
-        let content_type = req
-            .headers()
-            .get(axum::http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let json = content_type.starts_with("application/json")
-            || content_type.contains("+json")
-            || content_type.is_empty();
-        if !json {
-            return Err(ApiError::bad_request(
-                "send the body as JSON with Content-Type: application/json",
-            ));
-        }
+        json_content_type(req.headers())?;
         if let Some(ParsedBody(value)) = req.extensions().get::<ParsedBody>().cloned() {
             return from_value(&value).map(ApiJson);
         }
         let RawBody(bytes) = RawBody::from_request(req, state).await?;
         parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// Refuses a body declared as something other than JSON; no `Content-Type` reads as JSON.
+/// Media types are case-insensitive (`Application/JSON` is JSON too).
+pub fn json_content_type(headers: &axum::http::HeaderMap) -> Result<(), ApiError> {
+    let content_type = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let json = content_type.starts_with("application/json")
+        || content_type.contains("+json")
+        || content_type.is_empty();
+    match json {
+        true => Ok(()),
+        false => Err(ApiError::bad_request(
+            "send the body as JSON with Content-Type: application/json",
+        )),
     }
 }
 

@@ -376,6 +376,42 @@ async fn a_model_behind_the_ai_url_answers_with_the_conversation_so_far() {
 }
 
 #[tokio::test]
+async fn a_model_reply_longer_than_a_message_is_cut_to_ten_thousand_characters() {
+    let long = format!("{} tail", "ab ".repeat(4_000));
+    let (url, _) = fake_model(
+        200,
+        json!({"choices": [{"message": {"content": long}}]}),
+        Duration::ZERO,
+    )
+    .await;
+    let app = app_with_model(&url, Duration::from_secs(10)).await;
+    let r = chat(
+        &app,
+        json!({"message": "tell me everything", "contact": {"phone": "+15550100"}}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let reply = r.body["reply"]["text"].as_str().unwrap();
+    assert_eq!(reply.chars().count(), 10_000);
+    let conversation = r.body["conversationId"].as_u64().unwrap();
+    let stored = app
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .expect(200);
+    let texts: Vec<usize> = stored.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap().chars().count())
+        .collect();
+    assert_eq!(
+        texts,
+        [10_000, 18],
+        "newest first: the reply, then the customer"
+    );
+}
+
+#[tokio::test]
 async fn a_failing_or_slow_model_answers_502_and_sends_nothing() {
     for (status, body, delay) in [
         (500, json!({"error": "down"}), Duration::ZERO),
@@ -518,6 +554,35 @@ mod events {
         assert!(
             summary.ends_with("\"agent please, I am Ida Moe\""),
             "disclosed details are left as written: {summary}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_handover_summary_withholds_each_short_part_of_the_contacts_name() {
+        let app = spawn_webhook_app().await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "events": ["handover.requested"], "include_content": true}),
+        )
+        .await;
+        let contact = json!({"phone": "+15550107777", "name": "Ann Lee"});
+        chat(
+            &app,
+            json!({"message": "This is Ann Lee. ANN needs a human; Lee family, plan B",
+                "contact": contact}),
+        )
+        .await;
+        let got = rx.wait_for(1).await;
+        let summary = got[0].json()["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            summary.ends_with(
+                "\"This is [withheld]. [withheld] needs a human; [withheld] family, plan B\""
+            ),
+            "{summary}"
         );
     }
 }

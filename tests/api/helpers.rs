@@ -257,6 +257,15 @@ impl Call<'_> {
         self
     }
 
+    /// A body sent as `content_type` (empty: no `Content-Type` at all).
+    pub fn raw_as(mut self, content_type: &str, body: &'static str) -> Self {
+        if !content_type.is_empty() {
+            self.req = self.req.header("content-type", content_type);
+        }
+        self.req = self.req.body(body);
+        self
+    }
+
     /// A JSON body made at run time (`raw` takes a literal).
     pub fn raw_owned(mut self, body: String) -> Self {
         self.req = self

@@ -116,6 +116,29 @@ async fn bad_input_answers_with_a_message() {
         .send()
         .await;
     legacy_error(raw, 400);
+    for path in ["/messages", "/chat"] {
+        let body = r#"{"contact": {"phone": "+15550100"}, "text": "hi", "message": "hi"}"#;
+        let plain = app
+            .call(reqwest::Method::POST, path)
+            .token(&app.key)
+            .raw_as("text/plain", body)
+            .send()
+            .await;
+        assert!(
+            legacy_error(plain, 400).contains("Content-Type: application/json"),
+            "{path}"
+        );
+    }
+    let undeclared = app
+        .call(reqwest::Method::POST, "/messages")
+        .token(&app.key)
+        .raw_as("", r#"{"contact": {"phone": "+15550100"}, "text": "hi"}"#)
+        .send()
+        .await;
+    assert_eq!(
+        undeclared.status, 202,
+        "no Content-Type reads as JSON, as on every route"
+    );
     let twice = app
         .call(reqwest::Method::POST, "/messages")
         .token(&app.key)

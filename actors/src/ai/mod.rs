@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::ai_settings::AiSettings;
+use crate::domain::conversation::MAX_MESSAGE_TEXT;
 
 /// Who said a line of the conversation so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,9 +134,12 @@ pub async fn take_turn(
     let answer = match tokio::time::timeout(limit, responder.reply(request)).await {
         Err(_) => Err(timed_out(limit)),
         Ok(Err(e)) => Err(e),
-        Ok(Ok(text)) if text.trim().is_empty() => Err("the reply was empty".into()),
-        Ok(Ok(text)) => Ok(text),
-    };
+        Ok(Ok(text)) => Ok(within_message_limit(text)),
+    }
+    .and_then(|text| match text.trim().is_empty() {
+        true => Err("the reply was empty".to_string()),
+        false => Ok(text),
+    });
     match answer {
         Ok(text) => TurnOutcome {
             reply: Some(text),
@@ -157,6 +161,15 @@ pub fn timed_out(limit: Duration) -> String {
 }
 
 /// A short summary: what happened and the start of the customer's words.
+/// A model's reply as a message may carry it: cut to the message limit (a model does not
+/// know it), the customer still gets the start of the answer.
+fn within_message_limit(text: String) -> String {
+    match text.char_indices().nth(MAX_MESSAGE_TEXT) {
+        Some((cut, _)) => text[..cut].trim_end().to_string(),
+        None => text,
+    }
+}
+
 fn summary(what: &str, text: &str) -> String {
     let mut quoted: String = text.chars().take(200).collect();
     if text.chars().count() > 200 {
@@ -262,6 +275,23 @@ mod tests {
         )
         .await;
         assert!(handover.handover.is_some() && handover.lead.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_reply_longer_than_a_message_may_be_is_cut_to_the_limit() {
+        let long = Box::leak("é".repeat(MAX_MESSAGE_TEXT + 500).into_boxed_str());
+        let out = take_turn(
+            &Scripted(Ok(long), QUICK),
+            &request("hello"),
+            &KnownContact::default(),
+            LIMIT,
+        )
+        .await;
+        let reply = out.reply.unwrap();
+        assert_eq!(reply.chars().count(), MAX_MESSAGE_TEXT);
+        assert!(crate::domain::conversation::message_text(&reply).is_ok());
+        let short = within_message_limit("  fine as it is ".into());
+        assert_eq!(short, "  fine as it is ");
     }
 
     #[tokio::test]

@@ -14,6 +14,8 @@ use crate::ids::{ClosingNoteId, CommentId, ContactId, ConversationId, UserId};
 /// The longest closing note text, comment and message text.
 pub const MAX_CLOSING_TEXT: usize = 2_000;
 pub const MAX_COMMENT: usize = 10_000;
+/// The longest message text, in characters.
+pub const MAX_MESSAGE_TEXT: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -198,7 +200,7 @@ pub fn message_text(raw: &str) -> Result<String, String> {
     if raw.trim().is_empty() {
         return Err("must not be empty".into());
     }
-    text::bounded(raw, 1, 10_000)?;
+    text::bounded(raw, 1, MAX_MESSAGE_TEXT)?;
     Ok(raw.to_string())
 }
 

@@ -172,8 +172,9 @@ pub const WITHHELD: &str = "[withheld]";
 /// A withheld value to look for in the fields that stay.
 #[derive(Debug)]
 enum Quoted {
-    /// Found as a whole word or words, in any letter case (short texts would match by
-    /// chance, so only from 4 characters).
+    /// Found as a whole word or words, in any letter case: a whole detail, and each part
+    /// of one made of words (from two characters with a letter; shorter ones would match
+    /// by chance).
     Text(String),
     /// A phone number's digits: found however the text spaces or punctuates them, also
     /// without the country code.
@@ -188,8 +189,17 @@ fn quotable(values: &[Value]) -> Vec<Quoted> {
     for v in values {
         let Some(text) = v.as_str() else { continue };
         let text = text.trim();
-        if text.chars().count() >= 4 {
+        if text.chars().count() >= 4 || is_wordlike(text) {
             out.push(Quoted::Text(text.to_string()));
+        }
+        // Each part of a name on its own: "Ann" of "Ann Lee".
+        let mut words = text.split_whitespace();
+        if let (Some(_), Some(_)) = (words.next(), words.next()) {
+            out.extend(
+                text.split_whitespace()
+                    .filter(|w| is_wordlike(w))
+                    .map(|w| Quoted::Text(w.to_string())),
+            );
         }
         let digits: String = text.chars().filter(char::is_ascii_digit).collect();
         let phone_like = text
@@ -205,6 +215,13 @@ fn quotable(values: &[Value]) -> Vec<Quoted> {
         Quoted::Digits(_) => std::cmp::Reverse(0),
     });
     out
+}
+
+/// A text of two characters or more with a letter in it: a name part such as `Li` or
+/// `Ann`. A lone initial would replace every `a`, and a run of digits is a phone's part,
+/// found as [`Quoted::Digits`] instead.
+fn is_wordlike(text: &str) -> bool {
+    text.chars().count() >= 2 && text.chars().any(char::is_alphabetic)
 }
 
 fn scrub(v: &mut Value, quoted: &[Quoted]) {
@@ -606,6 +623,25 @@ mod tests {
         let mut data = handover.clone();
         redact_quoting("handover.requested", &mut data, &mut None, ALL, &details);
         assert_eq!(data, handover, "disclosed: nothing is replaced");
+    }
+
+    #[test]
+    fn each_part_of_a_name_is_withheld_on_its_own_however_short() {
+        let details = ["Ann Lee".to_string(), "zed@quinn.io".to_string()];
+        let mut data = json!({
+            "summary": "This is Ann Lee. ann needs a human; Lee family, zed@quinn.io, a B plan, 1300",
+        });
+        redact_quoting(
+            "handover.requested",
+            &mut data,
+            &mut None,
+            CONTENT,
+            &details,
+        );
+        assert_eq!(
+            data["summary"],
+            "This is [withheld]. [withheld] needs a human; [withheld] family, [withheld], a B plan, 1300"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{self, Caller, Ws};
 use crate::http::error::ApiError;
-use crate::http::extract::{from_value, parse_value, RawBody};
+use crate::http::extract::{from_value, json_content_type, parse_value, RawBody};
 use crate::http::idempotency::{read_key as read_idempotency_key, HEADER as IDEMPOTENCY_HEADER};
 use crate::http::AppState;
 
@@ -64,13 +64,15 @@ impl From<DomainError> for LegacyError {
     }
 }
 
-/// A legacy route's body: one too large or unreadable gets its `{message}` error.
+/// A legacy route's body: one declared as something other than JSON, too large or
+/// unreadable gets its `{message}` error.
 pub struct LegacyBody(Bytes);
 
 impl<S: Send + Sync> axum::extract::FromRequest<S> for LegacyBody {
     type Rejection = LegacyError;
 
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, LegacyError> {
+        json_content_type(req.headers())?;
         let RawBody(bytes) = RawBody::from_request(req, state).await?;
         Ok(LegacyBody(bytes))
     }
