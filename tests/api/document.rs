@@ -114,7 +114,8 @@ async fn the_served_document_lists_shared_errors_headers_and_the_58_webhook_even
         .collect();
     assert_eq!(headers, ["X-Service-Workspace", "Idempotency-Key"]);
     let hooks = doc["webhooks"].as_object().expect("webhooks section");
-    assert_eq!(hooks.len(), 58);
+    assert_eq!(hooks.len(), 59, "the 58 catalog events and webhook.test");
+    assert!(hooks.contains_key("webhook.test"));
     let sent = &hooks["message.sent"]["post"];
     assert_eq!(
         sent["requestBody"]["content"]["application/json"]["example"]["type"],
@@ -177,14 +178,42 @@ fn conforms(doc: &Value, path: &str, method: &str, status: u16, body: &Value) ->
         .collect()
 }
 
+/// The budget and replay headers of a response that its status does not document.
+fn undocumented_headers(doc: &Value, path: &str, method: &str, r: &Resp) -> Vec<String> {
+    let documented = &doc["paths"][path][method]["responses"][r.status.to_string()]["headers"];
+    let documented: Vec<String> = documented
+        .as_object()
+        .map(|h| h.keys().map(|k| k.to_ascii_lowercase()).collect())
+        .unwrap_or_default();
+    [
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+        "retry-after",
+        "idempotent-replayed",
+        "x-request-id",
+    ]
+    .into_iter()
+    .filter(|h| r.header(h).is_some() && !documented.iter().any(|d| d == h))
+    .map(|h| {
+        format!(
+            "{method} {path} {}: {h} is sent but not documented",
+            r.status
+        )
+    })
+    .collect()
+}
+
 #[tokio::test]
 async fn real_responses_conform_to_their_documented_schemas() {
-    let app = spawn_app().await;
+    // A budget, so that answers carry the RateLimit headers the document names.
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = 100_000).await;
     let doc = app.openapi().await;
     let key = app.key.clone();
     let mut problems = Vec::new();
     let mut check = |path: &str, method: &str, r: &Resp| {
         problems.extend(conforms(&doc, path, method, r.status, &r.body));
+        problems.extend(undocumented_headers(&doc, path, method, r));
     };
 
     let contact = app
@@ -249,6 +278,30 @@ async fn real_responses_conform_to_their_documented_schemas() {
         .expect(201);
     check("/conversations", "post", &conversation);
     let cid = conversation.body["id"].as_u64().unwrap();
+    let with_file = app
+        .post_as(
+            &key,
+            &format!("/conversations/{cid}/messages"),
+            json!({"text": "see file", "attachments": [
+                {"url": "https://files.mycompanyname.com/a.png", "type": "image", "name": "a.png"},
+                {"url": "https://8.8.8.8/b.pdf", "type": "document", "name": "b.pdf"}
+            ]}),
+        )
+        .await
+        .expect(201);
+    check("/conversations/{id}/messages", "post", &with_file);
+    for _ in 0..2 {
+        let replayed = app
+            .call(Method::POST, "/tags")
+            .token(&key)
+            .header("Idempotency-Key", "tag-vip-twice")
+            .json(json!({"name": "vip"}))
+            .send()
+            .await
+            .expect(409);
+        check("/tags", "post", &replayed);
+    }
+    check("/me", "get", &app.get_as(&key, "/me").await.expect(200));
     check(
         "/conversations/{id}/messages",
         "get",
@@ -303,4 +356,68 @@ async fn real_responses_conform_to_their_documented_schemas() {
     wrong["object"] = json!("order");
     assert!(!conforms(&doc, "/contacts", "post", 201, &wrong).is_empty());
     assert!(!conforms(&doc, "/contacts", "post", 201, &json!({"id": "x"})).is_empty());
+}
+
+#[tokio::test]
+async fn real_deliveries_conform_to_the_documented_webhooks() {
+    use crate::receiver::TestReceiver;
+    use crate::webhooks::{new_endpoint, spawn_webhook_app};
+
+    let app = spawn_webhook_app().await;
+    let doc = app.openapi().await;
+    let rx = TestReceiver::start().await;
+    let (endpoint, _) = new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["tag.created", "contact.created"]}),
+    )
+    .await;
+    app.post("/tags", json!({"name": "vip"})).await.expect(201);
+    app.post("/contacts", json!({"first_name": "Ann"}))
+        .await
+        .expect(201);
+    app.post(
+        &format!("/webhooks/{endpoint}/test"),
+        json!({"event": "webhook.test"}),
+    )
+    .await
+    .expect(200);
+    let got = rx.wait_for(3).await;
+    let mut problems = Vec::new();
+    for delivery in &got {
+        let body = delivery.json();
+        let kind = body["type"].as_str().unwrap().to_string();
+        let post = &doc["webhooks"][&kind]["post"];
+        let mut root = post["requestBody"]["content"]["application/json"]["schema"].clone();
+        assert!(root.is_object(), "{kind} is documented");
+        root["components"] = doc["components"].clone();
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&root)
+            .unwrap();
+        problems.extend(validator.iter_errors(&body).map(|e| format!("{kind}: {e}")));
+        for header in post["parameters"].as_array().unwrap() {
+            let name = header["name"].as_str().unwrap();
+            let sent = delivery.header(&name.to_ascii_lowercase());
+            let schema = header["schema"].clone();
+            let value = match schema["type"].as_str() {
+                Some("integer") => json!(sent.parse::<i64>().unwrap_or(-1)),
+                _ => json!(sent),
+            };
+            if !jsonschema::is_valid(&schema, &value) {
+                problems.push(format!("{kind}: header {name} = {sent:?}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check bites: another event's body does not pass as this one.
+    let mut root = doc["webhooks"]["tag.created"]["post"]["requestBody"]["content"]
+        ["application/json"]["schema"]
+        .clone();
+    root["components"] = doc["components"].clone();
+    let other = got
+        .iter()
+        .map(|d| d.json())
+        .find(|b| b["type"] != "tag.created")
+        .unwrap();
+    assert!(!jsonschema::is_valid(&root, &other));
 }

@@ -47,7 +47,32 @@ pub fn complete(doc: &mut Value) {
         }
     }
     flat_funnels(doc);
+    exact_envelopes(doc);
     doc["webhooks"] = webhooks();
+}
+
+/// The fixed words of list and event envelopes, and the event's times as date-times.
+fn exact_envelopes(doc: &mut Value) {
+    let Some(schemas) = doc["components"]["schemas"].as_object_mut() else {
+        return;
+    };
+    for (name, schema) in schemas.iter_mut() {
+        if name.starts_with("ListEnvelope") {
+            if let Some(object) = schema.pointer_mut("/properties/object") {
+                object["enum"] = json!(["list"]);
+            }
+        }
+    }
+    if let Some(props) = schemas
+        .get_mut("Envelope")
+        .and_then(|e| e.get_mut("properties"))
+    {
+        props["object"]["enum"] = json!(["event"]);
+        props["api_version"]["enum"] = json!([API_VERSION]);
+        for time in ["occurred_at", "created_at"] {
+            props[time]["format"] = json!("date-time");
+        }
+    }
 }
 
 /// `GET /funnels?flat=true` answers a list of `funnel_stage` rows instead of funnels.
@@ -113,6 +138,7 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
     }
     if op.get("description").is_none() {
         let summary = op["summary"].as_str().unwrap_or_default().to_string();
+        let summary = summary.trim_end_matches('.');
         op["description"] = json!(format!("{summary}. {}", success_of(op)));
     }
 
@@ -205,7 +231,25 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "Malformed JSON, a malformed path id or cursor, or a person's token that reaches several workspaces without X-Service-Workspace.",
         );
     }
-    if !legacy && needs_workspace {
+    add(
+        "414",
+        "The path and query are longer than 16 KiB (uri_too_long).",
+    );
+    add(
+        "500",
+        "The service failed (internal_error); check the result before repeating a write.",
+    );
+    let mut unavailable = error(
+        "The store cannot take writes right now (store_unavailable), or the workspace's node cannot be reached (workspace_unavailable); retry after Retry-After.",
+        legacy,
+    );
+    unavailable["headers"] =
+        json!({"Retry-After": header("Seconds to wait before retrying.", "integer")});
+    responses.entry("503").or_insert(unavailable);
+    // Every request that acts on a workspace spends its budget, `/me` and `/events` with
+    // an API key too; the legacy routes do not count.
+    let counted = !legacy;
+    if counted {
         let mut too_many = error("Over the workspace's per-minute budget.", false);
         let mut headers = rate_headers();
         headers.insert(
@@ -215,27 +259,58 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
         too_many["headers"] = Value::Object(headers);
         responses.entry("429").or_insert(too_many);
     }
+    // A status the route declared without words gets the shared ones.
     for (status, response) in responses.iter_mut() {
-        if !status.starts_with('2') {
-            continue;
+        let empty = response["description"].as_str().is_none_or(str::is_empty);
+        if empty {
+            response["description"] = json!(status_words(status));
         }
-        let mut headers = if !legacy && needs_workspace {
-            rate_headers()
-        } else {
-            Map::new()
-        };
-        if method == "post" && !legacy {
+    }
+    // What answers before the budget is spent (a 401, an over-long address) carries no
+    // budget, and a stored first response is never one of them; a 429 has its own.
+    let before_budget = ["401", "414", "429"];
+    for (status, response) in responses.iter_mut() {
+        let mut headers = Map::new();
+        headers.insert(
+            "X-Request-Id".into(),
+            header(
+                "This request's id, as logged (the caller's own when it sent an acceptable one).",
+                "string",
+            ),
+        );
+        if counted && !before_budget.contains(&status.as_str()) {
+            headers.extend(rate_headers());
+        }
+        if method == "post" && !legacy && !before_budget.contains(&status.as_str()) {
             headers.insert(
                 "Idempotent-Replayed".into(),
                 header(
-                    "`true` when this is the stored first response to a repeated Idempotency-Key.",
+                    "`true` when this is the stored first response to a repeated Idempotency-Key (failures are stored too).",
                     "string",
                 ),
             );
         }
-        if !headers.is_empty() {
-            response["headers"] = Value::Object(headers);
-        }
+        let own = response["headers"].as_object().cloned().unwrap_or_default();
+        headers.extend(own);
+        response["headers"] = Value::Object(headers);
+    }
+}
+
+/// What a status means on any route, for responses declared without a description.
+fn status_words(status: &str) -> &'static str {
+    match status {
+        "200" => "OK.",
+        "201" => "Created.",
+        "202" => "Accepted.",
+        "204" => "Done; no body.",
+        "400" => "Malformed JSON, a malformed path id or cursor, or a body that is not JSON.",
+        "402" => "Not enough credits (insufficient_credits).",
+        "403" => "The caller lacks the permission this route needs.",
+        "404" => "No such record in this workspace.",
+        "409" => "A conflict with the current state.",
+        "422" => "A field or parameter is invalid; `details` names each one.",
+        "502" => "The AI model or the messaging channel failed.",
+        _ => "See the error code.",
     }
 }
 
@@ -326,9 +401,60 @@ fn success_of(op: &Value) -> String {
     }
 }
 
+/// The headers of every delivery; `event` fixes the event type header.
+fn delivery_headers(event: &str) -> Value {
+    json!([
+        {"name": "X-Service-Signature", "in": "header", "required": true,
+         "description": "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" with the endpoint's secret>; one more v1 for each replaced secret still in its 24-hour overlap.",
+         "schema": {"type": "string", "pattern": "^t=[0-9]+(,v1=[0-9a-f]{64})+$"}},
+        {"name": "X-Service-Event-Id", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^evt_"}},
+        {"name": "X-Service-Event-Type", "in": "header", "required": true, "schema": {"type": "string", "enum": [event]}},
+        {"name": "X-Service-Delivery-Attempt", "in": "header", "required": true, "schema": {"type": "integer", "minimum": 1, "maximum": 7}},
+        {"name": "User-Agent", "in": "header", "required": true, "schema": {"type": "string", "enum": ["Service-Webhooks/2.0"]}},
+        {"name": "Content-Type", "in": "header", "required": true, "schema": {"type": "string", "enum": ["application/json"]}}
+    ])
+}
+
+/// A delivery's body: the envelope, its `type` fixed to `event`.
+fn envelope_of(event: &str) -> Value {
+    json!({"allOf": [
+        {"$ref": "#/components/schemas/Envelope"},
+        {"type": "object", "properties": {"type": {"type": "string", "enum": [event]}}}
+    ]})
+}
+
+/// The sample `POST /webhooks/{id}/test` sends when asked for no catalog event.
+fn test_delivery() -> Value {
+    let example = json!({
+        "id": "evt_3c9f1e2a7b5d4c6e8f0a1b2c",
+        "object": "event",
+        "type": "webhook.test",
+        "api_version": API_VERSION,
+        "occurred_at": "2026-11-01T12:00:00.000Z",
+        "created_at": "2026-11-01T12:00:00.000Z",
+        "workspace_id": "ws_4f2a9c1e7b3d5a8c6e0f",
+        "actor": {"type": "api", "id": "key_7d1c9e3b5a2f4c6e8a0b"},
+        "resource": {"type": "webhook_endpoint", "id": "we_8b1d3f5a7c9e2b4d6f8a"},
+        "source": {"connection_id": "api_key:key_7d1c9e3b5a2f4c6e8a0b", "via": "api"},
+        "data": {"api_version": API_VERSION, "message": "A test event from Switchboard."},
+    });
+    json!({"post": {
+        "summary": "webhook.test",
+        "description": "A test sent by POST /webhooks/{id}/test when the endpoint names no catalog event or the call asks for `webhook.test`. It is never sent otherwise, and no subscription matches it.",
+        "tags": ["webhook"],
+        "parameters": delivery_headers("webhook.test"),
+        "requestBody": {"required": true, "content": {"application/json": {
+            "schema": envelope_of("webhook.test"),
+            "example": example
+        }}},
+        "responses": {"2XX": {"description": "Delivered. A test is not retried."}}
+    }})
+}
+
 /// One entry per catalog event: the signed POST a subscribed endpoint receives.
 fn webhooks() -> Value {
     let mut out = Map::new();
+    out.insert("webhook.test".into(), test_delivery());
     for t in CATALOG.iter() {
         let sample = samples::sample(t.name, "ws_4f2a9c1e7b3d5a8c6e0f");
         let resource = sample.as_ref().map_or(
@@ -375,16 +501,9 @@ fn webhooks() -> Value {
                 "summary": t.name,
                 "description": format!("When {}.{private}{named}", t.description),
                 "tags": [t.category],
-                "parameters": [
-                    {"name": "X-Service-Signature", "in": "header", "required": true,
-                     "description": "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" with the endpoint's secret>; two v1 values while a rotated secret overlaps.",
-                     "schema": {"type": "string"}},
-                    {"name": "X-Service-Event-Id", "in": "header", "required": true, "schema": {"type": "string"}},
-                    {"name": "X-Service-Event-Type", "in": "header", "required": true, "schema": {"type": "string", "enum": [t.name]}},
-                    {"name": "X-Service-Delivery-Attempt", "in": "header", "required": true, "schema": {"type": "integer", "minimum": 1, "maximum": 7}}
-                ],
+                "parameters": delivery_headers(t.name),
                 "requestBody": {"required": true, "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/Envelope"},
+                    "schema": envelope_of(t.name),
                     "example": example
                 }}},
                 "responses": {
@@ -419,7 +538,26 @@ mod tests {
         assert!(patch["responses"]["200"]["headers"]["RateLimit-Remaining"].is_object());
         let me = &doc["paths"]["/me"]["get"];
         assert!(me["responses"].get("403").is_none());
-        assert!(me["responses"].get("429").is_none());
+        assert!(
+            me["responses"]["429"].is_object(),
+            "an API key's call spends the budget"
+        );
+        for status in ["404", "422", "500"] {
+            assert!(
+                patch["responses"][status]["headers"]["RateLimit-Limit"].is_object(),
+                "a counted error carries the budget too: {status}"
+            );
+        }
+        for status in ["401", "414", "429"] {
+            assert!(
+                patch["responses"][status]["headers"]
+                    .get("RateLimit-Remaining")
+                    .is_none()
+                    || status == "429",
+                "{status}"
+            );
+        }
+        assert!(patch["responses"]["503"]["headers"]["Retry-After"].is_object());
         assert!(
             me["responses"].get("413").is_none(),
             "no body, no size limit"
@@ -441,7 +579,11 @@ mod tests {
             .filter(|p| p["name"] == "Idempotency-Key")
             .collect();
         assert_eq!(keys.len(), 1, "declared once");
-        assert_eq!(doc["webhooks"].as_object().map(Map::len), Some(58));
+        assert_eq!(
+            doc["webhooks"].as_object().map(Map::len),
+            Some(59),
+            "the 58 catalog events and the test"
+        );
         assert!(patch["responses"].get("409").is_none());
         assert!(legacy["responses"].get("409").is_some());
     }

@@ -4,19 +4,30 @@
 /// A custom field key: lower_snake_case from a letter, up to 64 characters.
 pub(super) const FIELD_KEY: &str = "^[a-z][a-z0-9]{0,63}(_[a-z0-9]+)*$";
 
-/// An email address of dot-separated words at a dotted domain.
+/// An email address: up to four dot-separated words before the `@` (64 characters at
+/// most, as the domain allows), then a domain of two to seven labels of up to 63
+/// characters. The document's `maxLength` 320 bounds the whole.
 pub(super) const EMAIL: &str = concat!(
-    "^[A-Za-z0-9_%+-]{1,20}(\\.[A-Za-z0-9_%+-]{1,20}){0,2}",
-    "@[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?){1,3}$"
+    "^[A-Za-z0-9_%+-]{1,16}(\\.[A-Za-z0-9_%+-]{1,15}){0,3}",
+    "@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?){1,6}$"
 );
 
-/// An address of `scheme` (a regular expression: `https?`, `https`) with a named host (its
-/// last label starts with a letter, so it never reads as an IP address; no `--`, so never
-/// a punycode label).
-pub(super) fn url_pattern(scheme: &str) -> String {
+/// An IPv4 address in dotted decimal.
+const IPV4: &str = "((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+
+/// An address of `scheme` (a regular expression: `https?`, `https`) with a named host:
+/// labels of letters and digits joined by single hyphens (never `--`, so never a punycode
+/// label), the last one starting with a letter so that it never reads as an IP address.
+/// `with_addresses` also takes a dotted IPv4 address (where no address is refused: a
+/// webhook or relay URL's is checked where it resolves, and private ones are refused).
+pub(super) fn url_pattern(scheme: &str, with_addresses: bool) -> String {
+    let named = "([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*";
+    let host = match with_addresses {
+        true => format!("({named}|{IPV4})"),
+        false => format!("({named})"),
+    };
     format!(
-        "^{scheme}://([A-Za-z0-9]{{1,10}}(-[A-Za-z0-9]{{1,10}}){{0,2}}\\.){{0,3}}{}{}{}",
-        "[A-Za-z][A-Za-z0-9]{0,9}(-[A-Za-z0-9]{1,10}){0,2}",
+        "^{scheme}://{host}{}{}",
         "(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?",
         "([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$"
     )
@@ -90,7 +101,13 @@ mod tests {
                 assert!(!v.is_valid(&json!(text)), "{pattern}: {text}");
             }
         };
-        let emails = ["a@b.co", "ann.lee+x@mail-1.example.org", "A_1%@x9.y"];
+        let emails = [
+            "a@b.co",
+            "ann.lee+x@mail-1.example.org",
+            "A_1%@x9.y",
+            "first.middle.last.jr@example.com",
+            "ann@mail.subdomain.example.co.uk",
+        ];
         check(
             EMAIL,
             &emails,
@@ -106,6 +123,9 @@ mod tests {
             "http://a",
             "https://shop.example.com:8443/p?q=1#x",
             "http://x-1.y2/a%zz",
+            "https://images.mycompanyname.com/p.png",
+            "https://abc123.execute-api.us-east-1.amazonaws.com/prod/hook",
+            "https://a.b.c.d.example.com/x",
         ];
         let not_urls = [
             "ftp://a.b",
@@ -113,14 +133,22 @@ mod tests {
             "http://1.2.3.4",
             "http://a.1",
             "http://xn--a.b",
+            "http://a-.b",
         ];
-        check(&url_pattern("https?"), &urls, &not_urls);
+        check(&url_pattern("https?", false), &urls, &not_urls);
+        check(
+            &url_pattern("https?", true),
+            &["http://8.8.8.8/x", "https://255.0.10.1:8443"],
+            &["http://256.1.1.1", "http://1.2.3", "http://01.2.3.4"],
+        );
         let https = [
             "https://a.b/c",
             "https://files.example-1.com:8443/r.pdf?x=1",
+            "https://files.mycompanyname.com/a.png",
+            "https://8.8.8.8/r.pdf",
         ];
         check(
-            &url_pattern("https"),
+            &url_pattern("https", true),
             &https,
             &["http://a.b/c", "https://a.1/"],
         );

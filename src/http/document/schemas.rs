@@ -132,12 +132,13 @@ pub(super) fn add_schemas(doc: &mut Value) {
     }
     for field in ["url", "image_url"] {
         if let Some(f) = schemas.pointer_mut(&format!("/ProductInput/properties/{field}")) {
-            f["pattern"] = json!(url_pattern("https?"));
+            f["pattern"] = json!(url_pattern("https?", true));
             f["maxLength"] = json!(2048);
         }
     }
     if let Some(f) = schemas.pointer_mut("/ProductInput/properties/images") {
-        f["items"] = json!({"type": "string", "maxLength": 2048, "pattern": url_pattern("https?")});
+        f["items"] =
+            json!({"type": "string", "maxLength": 2048, "pattern": url_pattern("https?", true)});
     }
     for field in ["followup_after", "auto_close_after"] {
         if let Some(f) = schemas.pointer_mut(&format!("/AiSettingsPatch/properties/{field}")) {
@@ -149,7 +150,7 @@ pub(super) fn add_schemas(doc: &mut Value) {
         "/NewCallInput/properties/recording_url",
     ] {
         if let Some(f) = schemas.pointer_mut(pointer) {
-            f["pattern"] = json!(url_pattern("https"));
+            f["pattern"] = json!(url_pattern("https", true));
         }
     }
     for schema in ["ContactInput", "ContactPatchInput"] {
@@ -166,7 +167,7 @@ pub(super) fn add_schemas(doc: &mut Value) {
         "/ChannelInput/properties/relay_url",
     ] {
         if let Some(f) = schemas.pointer_mut(pointer) {
-            f["pattern"] = json!(url_pattern("https"));
+            f["pattern"] = json!(url_pattern("https", false));
         }
     }
     if let Some(f) = schemas.pointer_mut("/FaqEntry/properties/answer") {
@@ -267,7 +268,7 @@ fn texts_and_choices(schemas: &mut Value) {
         f["maxLength"] = json!(10);
     }
     if let Some(f) = schemas.pointer_mut("/Attachment/properties/url") {
-        f["pattern"] = json!(url_pattern("https"));
+        f["pattern"] = json!(url_pattern("https", true));
         f["maxLength"] = json!(2048);
     }
     for schema in ["ProductInput", "ProductView"] {
