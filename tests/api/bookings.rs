@@ -634,3 +634,96 @@ async fn a_merge_moves_bookings_orders_and_reminders_and_announces_only_the_merg
     );
     assert!(types.contains(&"contact.merged".to_string()), "{types:?}");
 }
+
+#[tokio::test]
+async fn bookings_and_reminders_of_a_deleted_contact_stay_editable() {
+    let app = spawn_app().await;
+    let contact =
+        new_contact_id(&app, json!({"first_name": "Gone", "phone": "+15554440001"})).await;
+    let conversation = app
+        .post(
+            "/conversations",
+            json!({"contact_id": contact, "channel": "api", "text": "Hello"}),
+        )
+        .await
+        .created()["id"]
+        .clone();
+    let b = booking(
+        &app,
+        json!({"contact_id": contact, "conversation_id": conversation, "service": "Visit",
+            "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
+    )
+    .await;
+    let users = listed(app.get("/users").await);
+    let r = app
+        .post(
+            "/reminders",
+            json!({"title": "t", "due_at": "2030-01-01T00:00:00Z",
+                "assignee_user_ids": [users[0]["id"]], "conversation_id": conversation}),
+        )
+        .await
+        .created();
+    app.delete(&format!("/contacts/{contact}"))
+        .await
+        .expect(200);
+
+    let edited = app
+        .patch(
+            &format!("/bookings/{}", b["id"]),
+            json!({"notes": "kept", "starts_at": "2030-01-02T09:00:00Z"}),
+        )
+        .await
+        .ok();
+    assert_eq!(edited["notes"], "kept");
+    assert_eq!(edited["conversation_id"], conversation, "its ids are kept");
+    let edited = app
+        .patch(
+            &format!("/reminders/{}", r["id"]),
+            json!({"due_at": "2030-02-01T00:00:00Z", "title": "still mine"}),
+        )
+        .await
+        .ok();
+    assert_eq!(edited["title"], "still mine");
+    assert_eq!(edited["contact_id"], contact);
+    // Naming the gone conversation again is still checked.
+    let again = app
+        .patch(
+            &format!("/bookings/{}", b["id"]),
+            json!({"conversation_id": conversation}),
+        )
+        .await;
+    assert_eq!(again.status, 404, "{}", again.body);
+}
+
+#[tokio::test]
+async fn a_previous_value_quoting_the_customer_is_withheld_like_the_new_one() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["booking.updated"], "include_content": true}),
+    )
+    .await;
+    let contact = new_contact_id(
+        &app,
+        json!({"first_name": "Ann", "last_name": "Lee", "email": "ann@example.com"}),
+    )
+    .await;
+    let b = booking(
+        &app,
+        json!({"contact_id": contact, "service": "Visit Ann Lee", "notes": "email ann@example.com",
+            "starts_at": "2030-01-01T09:00:00Z", "duration_minutes": 30}),
+    )
+    .await;
+    app.patch(
+        &format!("/bookings/{}", b["id"]),
+        json!({"service": "Visit", "notes": "new notes"}),
+    )
+    .await
+    .ok();
+    let got = rx.wait_for(1).await;
+    assert_eq!(
+        got[0].json()["changes"],
+        json!({"service": "Visit [withheld]", "notes": "email [withheld]"})
+    );
+}

@@ -90,6 +90,17 @@ async fn a_submission_checks_its_values_and_contact() {
             "values.guests",
         ),
         (values(json!({"topic": 4})), "values.topic"),
+        (values(json!({"topic": "   "})), "values.topic"),
+        (
+            json!({"contact": {"email": "eve@example.com", "name": "x".repeat(150)},
+                "values": {"topic": "x"}}),
+            "contact.name",
+        ),
+        (
+            json!({"contact": {"email": "eve@example.com", "name": format!("Eve {}", "y".repeat(150))},
+                "values": {"topic": "x"}}),
+            "contact.name",
+        ),
         (
             values(json!({"topic": "x", "work_email": "nope"})),
             "values.work_email",
@@ -196,4 +207,31 @@ async fn a_submission_upserts_its_contact_and_is_announced_with_the_lead() {
             "the values are content"
         );
     }
+}
+
+#[tokio::test]
+async fn a_merge_moves_the_secondarys_submissions_to_the_primary() {
+    let app = spawn_app().await;
+    let form = app.post("/forms", intake()).await.created();
+    let path = format!("/forms/{}/submissions", form["id"]);
+    let s = app
+        .post(
+            &path,
+            json!({"contact": {"email": "sec@example.com"}, "values": {"topic": "x"}}),
+        )
+        .await
+        .created();
+    let primary = app
+        .post("/contacts", json!({"first_name": "Primary"}))
+        .await
+        .created();
+    app.post(
+        "/contacts/merge",
+        json!({"primary_contact_id": primary["id"], "secondary_contact_id": s["contact_id"]}),
+    )
+    .await
+    .expect(200);
+    let listed_now = listed(app.get(&path).await.expect(200));
+    assert_eq!(listed_now.len(), 1);
+    assert_eq!(listed_now[0]["contact_id"], primary["id"]);
 }

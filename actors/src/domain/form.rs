@@ -240,12 +240,19 @@ impl Submitter {
         if input.phone.is_none() && input.email.is_none() {
             checks.fail("contact", "needs a phone or an email");
         }
-        checks.finish()?;
         let (first_name, last_name) = match name.as_deref().map(|n| n.split_once(' ')) {
             Some(Some((first, last))) => (Some(first.to_string()), Some(last.trim().to_string())),
             Some(None) => (name.clone(), None),
             None => (None, None),
         };
+        // The name becomes the contact's first and last names, each held to their limit;
+        // the error names the field that was sent.
+        for (part, which) in [(&first_name, "first"), (&last_name, "last")] {
+            if let Some(Err(e)) = part.as_deref().map(super::contact::person_name) {
+                checks.fail("contact.name", format!("its {which} name {e}"));
+            }
+        }
+        checks.finish()?;
         Ok(Self {
             first_name,
             last_name,
@@ -289,6 +296,8 @@ impl Form {
                     FormFieldType::Select => {
                         Err(format!("must be one of {}", f.options.join(", ")))
                     }
+                    // A required field is not answered by blanks.
+                    _ if f.required && s.trim().is_empty() => Err("is required".to_string()),
                     _ => {
                         text::bounded(s, 0, MAX_TEXT_VALUE).map(|_| SubmittedValue::Text(s.clone()))
                     }

@@ -163,6 +163,10 @@ pub fn redact_quoting(
     let quoted = quotable(&withheld_details);
     if !quoted.is_empty() {
         scrub(data, &quoted);
+        // A previous value quotes them as readily as the new one.
+        if let Some(previous) = changes.as_mut() {
+            previous.values_mut().for_each(|v| scrub(v, &quoted));
+        }
     }
 }
 
@@ -641,6 +645,33 @@ mod tests {
         assert_eq!(
             data["summary"],
             "This is [withheld]. [withheld] needs a human; [withheld] family, [withheld], a B plan, 1300"
+        );
+    }
+
+    #[test]
+    fn a_withheld_detail_quoted_in_a_previous_value_is_replaced_there() {
+        let mut data = json!({"id": 4, "service": "Visit", "location": "Shop"});
+        let mut changes = Some(
+            json!({"service": "Visit Ann Lee", "location": "call +15550100 or ann@example.com"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        let details = [
+            "Ann Lee".to_string(),
+            "+15550100".to_string(),
+            "ann@example.com".to_string(),
+        ];
+        redact_quoting(
+            "booking.updated",
+            &mut data,
+            &mut changes,
+            CONTENT,
+            &details,
+        );
+        assert_eq!(
+            Value::Object(changes.unwrap()),
+            json!({"service": "Visit [withheld]", "location": "call [withheld] or [withheld]"})
         );
     }
 

@@ -219,8 +219,11 @@ fn update(
     let before = data.bookings.find(id)?.clone();
     refuse_cancelled(&before)?;
     let mut b = before.clone();
-    b.conversation_id = change.conversation_id.apply_to(b.conversation_id);
-    check_conversation(data, b.contact_id, b.conversation_id)?;
+    // Checked only when named: a booking whose contact was deleted stays editable.
+    if !change.conversation_id.is_keep() {
+        b.conversation_id = change.conversation_id.apply_to(b.conversation_id);
+        check_conversation(data, b.contact_id, b.conversation_id)?;
+    }
     if let Some(s) = change.service {
         b.service = s;
     }

@@ -79,6 +79,22 @@ impl Forms {
         let submissions = load_submissions(store, ws, &by_id)?;
         Ok(Self { by_id, submissions })
     }
+
+    /// A merge: the submissions of contact `from` become `to`'s, each stored again.
+    pub(super) fn reassign(
+        &mut self,
+        ctx: &Ctx,
+        writes: &mut Batch,
+        (from, to): (crate::ids::ContactId, crate::ids::ContactId),
+    ) -> Result<(), DomainError> {
+        for s in self.submissions.values_mut() {
+            if s.contact_id == from {
+                s.contact_id = to;
+                writes.put(ctx.key(SUBMISSION, s.id), s)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A submission as earlier builds stored it: its values as free-form JSON, which bincode

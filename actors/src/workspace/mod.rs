@@ -349,6 +349,7 @@ impl WorkspaceData {
             .reassign(ctx, writes, moved, |b| Some(&mut b.contact_id))?;
         self.calls
             .reassign(ctx, writes, moved, |c| Some(&mut c.contact_id))?;
+        self.forms.reassign(ctx, writes, moved)?;
         Ok(())
     }
 

@@ -227,15 +227,19 @@ fn update(
 ) -> Result<Change<Reminder>, DomainError> {
     let before = data.reminders.by_id.find(id)?.clone();
     let mut r = before.clone();
-    let contact = change.contact_id.clone().apply_to(r.contact_id);
-    let conversation = match (&change.contact_id, &change.conversation_id) {
-        // A new contact drops a conversation of the old one unless one is named too.
-        (Patch::Set(_) | Patch::Clear, Patch::Keep) => r
-            .conversation_id
-            .filter(|c| subject(data, contact, Some(*c)).is_ok()),
-        _ => change.conversation_id.apply_to(r.conversation_id),
-    };
-    (r.contact_id, r.conversation_id) = subject(data, contact, conversation)?;
+    // The subject is checked only when the change names it: a reminder whose contact was
+    // deleted keeps its ids and stays editable.
+    if !(change.contact_id.is_keep() && change.conversation_id.is_keep()) {
+        let contact = change.contact_id.clone().apply_to(r.contact_id);
+        let conversation = match (&change.contact_id, &change.conversation_id) {
+            // A new contact drops a conversation of the old one unless one is named too.
+            (Patch::Set(_) | Patch::Clear, Patch::Keep) => r
+                .conversation_id
+                .filter(|c| subject(data, contact, Some(*c)).is_ok()),
+            _ => change.conversation_id.apply_to(r.conversation_id),
+        };
+        (r.contact_id, r.conversation_id) = subject(data, contact, conversation)?;
+    }
     if let Some(t) = change.title {
         r.title = t;
     }
