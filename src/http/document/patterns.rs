@@ -33,8 +33,16 @@ pub(super) fn url_pattern(scheme: &str, with_addresses: bool) -> String {
     )
 }
 
+/// White space as the domain counts it (Rust's `char::is_whitespace`): a regex engine's
+/// `\s` differs between languages (U+0085 is space to Rust, not to JavaScript), so the
+/// characters are named one by one.
+const WHITE_SPACE: &str =
+    "\\t\\n\\x0B\\x0C\\r \\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000";
+
 /// A username as the domain takes it: no spaces, one leading `@` at most (dropped).
-pub(super) const USERNAME: &str = "^@?[^\\s@][^\\s]{0,98}$";
+pub(super) fn username() -> String {
+    format!("^@?[^{WHITE_SPACE}@][^{WHITE_SPACE}]{{0,98}}$")
+}
 
 /// A duration of up to 365 days: seconds and minutes up to 9999, hours up to 999, days up
 /// to 365.
@@ -159,7 +167,18 @@ mod tests {
             );
         }
         let names = ["ann_a", "@ann", "a@b", "x"];
-        check(USERNAME, &names, &["", "@", "a b", " a", "@@"]);
+        check(
+            &username(),
+            &names,
+            &["", "@", "a b", " a", "@@", "a\u{85}b", "a\u{3000}b"],
+        );
+        let every_space: Vec<String> = (0..0x10000u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(|c| format!("a{c}b"))
+            .collect();
+        let every_space: Vec<&str> = every_space.iter().map(String::as_str).collect();
+        check(&username(), &[], &every_space);
         for name in names {
             assert!(
                 switchboard_actors::domain::contact::username(name).is_ok(),

@@ -9,7 +9,7 @@ use switchboard_actors::events::subscription;
 use switchboard_actors::ids::UserId;
 
 use super::patterns::{
-    any_case_of, printable, url_pattern, EMAIL, FIELD_KEY, PHONE, SPAN, USERNAME,
+    any_case_of, printable, url_pattern, username, EMAIL, FIELD_KEY, PHONE, SPAN,
 };
 
 pub(super) fn add_schemas(doc: &mut Value) {
@@ -156,7 +156,7 @@ pub(super) fn add_schemas(doc: &mut Value) {
     for schema in ["ContactInput", "ContactPatchInput"] {
         for field in ["chan_a_username", "chan_c_username", "chan_e_username"] {
             if let Some(f) = schemas.pointer_mut(&format!("/{schema}/properties/{field}")) {
-                f["pattern"] = json!(USERNAME);
+                f["pattern"] = json!(username());
             }
         }
     }
@@ -328,7 +328,7 @@ fn texts_and_choices(schemas: &mut Value) {
         f["maxLength"] = json!(50);
     }
     if let Some(f) = schemas.pointer_mut("/LegacyContact/properties/username") {
-        f["pattern"] = json!(USERNAME);
+        f["pattern"] = json!(username());
     }
     // A form's submitter gives a phone or an email.
     if let Some(contact) = schemas.get_mut("SubmissionContactInput") {
