@@ -395,21 +395,33 @@ impl Registry {
 }
 
 /// Due timers go to their workspace's actor, which is started for them if it is not
-/// running (a passivated workspace's timers still fire); the wake-up of a stopped endpoint
-/// delivery actor goes to the dispatcher, which starts that actor again.
+/// running (a passivated workspace's timers still fire), one workspace's in due order
+/// (its mailbox keeps that order) and workspaces side by side; the wake-up of a stopped
+/// endpoint delivery actor goes to the dispatcher, which starts that actor again.
 impl crate::schedule::TimerSink for Registry {
-    fn due(&self, timer: crate::schedule::Timer) {
-        if crate::delivery::wake::endpoint_of(&timer).is_some() {
-            self.inner.dispatcher.wake_up(timer);
-            return;
-        }
-        let registry = self.clone();
-        tokio::spawn(async move {
-            let ws = timer.workspace.clone();
-            if let Err(e) = registry.tell(&ws, WorkspaceMsg::TimerDue(timer)).await {
-                tracing::warn!(workspace = %ws, error = %e, "could not hand over a due timer");
+    fn due(&self, timers: Vec<crate::schedule::Timer>) {
+        let mut by_workspace: std::collections::HashMap<WorkspaceId, Vec<crate::schedule::Timer>> =
+            std::collections::HashMap::new();
+        for timer in timers {
+            if crate::delivery::wake::endpoint_of(&timer).is_some() {
+                self.inner.dispatcher.wake_up(timer);
+                continue;
             }
-        });
+            by_workspace
+                .entry(timer.workspace.clone())
+                .or_default()
+                .push(timer);
+        }
+        for (ws, timers) in by_workspace {
+            let registry = self.clone();
+            tokio::spawn(async move {
+                for timer in timers {
+                    if let Err(e) = registry.tell(&ws, WorkspaceMsg::TimerDue(timer)).await {
+                        tracing::warn!(workspace = %ws, error = %e, "could not hand over a due timer");
+                    }
+                }
+            });
+        }
     }
 }
 

@@ -84,7 +84,10 @@ fn due_millis(t: DateTime<Utc>) -> u64 {
 
 /// Where due timers go: the registry, which hands each to its workspace actor.
 pub trait TimerSink: Send + Sync + 'static {
-    fn due(&self, timer: Timer);
+    /// The timers one look found due, earliest first. Their order is kept for each
+    /// workspace: after a stop, a conversation's overdue follow-up must come before its
+    /// later auto-close, or the close would find no follow-up sent.
+    fn due(&self, timers: Vec<Timer>);
 }
 
 /// How the scheduler looks for due timers.
@@ -157,15 +160,19 @@ impl Scheduler {
         let still_armed: std::collections::HashSet<&Timer> = due.iter().collect();
         self.handed.retain(|t, _| still_armed.contains(t));
         let again = self.settings.redeliver_after;
+        let mut fresh = Vec::new();
         for timer in due {
-            let fresh = match self.handed.get(&timer) {
+            let is_fresh = match self.handed.get(&timer) {
                 Some(at) => at.elapsed() >= again,
                 None => true,
             };
-            if fresh {
+            if is_fresh {
                 self.handed.insert(timer.clone(), Instant::now());
-                self.sink.due(timer);
+                fresh.push(timer);
             }
+        }
+        if !fresh.is_empty() {
+            self.sink.due(fresh);
         }
     }
 
@@ -193,8 +200,8 @@ mod tests {
     struct Collect(Mutex<Vec<Timer>>);
 
     impl TimerSink for Collect {
-        fn due(&self, timer: Timer) {
-            self.0.lock().unwrap().push(timer);
+        fn due(&self, timers: Vec<Timer>) {
+            self.0.lock().unwrap().extend(timers);
         }
     }
 

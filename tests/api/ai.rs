@@ -621,7 +621,7 @@ pub(crate) mod timers {
 
     use serde_json::{json, Value};
 
-    use super::chat;
+    use super::{chat, messages_when};
     use crate::helpers::*;
     use switchboard_actors::clock::ManualClock;
 
@@ -769,6 +769,47 @@ pub(crate) mod timers {
         clock.advance(61 * MINUTE);
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(app.get(&path).await.ok()["status"], "open");
+    }
+
+    // Worker threads as in the service: handed over side by side, the timers would race.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_overdue_follow_up_goes_out_before_the_later_auto_close() {
+        // Both overdue at once, as after a stop: each workspace gets its timers in due
+        // order, so the follow-up goes out and the auto-close counts from it.
+        let (app, clock) = clocked(|_| {}).await;
+        app.patch(
+            "/ai-settings",
+            json!({"followup_after": "10m", "auto_close_after": "1h"}),
+        )
+        .await
+        .expect(200);
+        let mut conversations = Vec::new();
+        for i in 0..8 {
+            let r = chat(
+                &app,
+                json!({"message": "hello", "contact": {"phone": format!("+1555010{i}")}}),
+            )
+            .await;
+            conversations.push(r.body["conversationId"].as_u64().unwrap());
+        }
+        clock.advance(2 * 60 * MINUTE);
+        for &c in &conversations {
+            let all = messages_when(&app, c, 3).await;
+            assert_eq!(all.len(), 3, "the follow-up went out on {c}");
+        }
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        for &c in &conversations {
+            let now = app.get(&format!("/conversations/{c}")).await.ok();
+            assert_eq!(now["status"], "open", "an hour after the follow-up: {now}");
+        }
+        clock.advance(61 * MINUTE);
+        for &c in &conversations {
+            let path = format!("/conversations/{c}");
+            eventually("the auto-close after the follow-up", async || {
+                app.get(&path).await.body["status"] == "closed"
+            })
+            .await;
+        }
     }
 
     #[tokio::test]
