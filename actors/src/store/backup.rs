@@ -354,6 +354,35 @@ mod tests {
     }
 
     #[test]
+    fn a_restore_cut_short_leaves_no_store_and_the_next_one_starts_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sample_db(&dir.path().join("source"));
+        let file = dir.path().join("b.bak");
+        write(
+            &Engine::Sled(db.clone()),
+            std::fs::File::create(&file).unwrap(),
+        )
+        .unwrap();
+        // What a restore killed half-way leaves: part of the entries, beside the store.
+        let data = dir.path().join("data");
+        {
+            let partial = sled::Config::new()
+                .path(data.join("db.restoring"))
+                .open()
+                .unwrap();
+            partial.insert(b"w/ws_1/ct/1", b"one".as_slice()).unwrap();
+            partial.flush().unwrap();
+        }
+        assert!(!data.join("db").exists(), "no store that looks whole");
+        crate::store::Store::restore(&file, &data).unwrap();
+        assert!(!data.join("db.restoring").exists());
+        let restored = sled::Config::new().path(data.join("db")).open().unwrap();
+        assert_eq!(&*restored.get(b"w/ws_1/ct/2").unwrap().unwrap(), b"two");
+        let idem = restored.open_tree("idempotency").unwrap();
+        assert_eq!(&*idem.get(b"k").unwrap().unwrap(), b"v");
+    }
+
+    #[test]
     fn a_damaged_or_truncated_backup_is_refused_before_anything_is_written() {
         let dir = tempfile::tempdir().unwrap();
         let db = sample_db(dir.path());

@@ -470,7 +470,9 @@ impl Store {
         }
     }
 
-    /// Restores a backup file into `data_dir`, which must hold no store yet.
+    /// Restores a backup file into `data_dir`, which must hold no store yet. The store is
+    /// written beside (`db.restoring`) and renamed into place once flushed, so a restore
+    /// cut short leaves no store behind, only a folder the next restore starts over in.
     pub fn restore(file: &Path, data_dir: &Path) -> StoreResult<backup::Summary> {
         let db_dir = data_dir.join("db");
         if db_dir.exists() {
@@ -479,7 +481,18 @@ impl Store {
                 data_dir.display()
             )));
         }
-        backup::restore(file, &db_dir)
+        let partial = data_dir.join("db.restoring");
+        let io = |e: std::io::Error| StoreError::Codec(format!("restore: {e}"));
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).map_err(io)?;
+        }
+        let summary = backup::restore(file, &partial)?;
+        std::fs::rename(&partial, &db_dir).map_err(io)?;
+        // The rename itself is durable once the folder holding it is synced.
+        std::fs::File::open(data_dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io)?;
+        Ok(summary)
     }
 
     /// Restores a backup file into the empty PostgreSQL database at `url`. Blocking.
