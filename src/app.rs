@@ -10,8 +10,9 @@ use switchboard_actors::ai::openai::{OpenAiResponder, OpenAiSettings};
 use switchboard_actors::ai::Ai;
 use switchboard_actors::clock::{SharedClock, SystemClock};
 use switchboard_actors::directory::{hash_secret, Directory};
+use switchboard_actors::domain::DomainError;
 use switchboard_actors::idempotency::Idempotency;
-use switchboard_actors::ids::random_id;
+use switchboard_actors::ids::{random_id, WorkspaceId};
 use switchboard_actors::registry::{Outlets, Registry, RegistrySettings};
 use switchboard_actors::schedule::{ScheduleSettings, Scheduler};
 use switchboard_actors::store::Store;
@@ -55,6 +56,64 @@ pub enum StartError {
 
 const BOOTSTRAPPED: &str = "bootstrapped";
 const ADMIN_TOKEN_HASH: &str = "admin_token_hash";
+/// Set while secrets made by this start have not been shown yet: a start killed before
+/// its start-up lines leaves it, and the next start makes them again and shows them.
+const SECRETS_UNSHOWN: &str = "secrets_unshown";
+
+/// The admin token's hash, and the token itself when this start made it: the variable's
+/// token, else the stored hash, else (or when the start that made it never showed it) a
+/// new token.
+async fn admin_token(
+    settings: &Settings,
+    directory: &Directory,
+) -> Result<(String, Option<String>), DomainError> {
+    if let Some(token) = &settings.admin_token {
+        return Ok((hash_secret(token), None));
+    }
+    let unshown = directory.meta(SECRETS_UNSHOWN)?.is_some_and(|v| v == "1");
+    match directory.meta(ADMIN_TOKEN_HASH)? {
+        Some(hash) if !unshown => Ok((hash, None)),
+        _ => {
+            directory.set_meta(SECRETS_UNSHOWN, "1").await?;
+            let token = random_id("adm", 40);
+            let hash = hash_secret(&token);
+            directory.set_meta(ADMIN_TOKEN_HASH, &hash).await?;
+            Ok((hash, Some(token)))
+        }
+    }
+}
+
+/// The first start's workspace and API key. A first start killed before it showed them
+/// left the workspace (or nothing) behind: the next start gives that workspace a new key
+/// and shows both.
+async fn bootstrap(directory: &Directory) -> Result<Option<Bootstrap>, DomainError> {
+    let unshown = directory.meta(SECRETS_UNSHOWN)?.is_some_and(|v| v == "1");
+    let made = directory.meta(BOOTSTRAPPED)?;
+    if made.is_some() && !unshown {
+        return Ok(None);
+    }
+    directory.set_meta(SECRETS_UNSHOWN, "1").await?;
+    let earlier = made
+        .as_deref()
+        .and_then(WorkspaceId::parse)
+        .filter(|ws| directory.workspace(ws).is_some())
+        .or_else(|| directory.workspaces().first().map(|w| w.id.clone()));
+    let (ws, key) = match earlier {
+        Some(ws) => {
+            let key = directory.create_api_key(&ws).await?;
+            (ws, key)
+        }
+        None => {
+            let (ws, _, key) = directory.create_workspace("Default", false).await?;
+            (ws.id, key)
+        }
+    };
+    directory.set_meta(BOOTSTRAPPED, ws.as_str()).await?;
+    Ok(Some(Bootstrap {
+        workspace_id: ws.to_string(),
+        api_key: key.plain,
+    }))
+}
 
 pub async fn start(settings: Settings) -> Result<RunningApp, StartError> {
     start_with_clock(settings, Arc::new(SystemClock)).await
@@ -99,45 +158,10 @@ pub async fn start_with_clock(
     .map_err(|e| store_err(&e))?;
     let directory = Directory::load(store.clone(), clock.clone()).map_err(|e| store_err(&e))?;
 
-    let (admin_token_hash, generated_admin_token) = match &settings.admin_token {
-        Some(token) => (hash_secret(token), None),
-        None => match directory
-            .meta(ADMIN_TOKEN_HASH)
-            .map_err(|e| store_err(&e))?
-        {
-            Some(hash) => (hash, None),
-            None => {
-                let token = random_id("adm", 40);
-                let hash = hash_secret(&token);
-                directory
-                    .set_meta(ADMIN_TOKEN_HASH, &hash)
-                    .await
-                    .map_err(|e| store_err(&e))?;
-                (hash, Some(token))
-            }
-        },
-    };
-
-    let bootstrap = if directory
-        .meta(BOOTSTRAPPED)
-        .map_err(|e| store_err(&e))?
-        .is_none()
-    {
-        let (ws, _, key) = directory
-            .create_workspace("Default", false)
-            .await
-            .map_err(|e| store_err(&e))?;
-        directory
-            .set_meta(BOOTSTRAPPED, ws.id.as_str())
-            .await
-            .map_err(|e| store_err(&e))?;
-        Some(Bootstrap {
-            workspace_id: ws.id.to_string(),
-            api_key: key.plain,
-        })
-    } else {
-        None
-    };
+    let (admin_token_hash, generated_admin_token) = admin_token(&settings, &directory)
+        .await
+        .map_err(|e| store_err(&e))?;
+    let bootstrap = bootstrap(&directory).await.map_err(|e| store_err(&e))?;
 
     if settings.webhooks.allow_private {
         tracing::warn!("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target http:// and private addresses. Use this for local development and tests only.");
@@ -282,6 +306,15 @@ async fn housekeeping(state: AppState, mut stopped: watch::Receiver<bool>) {
 }
 
 impl RunningApp {
+    /// Records that the secrets this start made were shown (logged), so that the next
+    /// start does not make them again.
+    pub async fn secrets_shown(&self) -> Result<(), DomainError> {
+        if self.bootstrap.is_none() && self.generated_admin_token.is_none() {
+            return Ok(());
+        }
+        self.state.directory.set_meta(SECRETS_UNSHOWN, "0").await
+    }
+
     pub fn api_url(&self) -> String {
         format!("http://{}", self.api_addr)
     }

@@ -100,6 +100,9 @@ async fn serve(args: switchboard::config::ServeArgs) -> std::process::ExitCode {
         }
     };
     announce(&app);
+    if let Err(e) = app.secrets_shown().await {
+        tracing::error!(error = %e, "could not record that the start-up secrets were shown; the next start shows new ones");
+    }
     tokio::select! {
         _ = stop => {
             tracing::info!("shutting down");

@@ -629,6 +629,17 @@ impl Server {
         self.child.wait().await.expect("the server exits");
     }
 
+    /// Stops the process with SIGTERM, as a supervisor does, and waits until it is gone.
+    pub async fn terminate(&mut self) {
+        let pid = self.child.id().expect("the server runs").to_string();
+        let term = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(term.success());
+        self.child.wait().await.expect("the server exits");
+    }
+
     /// POST /webhooks with `key`: a new endpoint sending `events` to `url`; its id.
     pub async fn new_webhook(&self, key: &str, url: &str, events: &[&str]) -> String {
         let body = json!({"url": url, "events": events});

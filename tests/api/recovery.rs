@@ -75,3 +75,38 @@ async fn a_lost_generated_admin_token_is_replaced_by_starting_with_a_new_one() {
         "the lost token no longer works: {said}"
     );
 }
+
+#[tokio::test]
+async fn a_first_start_cut_short_before_showing_its_secrets_shows_new_ones_next_time() {
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    // A first start that made its secrets and never showed them (killed before its
+    // start-up lines): the app in process, which shows nothing.
+    let mut silent = spawn_in(dir.clone(), None, |s| s.admin_token = None).await;
+    silent.stop().await;
+
+    let mut second = launch(dir.path(), &[], &["SWITCHBOARD_ADMIN_TOKEN"]).await;
+    let key = second.key.clone().expect("an api key shown");
+    let token = second
+        .logged()
+        .iter()
+        .find_map(|l| announced(l, "admin token, shown once", "admin_token"))
+        .expect("an admin token shown");
+    let me = second.get_json(&key, "/me").await;
+    assert_eq!(
+        me["workspaces"].as_array().map(Vec::len),
+        Some(1),
+        "the first start's workspace, not a second one: {me}"
+    );
+    let (ok, listed) = admin(&second.admin, &token, &["list-workspaces"]).await;
+    assert!(ok, "the shown admin token works: {listed}");
+    second.terminate().await;
+
+    let third = launch(dir.path(), &[], &["SWITCHBOARD_ADMIN_TOKEN"]).await;
+    assert_eq!(third.key, None, "shown once");
+    assert!(!third
+        .logged()
+        .iter()
+        .any(|l| l.contains("admin token, shown once")));
+    let (ok, _) = admin(&third.admin, &token, &["list-workspaces"]).await;
+    assert!(ok, "the token shown is the one kept");
+}

@@ -29,13 +29,7 @@ async fn ids_continue_after_a_clean_stop_and_skip_little_after_kill_9() {
         last = new_tag_id(&server, &key, &format!("first-{i}")).await;
     }
 
-    let pid = server.child.id().unwrap().to_string();
-    let term = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    server.child.wait().await.unwrap();
+    server.terminate().await;
     let mut server = launch(dir.path(), &[], &[]).await;
     let next = new_tag_id(&server, &key, "after-stop").await;
     assert_eq!(next, last + 1, "a clean stop leaves no gap");
