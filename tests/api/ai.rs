@@ -505,15 +505,32 @@ mod events {
         assert_eq!(sent["data"]["sender_type"], "ai");
     }
 
+    /// A receiver of `handover.requested` with content, and contact details when
+    /// `details`.
+    async fn handover_receiver(app: &crate::helpers::TestApp, details: bool) -> TestReceiver {
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            app,
+            json!({"url": rx.url, "events": ["handover.requested"], "include_content": true,
+                "include_contact_details": details}),
+        )
+        .await;
+        rx
+    }
+
+    /// The summary of the first handover `rx` got.
+    async fn first_summary(rx: &TestReceiver) -> String {
+        let got = rx.wait_for(1).await;
+        got[0].json()["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
     #[tokio::test]
     async fn a_handover_summary_withholds_the_contacts_email_and_name_in_any_case() {
         let app = spawn_webhook_app().await;
-        let rx = TestReceiver::start().await;
-        new_endpoint(
-            &app,
-            json!({"url": rx.url, "events": ["handover.requested"], "include_content": true}),
-        )
-        .await;
+        let rx = handover_receiver(&app, false).await;
         let contact =
             json!({"phone": "+15550105555", "email": "hank@example.com", "name": "Hank Ito"});
         chat(&app, json!({"message": "hello", "contact": contact})).await;
@@ -523,34 +540,20 @@ mod events {
                 "contact": contact}),
         )
         .await;
-        let got = rx.wait_for(1).await;
-        let summary = got[0].json()["data"]["summary"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let summary = first_summary(&rx).await;
         assert!(
             summary.ends_with("\"I want a human. I am [withheld], [withheld], [withheld]\""),
             "the handover record carries no email, yet the contact's is withheld: {summary}"
         );
 
-        let open = TestReceiver::start().await;
-        new_endpoint(
-            &app,
-            json!({"url": open.url, "events": ["handover.requested"], "include_content": true,
-                "include_contact_details": true}),
-        )
-        .await;
+        let open = handover_receiver(&app, true).await;
         let other = json!({"phone": "+15550106666", "email": "ida@example.com", "name": "Ida Moe"});
         chat(
             &app,
             json!({"message": "agent please, I am Ida Moe", "contact": other}),
         )
         .await;
-        let got = open.wait_for(1).await;
-        let summary = got[0].json()["data"]["summary"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let summary = first_summary(&open).await;
         assert!(
             summary.ends_with("\"agent please, I am Ida Moe\""),
             "disclosed details are left as written: {summary}"
@@ -560,12 +563,7 @@ mod events {
     #[tokio::test]
     async fn a_handover_summary_withholds_each_short_part_of_the_contacts_name() {
         let app = spawn_webhook_app().await;
-        let rx = TestReceiver::start().await;
-        new_endpoint(
-            &app,
-            json!({"url": rx.url, "events": ["handover.requested"], "include_content": true}),
-        )
-        .await;
+        let rx = handover_receiver(&app, false).await;
         let contact = json!({"phone": "+15550107777", "name": "Ann Lee"});
         chat(
             &app,
@@ -573,11 +571,7 @@ mod events {
                 "contact": contact}),
         )
         .await;
-        let got = rx.wait_for(1).await;
-        let summary = got[0].json()["data"]["summary"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let summary = first_summary(&rx).await;
         assert!(
             summary.ends_with(
                 "\"This is [withheld]. [withheld] needs a human; [withheld] family, plan B\""

@@ -612,36 +612,30 @@ mod tests {
             "summary": "I am Hank Ito, HANK@example.com",
         });
         let details = ["hank@example.com".to_string(), "Hank Ito".to_string()];
-        let mut data = handover.clone();
-        redact_quoting(
-            "handover.requested",
-            &mut data,
-            &mut None,
-            CONTENT,
-            &details,
-        );
         assert_eq!(
-            data,
+            handover_as_sent(handover.clone(), CONTENT, &details),
             json!({"id": 3, "summary": "I am [withheld], [withheld]"})
         );
-        let mut data = handover.clone();
-        redact_quoting("handover.requested", &mut data, &mut None, ALL, &details);
-        assert_eq!(data, handover, "disclosed: nothing is replaced");
+        assert_eq!(
+            handover_as_sent(handover.clone(), ALL, &details),
+            handover,
+            "disclosed: nothing is replaced"
+        );
+    }
+
+    /// A handover's data as an endpoint allowed `d` gets it, `details` being the contact's.
+    fn handover_as_sent(mut data: Value, d: Disclosure, details: &[String]) -> Value {
+        redact_quoting("handover.requested", &mut data, &mut None, d, details);
+        data
     }
 
     #[test]
     fn each_part_of_a_name_is_withheld_on_its_own_however_short() {
         let details = ["Ann Lee".to_string(), "zed@quinn.io".to_string()];
-        let mut data = json!({
+        let data = json!({
             "summary": "This is Ann Lee. ann needs a human; Lee family, zed@quinn.io, a B plan, 1300",
         });
-        redact_quoting(
-            "handover.requested",
-            &mut data,
-            &mut None,
-            CONTENT,
-            &details,
-        );
+        let data = handover_as_sent(data, CONTENT, &details);
         assert_eq!(
             data["summary"],
             "This is [withheld]. [withheld] needs a human; [withheld] family, [withheld], a B plan, 1300"
