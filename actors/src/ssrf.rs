@@ -218,7 +218,10 @@ fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
     if s[0] == 0x2002 {
         return is_forbidden_v4(embedded_v4(s[1], s[2]));
     }
-    (s[0] & 0xfe00) == 0xfc00 // fc00::/7 unique local
+    // The rest of ::/8 is reserved; ::ffff:0:a.b.c.d (IPv4-translated, RFC 2765) is in it
+    // and reaches a.b.c.d through a translator.
+    (s[0] & 0xff00) == 0x0000
+        || (s[0] & 0xfe00) == 0xfc00 // fc00::/7 unique local
         || (s[0] & 0xffc0) == 0xfe80 // fe80::/10 link-local
         || (s[0] & 0xffc0) == 0xfec0 // fec0::/10 site-local (deprecated)
         || (s[0] & 0xff00) == 0xff00 // ff00::/8 multicast
@@ -517,6 +520,14 @@ mod tests {
     #[test]
     fn ipv4_mapped_loopback_in_hex_is_unsafe() {
         assert_unsafe("https://[::ffff:7f00:1]/");
+    }
+
+    #[test]
+    fn ipv4_translated_loopback_and_the_rest_of_the_reserved_prefix_are_unsafe() {
+        assert_unsafe("https://[::ffff:0:7f00:1]/");
+        assert_unsafe("https://[::ffff:0:127.0.0.1]/");
+        assert_unsafe("https://[::ffff:0:8.8.8.8]/");
+        assert_unsafe("https://[0:1::1]/");
     }
 
     #[test]

@@ -561,6 +561,58 @@ mod events {
     }
 
     #[tokio::test]
+    async fn comments_and_feedback_withhold_the_details_of_the_conversations_contact() {
+        let app = spawn_webhook_app().await;
+        let rx = TestReceiver::start().await;
+        new_endpoint(
+            &app,
+            json!({"url": rx.url, "include_content": true,
+                "events": ["conversation.comment_created", "message_feedback.submitted"]}),
+        )
+        .await;
+        let contact = json!({"phone": "+15557654321", "email": "henri.v@example.com",
+            "name": "Henrietta Vandermeer"});
+        let r = chat(
+            &app,
+            json!({"message": "when do you open?", "contact": contact}),
+        )
+        .await;
+        let conversation = r.body["conversationId"].as_u64().unwrap();
+        let reply = r.body["reply"]["messageId"].as_u64().unwrap();
+        app.post(
+            &format!("/conversations/{conversation}/comments"),
+            json!({"body": "Henrietta Vandermeer (+15557654321, henri.v@example.com) is a VIP"}),
+        )
+        .await
+        .expect(201);
+        app.post(
+            &format!("/conversations/{conversation}/messages/{reply}/feedback"),
+            json!({"rating": "down", "comment": "Henrietta at henri.v@example.com deserved better"}),
+        )
+        .await
+        .created();
+        let got = rx.wait_for(2).await;
+        let comment = got
+            .iter()
+            .find(|d| d.event_type() == "conversation.comment_created")
+            .unwrap()
+            .json();
+        assert_eq!(
+            comment["data"]["body"],
+            "[withheld] ([withheld], [withheld]) is a VIP"
+        );
+        let feedback = got
+            .iter()
+            .find(|d| d.event_type() == "message_feedback.submitted")
+            .unwrap()
+            .json();
+        assert_eq!(
+            feedback["data"]["comment"],
+            "[withheld] at [withheld] deserved better"
+        );
+    }
+
+    #[tokio::test]
     async fn a_handover_summary_withholds_each_short_part_of_the_contacts_name() {
         let app = spawn_webhook_app().await;
         let rx = handover_receiver(&app, false).await;

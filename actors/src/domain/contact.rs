@@ -603,13 +603,14 @@ pub fn username(raw: &str) -> Result<String, String> {
     if v.chars().any(char::is_whitespace) {
         return Err("must not contain spaces".into());
     }
-    Ok(v.to_string())
+    Ok(text::nfc(v))
 }
 
-/// The form usernames are matched in.
+/// The form usernames are matched in: without the `@`, lower case, NFC (so that `é`
+/// typed as one character or as `e` and an accent is one username).
 pub fn handle_key(handle: &str) -> String {
     let v = handle.trim();
-    v.strip_prefix('@').unwrap_or(v).to_lowercase()
+    text::nfc(&v.strip_prefix('@').unwrap_or(v).to_lowercase())
 }
 
 /// A two-letter ISO 3166-1 code, accepted in any case, stored upper case.
@@ -745,7 +746,8 @@ pub fn note_body(input: NewNoteInput) -> Result<String, DomainError> {
     if input.body.trim().is_empty() {
         return Err(DomainError::invalid("body", "must not be blank"));
     }
-    Ok(input.body)
+    // Stored in NFC like names, so that search finds its words however they were typed.
+    Ok(text::nfc(&input.body))
 }
 
 /// An internal note on a contact; customers never see notes.

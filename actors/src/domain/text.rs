@@ -100,7 +100,7 @@ pub fn optional(value: Option<String>, max: usize) -> Result<Option<String>, Str
 /// characters without spaces, and a domain of dot-separated labels of letters, digits and
 /// hyphens; up to 320 characters in all.
 pub fn email(raw: &str) -> Result<String, String> {
-    let value = raw.trim().to_lowercase();
+    let value = nfc(&raw.trim().to_lowercase());
     bounded(&value, 1, 320)?;
     let invalid = || Err("must be a valid email address".to_string());
     let Some((local, domain)) = value.split_once('@') else {

@@ -744,9 +744,15 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
             &origin,
             &change.events,
             now,
-            &|id| {
-                data.contacts
-                    .get(id)
+            &|subject| {
+                let contact = match subject {
+                    webhooks::Subject::Contact(id) => Some(id),
+                    webhooks::Subject::Conversation(id) => {
+                        data.conversations.get(id).map(|c| c.contact_id)
+                    }
+                };
+                contact
+                    .and_then(|id| data.contacts.get(id))
                     .map(|c| c.details())
                     .unwrap_or_default()
             },

@@ -387,6 +387,10 @@ fn create(
     let view = order.view();
     data.orders.put(ctx, order, &mut writes)?;
     let mut events = vec![event(data, "order.created", &view)];
+    // Made already cancelled or paid, the order becomes so as it is made.
+    if view.status == FulfillmentStatus::Cancelled {
+        events.push(event(data, "order.cancelled", &view));
+    }
     if view.payment_status == PaymentStatus::Paid {
         events.push(event(data, "order.paid", &view));
     }

@@ -22,7 +22,7 @@ use crate::domain::webhook::{EndpointConfig, EndpointV1};
 use crate::domain::DomainError;
 use crate::events::privacy::{redact_quoting, Disclosure};
 use crate::events::{catalog, subscription, DomainEvent, Envelope, Origin};
-use crate::ids::{ContactId, EndpointId, EventId, WorkspaceId};
+use crate::ids::{ContactId, ConversationId, EndpointId, EventId, WorkspaceId};
 use crate::store::{decode, Batch, Store};
 
 /// Who is changing an endpoint, for the rules that depend on it.
@@ -162,8 +162,8 @@ impl Webhooks {
 
     /// Writes one pending delivery per (event, subscribed endpoint) into `batch`, with the
     /// body rendered for that endpoint; answers the endpoints to wake once it is durable.
-    /// `details_of` gives the contact details of the contact an event is about, withheld
-    /// where the event's kept fields quote them.
+    /// `details_of` gives the contact details of the contact an event is about (see
+    /// [`Subject`]), withheld where the event's kept fields quote them.
     #[allow(clippy::too_many_arguments)]
     pub fn stage(
         &self,
@@ -172,7 +172,7 @@ impl Webhooks {
         origin: &Origin,
         events: &[DomainEvent],
         now: DateTime<Utc>,
-        details_of: &dyn Fn(ContactId) -> Vec<String>,
+        details_of: &dyn Fn(Subject) -> Vec<String>,
         batch: &mut Batch,
     ) -> Result<Vec<EndpointConfig>, DomainError> {
         let mut woken: Vec<EndpointConfig> = Vec::new();
@@ -193,9 +193,8 @@ impl Webhooks {
                 let details: &[String] = if disclose.contact_details {
                     &[]
                 } else {
-                    details.get_or_insert_with(|| {
-                        subject_contact(event).map(details_of).unwrap_or_default()
-                    })
+                    details
+                        .get_or_insert_with(|| subject(event).map(details_of).unwrap_or_default())
                 };
                 redact_quoting(
                     &rendered.event_type,
@@ -228,14 +227,29 @@ impl Webhooks {
     }
 }
 
-/// The contact an event is about: a contact event's own, or the `contact_id` its record
-/// names.
-fn subject_contact(event: &DomainEvent) -> Option<ContactId> {
-    let id = match event.resource_type {
-        "contact" => event.resource_id.parse().ok(),
-        _ => event.data.get("contact_id").and_then(Value::as_u64),
-    };
-    id.map(ContactId)
+/// Whom an event is about, as it names them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Subject {
+    /// A contact event's own contact, or the `contact_id` its record names.
+    Contact(ContactId),
+    /// The conversation of a record that names no contact (a comment, a feedback): its
+    /// contact is the one.
+    Conversation(ConversationId),
+}
+
+fn subject(event: &DomainEvent) -> Option<Subject> {
+    let field = |name: &str| event.data.get(name).and_then(Value::as_u64);
+    if event.resource_type == "contact" {
+        return event
+            .resource_id
+            .parse()
+            .ok()
+            .map(ContactId)
+            .map(Subject::Contact);
+    }
+    field("contact_id")
+        .map(|id| Subject::Contact(ContactId(id)))
+        .or_else(|| field("conversation_id").map(|id| Subject::Conversation(ConversationId(id))))
 }
 
 /// What an endpoint may receive: never content or contact details on a HIPAA workspace.

@@ -112,7 +112,9 @@ async fn list_contacts(
             ))
         }
         Some(text) => {
-            let words: Vec<String> = tokenize(text).collect();
+            // Stored text is NFC: so are the words looked for.
+            let text = switchboard_actors::domain::text::nfc(text);
+            let words: Vec<String> = tokenize(&text).collect();
             if words.is_empty() && !text.trim().is_empty() {
                 // Only symbols: nothing to search by, so nothing matches.
                 let none = Page {

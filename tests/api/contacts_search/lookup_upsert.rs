@@ -409,3 +409,26 @@ async fn an_upsert_that_tags_stages_or_assigns_tells_it_as_those_routes_do() {
         ["assigned_to_user_id", "stage", "tags"]
     );
 }
+
+#[tokio::test]
+async fn usernames_and_emails_match_however_their_accents_were_typed() {
+    let app = spawn_app().await;
+    // Decomposed (`e` + U+0301) on create; one character (`é`) when looked up.
+    let c = new_contact(
+        &app,
+        json!({"chan_a_username": "jose\u{301}_nfd", "email": "Jose\u{301}@x.io"}),
+    )
+    .await;
+    assert_eq!(c["chan_a_username"], "jos\u{e9}_nfd", "stored in NFC");
+    for query in [
+        format!("handle={}", enc("jos\u{e9}_nfd")),
+        format!("handle={}", enc("jose\u{301}_nfd")),
+        format!("email={}", enc("jos\u{e9}@x.io")),
+    ] {
+        assert_eq!(looked_up(&app, &query).await, id(&c), "lookup {query}");
+    }
+    let r = upsert(&app, json!({"chan_a_username": "jos\u{e9}_nfd"})).await;
+    assert_eq!(r.status, 200, "the same contact, not a new one: {}", r.body);
+    assert_eq!(r.body["created"], false);
+    assert_eq!(r.body["contact"]["id"], c["id"]);
+}

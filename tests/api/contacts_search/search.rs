@@ -217,3 +217,26 @@ async fn a_search_shared_by_300_contacts_paginates_without_gaps_or_repeats() {
         "the newest zebra first"
     );
 }
+
+#[tokio::test]
+async fn an_accented_word_is_found_however_its_accent_was_typed() {
+    let app = spawn_app().await;
+    // `E` + U+0301 (decomposed) and `É` (one character) are one text in NFC.
+    let elodie = new_contact(&app, json!({"first_name": "E\u{301}lodie"})).await;
+    let noted = new_contact(&app, json!({"first_name": "Noted"})).await;
+    app.post(
+        &format!("/contacts/{}/notes", noted["id"]),
+        json!({"body": "likes cre\u{300}me"}),
+    )
+    .await
+    .expect(201);
+    for (q, want) in [
+        ("E\u{301}lodie", set(&[&elodie])),
+        ("\u{c9}lodie", set(&[&elodie])),
+        ("cr\u{e8}me", set(&[&noted])),
+        ("cre\u{300}me noted", set(&[&noted])),
+    ] {
+        let query = format!("q={}", enc(q));
+        assert_eq!(id_set(&app, &query).await, want, "q={q:?}");
+    }
+}

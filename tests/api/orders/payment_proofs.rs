@@ -54,15 +54,16 @@ async fn a_receipt_is_attached_in_any_status_and_announced_alone() {
         bare["payment_proofs"]
     );
 
-    rx.wait_for(3).await;
+    rx.wait_for(4).await;
     assert_eq!(
         rx.event_types(),
         [
+            "order.cancelled",
             "order.created",
             "order.payment_proof_uploaded",
             "order.payment_proof_uploaded"
         ],
-        "no order.updated"
+        "made cancelled, the order is announced cancelled; no order.updated"
     );
     // The second upload's event carries both proofs and names the new one.
     let data = rx

@@ -83,6 +83,7 @@ async fn every_private_or_internal_address_form_is_refused_with_unsafe_url() {
         "https://017700000001/hook",
         "https://[0:0:0:0:0:ffff:127.0.0.1]/hook",
         "https://[::ffff:a9fe:a9fe]/hook",
+        "https://[::ffff:0:7f00:1]/hook",
         "https://[::127.0.0.1]/hook",
         "https://[ff02::1]/hook",
         "https://[fec0::1]/hook",

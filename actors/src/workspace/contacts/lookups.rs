@@ -29,7 +29,8 @@ pub fn keys_of(c: &PackedContact) -> Vec<LookupKey> {
         out.push(LookupKey::Phone(phone_key(p)));
     }
     if let Some(e) = c.email() {
-        out.push(LookupKey::Email(e.to_string()));
+        // NFC, also for an email stored before emails were.
+        out.push(LookupKey::Email(crate::domain::text::nfc(e)));
     }
     for channel in [Channel::ChanA, Channel::ChanC, Channel::ChanE] {
         if let Some(u) = c.username(channel) {

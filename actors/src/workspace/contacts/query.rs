@@ -11,7 +11,8 @@ pub(super) fn lookup(data: &WorkspaceData, q: &LookupQuery) -> Result<ContactVie
         sets.push(cs.find(&LookupKey::Phone(phone_key(p))));
     }
     if let Some(e) = &q.email {
-        sets.push(cs.find(&LookupKey::Email(e.trim().to_lowercase())));
+        let key = crate::domain::text::nfc(&e.trim().to_lowercase());
+        sets.push(cs.find(&LookupKey::Email(key)));
     }
     if let Some(h) = &q.handle {
         let channels = match q.channel {
