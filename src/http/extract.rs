@@ -134,29 +134,56 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     }
 }
 
-/// `value` with every number written as a whole number with a zero fraction (`5.0`)
-/// written as that whole number (`5`); None when there is none. Read again on the error
+/// `value` with every number that is a whole number written otherwise (`5.0`, `5e0`,
+/// `0.5e1`) written as that whole number (`5`); None when there is none. Read again on the error
 /// path only: a whole number is one in JSON Schema's terms too, so `"quantity": 2.0`
 /// is taken where a whole number is wanted.
 fn with_whole_numbers(value: &serde_json::Value) -> Option<serde_json::Value> {
     use serde_json::Value;
     fn whole(n: &serde_json::Number) -> Option<serde_json::Number> {
         let text = n.to_string();
-        let (int, fraction) = text.split_once('.')?;
-        let digits = int.strip_prefix('-').unwrap_or(int);
-        let whole = !digits.is_empty()
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && !fraction.is_empty()
-            && fraction.bytes().all(|b| b == b'0');
-        if !whole {
+        let (negative, unsigned) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.as_str()),
+        };
+        let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.strip_prefix('+').unwrap_or(e).parse::<i64>().ok()?),
+            None => (unsigned, 0),
+        };
+        let (int, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let is_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+        if int.is_empty() || !is_digits(int) || !is_digits(fraction) {
             return None;
         }
-        let int = if digits.bytes().all(|b| b == b'0') {
-            "0"
-        } else {
-            int
+        if !unsigned.contains(['.', 'e', 'E']) {
+            return None; // written as an integer already
+        }
+        // The digits with the decimal point `point` places from their start.
+        let digits = format!("{int}{fraction}");
+        let point = i64::try_from(int.len()).ok()?.checked_add(exponent)?;
+        let whole_digits = match usize::try_from(point) {
+            Err(_) => {
+                // All digits are after the point: whole only when they are all zero.
+                digits.bytes().all(|b| b == b'0').then(String::new)?
+            }
+            // Far more digits than any whole-number field takes: not one.
+            Ok(p) if p > 40 => return None,
+            Ok(p) if p >= digits.len() => format!("{digits}{}", "0".repeat(p - digits.len())),
+            Ok(p) => {
+                let (kept, dropped) = digits.split_at(p);
+                dropped
+                    .bytes()
+                    .all(|b| b == b'0')
+                    .then(|| kept.to_string())?
+            }
         };
-        serde_json::from_str(int).ok()
+        let trimmed = whole_digits.trim_start_matches('0');
+        let integer = match (trimmed.is_empty(), negative) {
+            (true, _) => "0".to_string(),
+            (false, true) => format!("-{trimmed}"),
+            (false, false) => trimmed.to_string(),
+        };
+        serde_json::from_str(&integer).ok()
     }
     fn walk(v: &mut Value) -> bool {
         match v {
@@ -551,6 +578,26 @@ mod tests {
                 r#"{"name": "a", "count": -0.0}"#,
                 (200, "a Some(0)".to_string()),
             ),
+            (
+                r#"{"name": "a", "count": 2e0}"#,
+                (200, "a Some(2)".to_string()),
+            ),
+            (
+                r#"{"name": "a", "count": 1E+2}"#,
+                (200, "a Some(100)".to_string()),
+            ),
+            (
+                r#"{"name": "a", "count": 1.5e1}"#,
+                (200, "a Some(15)".to_string()),
+            ),
+            (
+                r#"{"name": "a", "count": 0e5}"#,
+                (200, "a Some(0)".to_string()),
+            ),
+            (
+                r#"{"name": "a", "count": 500e-2}"#,
+                (200, "a Some(5)".to_string()),
+            ),
         ] {
             assert_eq!(body_status(raw), answer, "{raw}");
             let tree = from_value::<Body>(&parse_value(raw.as_bytes()).unwrap()).unwrap();
@@ -558,7 +605,9 @@ mod tests {
         }
         for raw in [
             r#"{"name": "a", "count": 2.5}"#,
-            r#"{"name": "a", "count": 2e0}"#,
+            r#"{"name": "a", "count": 1.25e1}"#,
+            r#"{"name": "a", "count": 1e-1}"#,
+            r#"{"name": "a", "count": 1e400}"#,
             r#"{"name": "a", "count": -1.0}"#,
             r#"{"name": "a", "count": 4294967296.0}"#,
             r#"{"name": 1.0}"#,

@@ -337,7 +337,7 @@ async fn a_body_over_two_mebibytes_is_413_on_every_kind_of_route() {
 }
 
 #[tokio::test]
-async fn a_whole_number_written_with_a_zero_fraction_is_taken_where_one_is_wanted() {
+async fn a_whole_number_written_with_a_fraction_or_exponent_is_taken_where_one_is_wanted() {
     let app = spawn_app().await;
     let c = new_contact(&app, json!({"first_name": "Ann"})).await;
     let o = app
@@ -350,14 +350,28 @@ async fn a_whole_number_written_with_a_zero_fraction_is_taken_where_one_is_wante
         .created();
     assert_eq!(o["contact_id"], c["id"]);
     assert_eq!(text_of(&o["items"][0]["quantity"]), "2");
+    // So is one written with an exponent.
+    for (written, whole) in [("1e2", "100"), ("1.5E+1", "15"), ("300e-2", "3")] {
+        let o = app
+            .post(
+                "/orders",
+                json!({"contact_id": c["id"],
+                       "items": [{"name": "Tea", "quantity": number(written), "unit_price": 5}]}),
+            )
+            .await
+            .created();
+        assert_eq!(text_of(&o["items"][0]["quantity"]), whole, "{written}");
+    }
     // A fraction is still no whole number.
-    app.post(
-        "/orders",
-        json!({"contact_id": c["id"],
-               "items": [{"name": "Tea", "quantity": number("2.5"), "unit_price": 5}]}),
-    )
-    .await
-    .expect_error(422, "validation_failed");
+    for fraction in ["2.5", "1.25e1", "1e-1"] {
+        app.post(
+            "/orders",
+            json!({"contact_id": c["id"],
+                   "items": [{"name": "Tea", "quantity": number(fraction), "unit_price": 5}]}),
+        )
+        .await
+        .expect_error(422, "validation_failed");
+    }
 }
 
 #[tokio::test]
