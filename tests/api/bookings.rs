@@ -727,3 +727,37 @@ async fn a_previous_value_quoting_the_customer_is_withheld_like_the_new_one() {
         json!({"service": "Visit [withheld]", "notes": "email [withheld]"})
     );
 }
+
+#[tokio::test]
+async fn a_reminder_that_fails_at_once_is_not_announced_as_sent() {
+    let (app, clock) = clocked(fast_webhooks).await;
+    let rx = TestReceiver::start().await;
+    new_endpoint(
+        &app,
+        json!({"url": rx.url, "events": ["appointment_reminder.sent", "message.send_failed"]}),
+    )
+    .await;
+    let rita = new_contact_id(&app, json!({"first_name": "Rita", "phone": "+15550004321"})).await;
+    // Her latest conversation is on a channel with no connection: messages there fail.
+    let chan_c = new_conversation(&app, rita, "chan_c").await;
+    team_reply(&app, id(&chan_c), "hello").await;
+    booking(
+        &app,
+        json!({"contact_id": rita, "service": "Checkup", "starts_at": at(&clock, 25 * 60), "duration_minutes": 30}),
+    )
+    .await;
+    clock.advance(HOUR + Duration::from_secs(60));
+    let failed = rx.wait_for(2).await;
+    let reminder = failed
+        .iter()
+        .map(|d| d.json())
+        .find(|e| e["data"]["sender_type"] == "automation")
+        .expect("the reminder's message.send_failed");
+    assert_eq!(reminder["type"], "message.send_failed");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        rx.event_types(),
+        ["message.send_failed", "message.send_failed"],
+        "the team reply's and the reminder's; no appointment_reminder.sent"
+    );
+}

@@ -467,18 +467,22 @@ fn remind(
     let mut events = sent.events;
     t.disarm(&mut writes);
     b.reminded.push(lead);
-    let data_json: Value = json!({
-        "booking_id": b.id,
-        "lead": lead,
-        "message_id": sent.value.id,
-        "starts_at": b.starts_at,
-    });
-    events.push(DomainEvent::new(
-        "appointment_reminder.sent",
-        "booking",
-        b.id,
-        data_json,
-    ));
+    // Announced as sent once it is sent or on its way to the channel; a reminder that
+    // failed at once (no connection for the channel) has message.send_failed alone.
+    if sent.value.status != crate::domain::message::MessageStatus::Failed {
+        let data_json: Value = json!({
+            "booking_id": b.id,
+            "lead": lead,
+            "message_id": sent.value.id,
+            "starts_at": b.starts_at,
+        });
+        events.push(DomainEvent::new(
+            "appointment_reminder.sent",
+            "booking",
+            b.id,
+            data_json,
+        ));
+    }
     data.bookings.put(ctx, b, &mut writes)?;
     Ok(Change::new((), writes, events))
 }
