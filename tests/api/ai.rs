@@ -1071,6 +1071,87 @@ mod turns_cut_short {
     }
 
     #[tokio::test]
+    async fn a_chat_turn_silenced_meanwhile_answers_no_reply_even_once_undone() {
+        let answer = json!({"choices": [{"message": {"content": "Late answer."}}]});
+        let (url, _) = fake_model(200, answer, Duration::from_millis(500)).await;
+        let app = std::sync::Arc::new(app_with_model(&url, Duration::from_secs(10)).await);
+        for (i, interlude) in [
+            [("close", json!({})), ("reopen", json!({}))],
+            [("ai/pause", json!({})), ("ai/resume", json!({}))],
+            [
+                ("messages", json!({"text": "A person here."})),
+                ("ai/resume", json!({})),
+            ],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let contact = json!({"phone": format!("+1555020{i}")});
+            let opened = app
+                .post(
+                    "/conversations",
+                    json!({"contact_id": crate::fixtures::new_contact_id(&app, contact).await, "channel": "api"}),
+                )
+                .await
+                .created();
+            let conversation = opened["id"].as_u64().unwrap();
+            let asking = app.clone();
+            let turn = tokio::spawn(async move {
+                chat(
+                    &asking,
+                    json!({"message": "a question", "conversationId": conversation}),
+                )
+                .await
+            });
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            for (action, body) in interlude {
+                let r = app
+                    .post(&format!("/conversations/{conversation}/{action}"), body)
+                    .await;
+                assert!(matches!(r.status, 200 | 201), "{action}: {}", r.body);
+            }
+            let answered = turn.await.unwrap();
+            assert_eq!(answered.status, 200, "{}", answered.body);
+            assert_eq!(
+                answered.body["reply"],
+                Value::Null,
+                "{i}: {}",
+                answered.body
+            );
+            let all = listed(
+                app.get(&format!("/conversations/{conversation}/messages"))
+                    .await,
+            );
+            assert!(all.iter().all(|m| m["sender_type"] != "ai"), "{i}: {all:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_ends_after_the_ai_was_turned_off_sends_nothing() {
+        let answer = json!({"choices": [{"message": {"content": "Late answer."}}]});
+        let (url, _) = fake_model(200, answer, Duration::from_millis(500)).await;
+        let app = app_with_model(&url, Duration::from_secs(10)).await;
+        let r = app
+            .post(
+                "/messages",
+                json!({"contact": {"phone": "+15550300"}, "text": "a question"}),
+            )
+            .await
+            .expect(202);
+        let conversation = r.body["conversationId"].as_u64().unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        app.patch("/ai-settings", json!({"enabled": false}))
+            .await
+            .expect(200);
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let all = listed(
+            app.get(&format!("/conversations/{conversation}/messages"))
+                .await,
+        );
+        assert_eq!(all.len(), 1, "the customer's message alone: {all:?}");
+    }
+
+    #[tokio::test]
     async fn an_idle_workspace_waits_for_its_running_turn() {
         let (url, _) = model_slow_at_first(Duration::from_millis(600)).await;
         let app = spawn_app_with(move |s| {

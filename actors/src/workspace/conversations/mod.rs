@@ -293,6 +293,9 @@ pub struct Conversations {
     /// Background AI turns of this actor's life whose outcome is not applied yet, by
     /// customer message (their timers are stored, see [`turns::PendingTurn`]).
     pending_turns: HashMap<MessageId, PendingTurn>,
+    /// `/chat` turns running in their request's task, by customer message: kept in memory
+    /// only, to know whether they were silenced meanwhile (see [`turns::ChatTurn`]).
+    chat_turns: HashMap<MessageId, ChatTurn>,
 }
 
 impl Conversations {

@@ -89,6 +89,16 @@ pub(super) struct PendingTurn {
     silenced: bool,
 }
 
+/// A `/chat` turn, run by its request's task and applied when it answers. It has no timer
+/// (its caller gets the error if it never comes back), but like a background turn it is
+/// silenced by a close or pause meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct ChatTurn {
+    conversation: ConversationId,
+    started: DateTime<Utc>,
+    silenced: bool,
+}
+
 /// How long past the turn's own time limit its outcome may take to be applied.
 const TURN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -128,6 +138,11 @@ pub(super) fn silence(data: &mut WorkspaceData, conversation: ConversationId) {
     for pending in data.conversations.pending_turns.values_mut() {
         if pending.conversation == conversation {
             pending.silenced = true;
+        }
+    }
+    for chat in data.conversations.chat_turns.values_mut() {
+        if chat.conversation == conversation {
+            chat.silenced = true;
         }
     }
 }
@@ -211,7 +226,7 @@ pub(super) fn turn_job(
 }
 
 pub(super) fn prepare_turn(
-    data: &WorkspaceData,
+    data: &mut WorkspaceData,
     ctx: &Ctx,
     id: ConversationId,
     message: MessageId,
@@ -221,13 +236,29 @@ pub(super) fn prepare_turn(
         .store
         .get(&message_key(ctx.workspace, id, message))?
         .ok_or(DomainError::NotFound("message"))?;
-    turn_job(data, ctx, c, &m)
+    let job = turn_job(data, ctx, c, &m)?;
+    if job.is_some() {
+        // A turn whose request went away never comes back: forget it after its time.
+        let wait = chrono::Duration::from_std(ctx.turn_limit + TURN_GRACE).unwrap_or_default();
+        let now = *ctx.now;
+        let chats = &mut data.conversations.chat_turns;
+        chats.retain(|_, t| t.started + wait > now);
+        chats.insert(
+            message,
+            ChatTurn {
+                conversation: id,
+                started: now,
+                silenced: false,
+            },
+        );
+    }
+    Ok(job)
 }
 
 /// Applies a turn: the lead first (whatever else happened), then a failure
 /// (ai_turn.failed, nothing sent), or the handover and the reply. A conversation that was
 /// paused or closed while the turn ran gets no reply, even if it was reopened or resumed
-/// since.
+/// since (a `/chat` turn's too), and neither does one whose workspace turned the AI off.
 ///
 /// A background turn's outcome is applied once: with its pending record, which it takes
 /// off; without one (applied already, after a run again) it changes nothing.
@@ -253,7 +284,10 @@ pub(super) fn apply_turn(
             }
         }
     } else {
-        false
+        data.conversations
+            .chat_turns
+            .remove(&message)
+            .is_some_and(|t| t.silenced)
     };
     if let Some(lead) = outcome.lead {
         let captured = crate::workspace::contacts::capture_lead(
@@ -281,7 +315,8 @@ pub(super) fn apply_turn(
         ));
         return Ok(step.done(applied));
     }
-    if silenced || c.ai_paused || !c.is_open() {
+    // Turned off while the turn ran, the AI says nothing either.
+    if silenced || c.ai_paused || !c.is_open() || !data.ai_settings.enabled {
         return Ok(step.done(applied));
     }
     // A conversation has at most one open handover: a new request while one waits for a
