@@ -56,9 +56,12 @@ pub enum StartError {
 
 const BOOTSTRAPPED: &str = "bootstrapped";
 const ADMIN_TOKEN_HASH: &str = "admin_token_hash";
-/// Set while secrets made by this start have not been shown yet: a start killed before
-/// its start-up lines leaves it, and the next start makes them again and shows them.
-const SECRETS_UNSHOWN: &str = "secrets_unshown";
+/// Set while the admin token, or the first workspace's API key, made by a start has not
+/// been shown yet: a start killed before its start-up lines leaves the mark, and the next
+/// start makes that secret again and shows it. One mark per secret, so that making one
+/// never makes the other again.
+const ADMIN_TOKEN_UNSHOWN: &str = "admin_token_unshown";
+const BOOTSTRAP_UNSHOWN: &str = "bootstrap_unshown";
 
 /// The admin token's hash, and the token itself when this start made it: the variable's
 /// token, else the stored hash, else (or when the start that made it never showed it) a
@@ -70,11 +73,13 @@ async fn admin_token(
     if let Some(token) = &settings.admin_token {
         return Ok((hash_secret(token), None));
     }
-    let unshown = directory.meta(SECRETS_UNSHOWN)?.is_some_and(|v| v == "1");
+    let unshown = directory
+        .meta(ADMIN_TOKEN_UNSHOWN)?
+        .is_some_and(|v| v == "1");
     match directory.meta(ADMIN_TOKEN_HASH)? {
         Some(hash) if !unshown => Ok((hash, None)),
         _ => {
-            directory.set_meta(SECRETS_UNSHOWN, "1").await?;
+            directory.set_meta(ADMIN_TOKEN_UNSHOWN, "1").await?;
             let token = random_id("adm", 40);
             let hash = hash_secret(&token);
             directory.set_meta(ADMIN_TOKEN_HASH, &hash).await?;
@@ -87,12 +92,12 @@ async fn admin_token(
 /// left the workspace (or nothing) behind: the next start gives that workspace a new key
 /// and shows both.
 async fn bootstrap(directory: &Directory) -> Result<Option<Bootstrap>, DomainError> {
-    let unshown = directory.meta(SECRETS_UNSHOWN)?.is_some_and(|v| v == "1");
+    let unshown = directory.meta(BOOTSTRAP_UNSHOWN)?.is_some_and(|v| v == "1");
     let made = directory.meta(BOOTSTRAPPED)?;
     if made.is_some() && !unshown {
         return Ok(None);
     }
-    directory.set_meta(SECRETS_UNSHOWN, "1").await?;
+    directory.set_meta(BOOTSTRAP_UNSHOWN, "1").await?;
     let earlier = made
         .as_deref()
         .and_then(WorkspaceId::parse)
@@ -309,10 +314,19 @@ impl RunningApp {
     /// Records that the secrets this start made were shown (logged), so that the next
     /// start does not make them again.
     pub async fn secrets_shown(&self) -> Result<(), DomainError> {
-        if self.bootstrap.is_none() && self.generated_admin_token.is_none() {
-            return Ok(());
+        if self.generated_admin_token.is_some() {
+            self.state
+                .directory
+                .set_meta(ADMIN_TOKEN_UNSHOWN, "0")
+                .await?;
         }
-        self.state.directory.set_meta(SECRETS_UNSHOWN, "0").await
+        if self.bootstrap.is_some() {
+            self.state
+                .directory
+                .set_meta(BOOTSTRAP_UNSHOWN, "0")
+                .await?;
+        }
+        Ok(())
     }
 
     pub fn api_url(&self) -> String {

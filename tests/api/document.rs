@@ -302,6 +302,15 @@ async fn real_responses_conform_to_their_documented_schemas() {
         check("/tags", "post", &replayed);
     }
     check("/me", "get", &app.get_as(&key, "/me").await.expect(200));
+    let long = format!("/messages?x={}", "a".repeat(17_000));
+    let too_long = app
+        .call(Method::POST, &long)
+        .token(&key)
+        .json(json!({"contact_id": id, "text": "hi"}))
+        .send()
+        .await
+        .expect(414);
+    check("/messages", "post", &too_long);
     check(
         "/conversations/{id}/messages",
         "get",

@@ -110,3 +110,18 @@ async fn a_first_start_cut_short_before_showing_its_secrets_shows_new_ones_next_
     let (ok, _) = admin(&third.admin, &token, &["list-workspaces"]).await;
     assert!(ok, "the token shown is the one kept");
 }
+
+#[tokio::test]
+async fn a_start_that_makes_an_admin_token_makes_no_new_api_key() {
+    let dir = tempfile::tempdir().unwrap();
+    // First started with a configured admin token, later without one.
+    let mut first = launch(dir.path(), &[], &[]).await;
+    assert!(first.key.is_some());
+    first.terminate().await;
+    let second = launch(dir.path(), &[], &["SWITCHBOARD_ADMIN_TOKEN"]).await;
+    assert!(second
+        .logged()
+        .iter()
+        .any(|l| l.contains("admin token, shown once")));
+    assert_eq!(second.key, None, "the workspace's key was shown already");
+}

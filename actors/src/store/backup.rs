@@ -374,6 +374,8 @@ mod tests {
             partial.flush().unwrap();
         }
         assert!(!data.join("db").exists(), "no store that looks whole");
+        let refused = crate::store::Store::open(&data).err().expect("not served");
+        assert!(refused.to_string().contains("cut short"), "{refused}");
         crate::store::Store::restore(&file, &data).unwrap();
         assert!(!data.join("db.restoring").exists());
         let restored = sled::Config::new().path(data.join("db")).open().unwrap();

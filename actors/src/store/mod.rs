@@ -115,6 +115,14 @@ impl Store {
     /// Opens (or creates) the database in `dir` and starts its write path; callbacks run
     /// after a flush can spawn tasks on the current tokio runtime, if there is one.
     pub fn open(dir: &Path) -> StoreResult<Self> {
+        // A restore cut short: serving a fresh store here would keep the next restore out.
+        if dir.join(RESTORING).exists() {
+            return Err(StoreError::Codec(format!(
+                "a restore into {} was cut short: run `switchboard restore` again (it starts over) or remove {}",
+                dir.display(),
+                dir.join(RESTORING).display()
+            )));
+        }
         let db = sled::Config::new()
             .path(dir.join("db"))
             .mode(sled::Mode::HighThroughput)
@@ -481,7 +489,7 @@ impl Store {
                 data_dir.display()
             )));
         }
-        let partial = data_dir.join("db.restoring");
+        let partial = data_dir.join(RESTORING);
         let io = |e: std::io::Error| StoreError::Codec(format!("restore: {e}"));
         if partial.exists() {
             std::fs::remove_dir_all(&partial).map_err(io)?;
@@ -683,6 +691,9 @@ impl Batch {
         self.0.is_empty()
     }
 }
+
+/// The folder a restore writes before renaming it to `db`.
+const RESTORING: &str = "db.restoring";
 
 /// Where the id ceiling lives (outside every record prefix): sled's own counter, and in a
 /// backup of either engine the counter it was taken at.

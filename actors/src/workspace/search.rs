@@ -9,8 +9,11 @@
 //! are checked against the candidate's own text with [`Searchable::has_prefix`], which
 //! answers exactly as its tokens would, without building them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Lower-case alphanumeric runs of `text`.
 pub fn tokenize(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -32,6 +35,15 @@ pub fn phone_tokens(phone: &str) -> Vec<String> {
     out
 }
 
+/// `text` in NFC, as queries are: text is stored so, but text stored before it was may
+/// not be (a combining accent is no letter, and would split its word).
+fn composed(text: &str) -> Cow<'_, str> {
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        _ => Cow::Owned(text.nfc().collect()),
+    }
+}
+
 /// A piece of a contact's searchable text, with the way it splits into tokens.
 #[derive(Debug, Clone, Copy)]
 pub enum Searchable<'a> {
@@ -44,7 +56,7 @@ pub enum Searchable<'a> {
 impl Searchable<'_> {
     pub fn tokens(self) -> Vec<String> {
         match self {
-            Searchable::Words(text) => tokenize(text).collect(),
+            Searchable::Words(text) => tokenize(&composed(text)).collect(),
             Searchable::Phone(phone) => phone_tokens(phone),
         }
     }
@@ -52,7 +64,9 @@ impl Searchable<'_> {
     /// Whether one of [`Self::tokens`] starts with `word`.
     pub fn has_prefix(self, word: &str) -> bool {
         match self {
-            Searchable::Words(text) => runs(text).any(|run| lowered_starts_with(run, word)),
+            Searchable::Words(text) => {
+                runs(&composed(text)).any(|run| lowered_starts_with(run, word))
+            }
             Searchable::Phone(phone) => {
                 runs(phone).any(|run| lowered_starts_with(run, word))
                     || digit_suffix_starts_with(phone, word)
@@ -272,6 +286,17 @@ impl SearchIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_stored_decomposed_is_found_by_its_composed_words() {
+        let stored = Searchable::Words("likes cre\u{300}me");
+        assert!(stored.tokens().contains(&"cr\u{e8}me".to_string()));
+        assert!(stored.has_prefix("cr\u{e8}m"));
+        assert!(
+            !stored.has_prefix("me"),
+            "the accent does not split the word"
+        );
+    }
 
     fn words(q: &str) -> Vec<String> {
         tokenize(q).collect()

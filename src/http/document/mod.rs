@@ -231,18 +231,31 @@ fn complete_operation(path: &str, method: &str, op: &mut Value) {
             "Malformed JSON, a malformed path id or cursor, or a person's token that reaches several workspaces without X-Service-Workspace.",
         );
     }
-    add(
-        "414",
-        "The path and query are longer than 16 KiB (uri_too_long).",
-    );
-    add(
-        "500",
-        "The service failed (internal_error); check the result before repeating a write.",
-    );
-    let mut unavailable = error(
+    // Answered by layers every route shares, with the error envelope on the legacy
+    // routes too (a handler's own failure is `{message}` there; a panic's is not).
+    responses.entry("414").or_insert_with(|| {
+        error(
+            "The path and query are longer than 16 KiB (uri_too_long).",
+            false,
+        )
+    });
+    let either_shape = |mut response: Value| {
+        if legacy {
+            response["content"]["application/json"]["schema"] = json!({"anyOf": [
+                {"$ref": "#/components/schemas/LegacyError"},
+                {"$ref": "#/components/schemas/ErrorBody"}
+            ]});
+        }
+        response
+    };
+    let failed = "The service failed (internal_error); check the result before repeating a write.";
+    responses
+        .entry("500")
+        .or_insert(either_shape(error(failed, false)));
+    let mut unavailable = either_shape(error(
         "The store cannot take writes right now (store_unavailable), or the workspace's node cannot be reached (workspace_unavailable); retry after Retry-After.",
-        legacy,
-    );
+        false,
+    ));
     unavailable["headers"] =
         json!({"Retry-After": header("Seconds to wait before retrying.", "integer")});
     responses.entry("503").or_insert(unavailable);

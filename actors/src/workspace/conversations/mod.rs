@@ -413,7 +413,7 @@ pub(super) fn handle(msg: ConversationMsg, data: &mut WorkspaceData, ctx: &Ctx) 
             finish(reply, customer_origin(&source, contact), result)
         }
         M::PrepareTurn { id, message, reply } => {
-            answer(reply, prepare_turn(data, ctx, id, message))
+            answer(reply, prepare_chat_turn(data, ctx, id, message))
         }
         M::ApplyTurn {
             id,

@@ -226,7 +226,7 @@ pub(super) fn turn_job(
 }
 
 pub(super) fn prepare_turn(
-    data: &mut WorkspaceData,
+    data: &WorkspaceData,
     ctx: &Ctx,
     id: ConversationId,
     message: MessageId,
@@ -236,7 +236,18 @@ pub(super) fn prepare_turn(
         .store
         .get(&message_key(ctx.workspace, id, message))?
         .ok_or(DomainError::NotFound("message"))?;
-    let job = turn_job(data, ctx, c, &m)?;
+    turn_job(data, ctx, c, &m)
+}
+
+/// [`prepare_turn`] for `/chat`, whose request task runs the turn: kept in memory until
+/// its outcome comes back, so that a close or pause meanwhile silences it.
+pub(super) fn prepare_chat_turn(
+    data: &mut WorkspaceData,
+    ctx: &Ctx,
+    id: ConversationId,
+    message: MessageId,
+) -> Result<Option<TurnJob>, DomainError> {
+    let job = prepare_turn(data, ctx, id, message)?;
     if job.is_some() {
         // A turn whose request went away never comes back: forget it after its time.
         let wait = chrono::Duration::from_std(ctx.turn_limit + TURN_GRACE).unwrap_or_default();
