@@ -135,6 +135,20 @@ async fn the_document_states_patterns_the_server_applies_to_ids_names_and_keywor
         assert_eq!(items["pattern"], "^usr_[A-Za-z0-9_]{1,64}$", "{schema}");
     }
     let schemas = &doc["components"]["schemas"];
+    // Attachments: requests state the form of their URL, answers carry any https URL.
+    assert!(schemas["AttachmentInput"]["properties"]["url"]["pattern"].is_string());
+    assert!(schemas["Attachment"]["properties"]["url"]
+        .get("pattern")
+        .is_none());
+    for (name, schema) in schemas.as_object().unwrap() {
+        let text = schema.to_string();
+        if name.ends_with("Input") {
+            assert!(
+                !text.contains("\"#/components/schemas/Attachment\""),
+                "{name} takes AttachmentInput"
+            );
+        }
+    }
     for pointer in [
         "/FaqEntry/properties/keywords/items/pattern",
         "/AiSettingsPatch/properties/handover_keywords/items/pattern",
@@ -284,7 +298,9 @@ async fn real_responses_conform_to_their_documented_schemas() {
             &format!("/conversations/{cid}/messages"),
             json!({"text": "see file", "attachments": [
                 {"url": "https://files.mycompanyname.com/a.png", "type": "image", "name": "a.png"},
-                {"url": "https://8.8.8.8/b.pdf", "type": "document", "name": "b.pdf"}
+                {"url": "https://8.8.8.8/b.pdf", "type": "document", "name": "b.pdf"},
+                {"url": "https://my_host.example.com/c.png", "type": "image"},
+                {"url": "https://[2001:db8::1]/d.png", "type": "image"}
             ]}),
         )
         .await

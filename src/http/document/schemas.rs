@@ -292,6 +292,23 @@ fn texts_and_choices(schemas: &mut Value) {
         f["minLength"] = json!(1);
         f["maxLength"] = json!(255);
     }
+    // Requests state attachments in the form above; answers carry what was taken, whose
+    // URL may be any https address with a host (an IPv6 or punycode one too): no pattern.
+    if let Some(attachment) = schemas.get("Attachment").cloned() {
+        schemas["AttachmentInput"] = attachment;
+        if let Some(url) = schemas
+            .pointer_mut("/Attachment/properties/url")
+            .and_then(Value::as_object_mut)
+        {
+            url.remove("pattern");
+        }
+        for schema in ["LegacyMessageInput", "TeamReplyInput"] {
+            let items = format!("/{schema}/properties/attachments/items");
+            if let Some(items) = schemas.pointer_mut(&items) {
+                *items = json!({"$ref": "#/components/schemas/AttachmentInput"});
+            }
+        }
+    }
     if let Some(f) = schemas.pointer_mut("/LegacyMessageInput/properties/message_id") {
         f["minLength"] = json!(1);
         f["maxLength"] = json!(200);
