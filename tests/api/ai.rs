@@ -591,21 +591,13 @@ mod events {
         )
         .await
         .created();
-        let got = rx.wait_for(2).await;
-        let comment = got
-            .iter()
-            .find(|d| d.event_type() == "conversation.comment_created")
-            .unwrap()
-            .json();
+        rx.wait_for(2).await;
+        let comment = rx.of_type("conversation.comment_created")[0].json();
         assert_eq!(
             comment["data"]["body"],
             "[withheld] ([withheld], [withheld]) is a VIP"
         );
-        let feedback = got
-            .iter()
-            .find(|d| d.event_type() == "message_feedback.submitted")
-            .unwrap()
-            .json();
+        let feedback = rx.of_type("message_feedback.submitted")[0].json();
         assert_eq!(
             feedback["data"]["comment"],
             "[withheld] at [withheld] deserved better"
