@@ -111,17 +111,52 @@ impl<S: Send + Sync> FromRequestParts<S> for Paging {
     }
 }
 
-/// A cursor over a list keyed by text (user ids).
-pub fn encode_key_cursor(key: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("k:{key}"))
+/// A place in the member list, which runs newest membership first (then by user id,
+/// highest first). A cursor names a place, not a member, so it stays good when the member
+/// it came from leaves.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MemberPlace {
+    pub joined_ms: i64,
+    pub user: Vec<u8>,
 }
 
-pub fn decode_key_cursor(cursor: &str) -> Result<String, ApiError> {
-    URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.strip_prefix("k:").map(str::to_string))
+/// The cursor's fixed-width head (`m1:` and 14 digits of milliseconds, then `:`) is 18
+/// bytes, six whole base64 groups, so the document can state the cursor's form exactly.
+const MEMBER_CURSOR_HEAD: usize = 18;
+
+/// base64url (no padding) of `m1:<joined, 14-digit ms>:<user id>`.
+pub fn encode_member_cursor(place: &MemberPlace) -> String {
+    let mut text = format!("m1:{:014}:", place.joined_ms).into_bytes();
+    text.extend_from_slice(&place.user);
+    URL_SAFE_NO_PAD.encode(text)
+}
+
+/// Any base64url text whose head is a member cursor's names a place; the rest is
+/// compared as bytes, whatever it spells (trailing bits of the last group are ignored).
+pub fn decode_member_cursor(cursor: &str) -> Result<MemberPlace, ApiError> {
+    use base64::engine::{
+        general_purpose::GeneralPurpose, DecodePaddingMode, GeneralPurposeConfig,
+    };
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        GeneralPurposeConfig::new()
+            .with_encode_padding(false)
+            .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let bytes = LENIENT.decode(cursor).ok();
+    bytes
+        .filter(|b| b.len() >= MEMBER_CURSOR_HEAD)
+        .and_then(|b| {
+            let (head, user) = b.split_at(MEMBER_CURSOR_HEAD);
+            let digits = head.strip_prefix(b"m1:")?.strip_suffix(b":")?;
+            digits.iter().all(u8::is_ascii_digit).then_some(())?;
+            let joined_ms = std::str::from_utf8(digits).ok()?.parse().ok()?;
+            Some(MemberPlace {
+                joined_ms,
+                user: user.to_vec(),
+            })
+        })
         .ok_or_else(|| ApiError::bad_request("starting_after is not a cursor from this list"))
 }
 
@@ -145,7 +180,32 @@ mod tests {
                 "{forged}"
             );
         }
-        let key = encode_key_cursor("usr_a");
-        assert_eq!(decode_key_cursor(&key).unwrap(), "usr_a");
+    }
+
+    #[test]
+    fn a_member_cursor_names_a_place_and_orders_by_time_then_user() {
+        let place = |joined_ms, user: &str| MemberPlace {
+            joined_ms,
+            user: user.as_bytes().to_vec(),
+        };
+        let cursor = encode_member_cursor(&place(1_764_000_000_000, "usr_b"));
+        assert_eq!(
+            decode_member_cursor(&cursor).unwrap(),
+            place(1_764_000_000_000, "usr_b")
+        );
+        assert!(place(1, "usr_z") < place(2, "usr_a"), "time first");
+        assert!(place(2, "usr_a") < place(2, "usr_b"), "then the user id");
+        for forged in [
+            "m1:1764:usr_a",
+            "m1:0000000000000x:usr_a",
+            "k:usr_a",
+            "m1:00000000000000",
+        ] {
+            assert!(
+                decode_member_cursor(&URL_SAFE_NO_PAD.encode(forged)).is_err(),
+                "{forged}"
+            );
+        }
+        assert!(decode_member_cursor("a").is_err(), "no base64 text");
     }
 }

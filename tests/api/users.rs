@@ -70,3 +70,33 @@ async fn users_page_with_cursors() {
     bad_request(app.get("/users?starting_after=garbage").await);
     invalid(app.get("/users?limit=0").await, "limit");
 }
+
+/// A cursor names a place in the list (a membership's time and user), not a member of
+/// this workspace: one that names someone else's member still pages from its place.
+#[tokio::test]
+async fn a_cursor_pages_from_its_place_even_when_it_names_no_member_here() {
+    let app = spawn_app().await;
+    let pause = || tokio::time::sleep(std::time::Duration::from_millis(5));
+    let early = app.new_user("Early Member").await;
+    app.add_member(&app.workspace_id, &early, "member", &[]).await;
+    pause().await;
+    let (other_ws, other_key) = app.new_workspace("Other").await;
+    for name in ["Other One", "Other Two"] {
+        pause().await;
+        let u = app.new_user(name).await;
+        app.add_member(&other_ws, &u, "member", &[]).await;
+    }
+    pause().await;
+    let late = app.new_user("Late Member").await;
+    app.add_member(&app.workspace_id, &late, "member", &[]).await;
+
+    let page = app.get_as(&other_key, "/users?limit=1").await.ok();
+    let cursor = page["next_cursor"].as_str().expect("a cursor").to_string();
+    let ids: Vec<String> = listed(app.get(&format!("/users?starting_after={cursor}")).await)
+        .iter()
+        .map(|u| u["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(ids[0], early, "the members who joined before that place, newest first");
+    assert!(!ids.contains(&late));
+}

@@ -382,8 +382,16 @@ const ID_CURSOR: &str = concat!(
     ")$"
 );
 
-/// A cursor over the member list: base64url of `k:usr_<id>`.
-const USER_CURSOR: &str = "^azp1c3Jf[A-Za-z0-9_-]+$";
+/// A cursor over the member list: base64url (no padding) of `m1:<14 digits>:usr_<id>`.
+/// The head is six whole groups (`m1:`, four groups of three digits, two digits and
+/// `:`), so the user id starts a group of its own: `usr` is `dXNy`, then any tail whose
+/// length base64 allows.
+const USER_CURSOR: &str = concat!(
+    "^bTE6",
+    "((?:[MN][DTjz]|O[DT])[AEIMQUYcgk][w-z0-5]){4}",
+    "(?:[MN][DTjz]|O[DT])[AEIMQUYcgk]6",
+    "dXNyX(?:[A-Za-z0-9_-]{4})*[A-Za-z0-9_-]{1,3}$"
+);
 
 /// `list_contacts` -> `List contacts`.
 fn sentence(operation_id: &str) -> String {
@@ -646,5 +654,44 @@ mod tests {
         assert!(!pattern.is_valid(&json!("42")));
         assert!(!pattern.is_valid(&json!("YzE6")), "a cursor names an id");
         assert!(!pattern.is_valid(&json!(crate::http::pagination::encode_cursor(9) + "x")));
+    }
+
+    #[test]
+    fn the_user_cursor_pattern_states_exactly_what_the_member_list_takes() {
+        use crate::http::pagination::{decode_member_cursor, encode_member_cursor, MemberPlace};
+        let pattern = jsonschema::validator_for(&json!({"type": "string", "pattern": USER_CURSOR}))
+            .expect("valid pattern");
+        for (joined_ms, user) in [
+            (0, "usr_a"),
+            (1_764_000_000_123, "usr_0123456789abcdef0123456789abcdef"),
+            (99_999_999_999_999, "usr_ab"),
+            (1_764_000_000_123, "usr_abc"),
+        ] {
+            let place = MemberPlace {
+                joined_ms,
+                user: user.as_bytes().to_vec(),
+            };
+            let cursor = encode_member_cursor(&place);
+            assert!(pattern.is_valid(&json!(cursor)), "{cursor}");
+            assert_eq!(decode_member_cursor(&cursor).unwrap(), place);
+        }
+        // Every string of the pattern's form is a place, whatever its tail spells: the
+        // tail's lengths, its last group's stray bits, and the digits 8 and 9 in the head.
+        let head = encode_member_cursor(&MemberPlace {
+            joined_ms: 98_989_898_989_898,
+            user: b"usr".to_vec(),
+        });
+        for tail in ["X-", "X__", "X_-_", "XAAAAA", "XAAAAAA", "XAAAAAAA"] {
+            let cursor = format!("{head}{tail}");
+            assert!(pattern.is_valid(&json!(cursor)), "{cursor}");
+            assert!(decode_member_cursor(&cursor).is_ok(), "{cursor}");
+        }
+        for refused in [
+            "garbage".to_string(),
+            format!("{head}XAAAA"),
+            crate::http::pagination::encode_cursor(9),
+        ] {
+            assert!(!pattern.is_valid(&json!(refused)), "{refused}");
+        }
     }
 }

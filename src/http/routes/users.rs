@@ -13,7 +13,9 @@ use crate::http::auth::Ws;
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_string_id, ApiQuery};
 use crate::http::object::{ApiObject, Obj};
-use crate::http::pagination::{decode_key_cursor, encode_key_cursor, ListEnvelope, PageParams};
+use crate::http::pagination::{
+    decode_member_cursor, encode_member_cursor, ListEnvelope, MemberPlace, PageParams,
+};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -49,6 +51,14 @@ fn view(app: &AppState, m: Membership) -> Option<UserView> {
     })
 }
 
+/// Where a member stands in the list: the cursor's key, to the millisecond.
+fn place(m: &Membership) -> MemberPlace {
+    MemberPlace {
+        joined_ms: m.created_at.0.timestamp_millis(),
+        user: m.user_id.as_str().as_bytes().to_vec(),
+    }
+}
+
 /// Members, newest membership first.
 #[utoipa::path(get, path = "/users", tag = "users",
     params(PageParams),
@@ -59,32 +69,30 @@ async fn list_users(
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<ListEnvelope<Obj<UserView>>>> {
     let limit = q.limit()?;
-    let members = app.directory.members(&ws.id);
-    let start = match q.starting_after.as_deref() {
-        None => 0,
-        Some(cursor) => {
-            let after = decode_key_cursor(cursor)?;
-            members
-                .iter()
-                .position(|m| m.user_id.as_str() == after)
-                .map(|i| i + 1)
-                .ok_or_else(|| {
-                    ApiError::bad_request("the cursor names no member of this workspace")
-                })?
-        }
-    };
-    let page: Vec<UserView> = members
+    let after = q
+        .starting_after
+        .as_deref()
+        .map(decode_member_cursor)
+        .transpose()?;
+    let mut members: Vec<(MemberPlace, Membership)> = app
+        .directory
+        .members(&ws.id)
         .into_iter()
-        .skip(start)
+        .map(|m| (place(&m), m))
+        .collect();
+    members.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut page: Vec<(MemberPlace, UserView)> = members
+        .into_iter()
+        .filter(|(at, _)| after.as_ref().is_none_or(|after| at < after))
+        .filter_map(|(at, m)| Some((at, view(&app, m)?)))
         .take(limit + 1)
-        .filter_map(|m| view(&app, m))
         .collect();
     let has_more = page.len() > limit;
-    let mut data = page;
-    data.truncate(limit);
+    page.truncate(limit);
     let next_cursor = has_more
-        .then(|| data.last().map(|u| encode_key_cursor(&u.id)))
+        .then(|| page.last().map(|(at, _)| encode_member_cursor(at)))
         .flatten();
+    let data: Vec<UserView> = page.into_iter().map(|(_, user)| user).collect();
     Ok(Json(ListEnvelope {
         object: "list",
         data: data.into_iter().map(Obj).collect(),
