@@ -49,6 +49,7 @@ pub fn complete(doc: &mut Value) {
     flat_funnels(doc);
     exact_envelopes(doc);
     doc["webhooks"] = webhooks();
+    patterns::blank_as_the_domain_counts_it(doc);
 }
 
 /// The fixed words of list and event envelopes, and the event's times as date-times.
@@ -654,6 +655,13 @@ mod tests {
         assert!(!pattern.is_valid(&json!("42")));
         assert!(!pattern.is_valid(&json!("YzE6")), "a cursor names an id");
         assert!(!pattern.is_valid(&json!(crate::http::pagination::encode_cursor(9) + "x")));
+    }
+
+    #[test]
+    fn no_pattern_counts_white_space_as_json_schema_does() {
+        let doc = crate::http::openapi().to_string();
+        assert!(!doc.contains(r#""pattern":"\\S""#), "a \\S pattern is left");
+        assert!(doc.contains(&json!(patterns::not_blank()).to_string()));
     }
 
     #[test]

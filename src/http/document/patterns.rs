@@ -39,6 +39,30 @@ pub(super) fn url_pattern(scheme: &str, with_addresses: bool) -> String {
 const WHITE_SPACE: &str =
     "\\t\\n\\x0B\\x0C\\r \\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000";
 
+/// Text that is not blank: at least one character Rust does not count as white space
+/// (what `trim().is_empty()` refuses). JSON Schema's `\S` lets U+0085 through.
+pub(super) fn not_blank() -> String {
+    format!("[^{WHITE_SPACE}]")
+}
+
+/// Every `\S` pattern in `doc` (written that way in the record types' attributes) as
+/// [`not_blank`], so that the document and the domain count white space alike.
+pub(super) fn blank_as_the_domain_counts_it(doc: &mut serde_json::Value) {
+    match doc {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key == "pattern" && value == "\\S" {
+                    *value = serde_json::Value::String(not_blank());
+                } else {
+                    blank_as_the_domain_counts_it(value);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(blank_as_the_domain_counts_it),
+        _ => {}
+    }
+}
+
 /// A username as the domain takes it: no spaces, one leading `@` at most (dropped).
 pub(super) fn username() -> String {
     format!("^@?[^{WHITE_SPACE}@][^{WHITE_SPACE}]{{0,98}}$")
@@ -179,6 +203,20 @@ mod tests {
             .collect();
         let every_space: Vec<&str> = every_space.iter().map(String::as_str).collect();
         check(&username(), &[], &every_space);
+        let only_spaces: Vec<String> = (0..0x10000u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(|c| format!("{c}{c}"))
+            .collect();
+        let only_spaces: Vec<&str> = only_spaces.iter().map(String::as_str).collect();
+        check(
+            &not_blank(),
+            &["a", " a ", "\u{feff}", "\u{85}x"],
+            &only_spaces,
+        );
+        for text in only_spaces {
+            assert!(text.trim().is_empty(), "{text:?}");
+        }
         for name in names {
             assert!(
                 switchboard_actors::domain::contact::username(name).is_ok(),
