@@ -135,6 +135,35 @@ async fn the_document_states_patterns_the_server_applies_to_ids_names_and_keywor
         assert_eq!(items["pattern"], "^usr_[A-Za-z0-9_]{1,64}$", "{schema}");
     }
     let schemas = &doc["components"]["schemas"];
+    for pointer in [
+        "/AssigneeInput/properties/user_id/pattern",
+        "/ContactInput/properties/assigned_to_user_id/pattern",
+    ] {
+        assert_eq!(
+            schemas.pointer(pointer),
+            Some(&json!("^usr_[A-Za-z0-9_]{1,64}$")),
+            "{pointer}"
+        );
+    }
+    // The server refuses what the pattern refuses, at the same field.
+    let refused = app
+        .post(
+            "/contacts",
+            json!({"first_name": "Bo", "assigned_to_user_id": "bob"}),
+        )
+        .await;
+    invalid(refused, "assigned_to_user_id");
+    let contact = app
+        .post("/contacts", json!({"first_name": "Al"}))
+        .await
+        .created();
+    let refused = app
+        .put(
+            &format!("/contacts/{}/assignee", id(&contact)),
+            json!({"user_id": "bob"}),
+        )
+        .await;
+    invalid(refused, "user_id");
     // Attachments: requests state the form of their URL, answers carry any https URL.
     assert!(schemas["AttachmentInput"]["properties"]["url"]["pattern"].is_string());
     assert!(schemas["Attachment"]["properties"]["url"]

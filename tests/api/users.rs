@@ -78,7 +78,8 @@ async fn a_cursor_pages_from_its_place_even_when_it_names_no_member_here() {
     let app = spawn_app().await;
     let pause = || tokio::time::sleep(std::time::Duration::from_millis(5));
     let early = app.new_user("Early Member").await;
-    app.add_member(&app.workspace_id, &early, "member", &[]).await;
+    app.add_member(&app.workspace_id, &early, "member", &[])
+        .await;
     pause().await;
     let (other_ws, other_key) = app.new_workspace("Other").await;
     for name in ["Other One", "Other Two"] {
@@ -88,7 +89,8 @@ async fn a_cursor_pages_from_its_place_even_when_it_names_no_member_here() {
     }
     pause().await;
     let late = app.new_user("Late Member").await;
-    app.add_member(&app.workspace_id, &late, "member", &[]).await;
+    app.add_member(&app.workspace_id, &late, "member", &[])
+        .await;
 
     let page = app.get_as(&other_key, "/users?limit=1").await.ok();
     let cursor = page["next_cursor"].as_str().expect("a cursor").to_string();
@@ -97,6 +99,9 @@ async fn a_cursor_pages_from_its_place_even_when_it_names_no_member_here() {
         .map(|u| u["id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(ids.len(), 2, "{ids:?}");
-    assert_eq!(ids[0], early, "the members who joined before that place, newest first");
+    assert_eq!(
+        ids[0], early,
+        "the members who joined before that place, newest first"
+    );
     assert!(!ids.contains(&late));
 }

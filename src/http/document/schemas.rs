@@ -117,6 +117,15 @@ pub(super) fn add_schemas(doc: &mut Value) {
             ids["items"] = json!({"type": "string", "pattern": UserId::pattern()});
         }
     }
+    // Assignees are user ids too (a malformed one is no member either).
+    for pointer in [
+        "/AssigneeInput/properties/user_id",
+        "/ContactInput/properties/assigned_to_user_id",
+    ] {
+        if let Some(id) = schemas.pointer_mut(pointer) {
+            id["pattern"] = json!(UserId::pattern());
+        }
+    }
     // Emails, web addresses and durations in a form the domain accepts (a subset of
     // what it accepts: the checks are code, not patterns).
     for schema in [
