@@ -665,6 +665,23 @@ mod tests {
     }
 
     #[test]
+    fn keys_of_submitted_values_and_custom_fields_have_their_fields_key_form() {
+        let doc = crate::http::openapi();
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["SubmissionInput"]["properties"]["values"]["propertyNames"]["pattern"],
+            schemas["FormFieldInput"]["properties"]["key"]["pattern"]
+        );
+        for input in ["ContactInput", "ContactPatchInput"] {
+            assert_eq!(
+                schemas[input]["properties"]["custom_fields"]["propertyNames"]["pattern"],
+                schemas["NewCustomFieldInput"]["properties"]["key"]["pattern"],
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
     fn the_user_cursor_pattern_states_exactly_what_the_member_list_takes() {
         use crate::http::pagination::{decode_member_cursor, encode_member_cursor, MemberPlace};
         let pattern = jsonschema::validator_for(&json!({"type": "string", "pattern": USER_CURSOR}))

@@ -4,6 +4,9 @@
 /// A custom field key: lower_snake_case from a letter, up to 64 characters.
 pub(super) const FIELD_KEY: &str = "^[a-z][a-z0-9]{0,63}(_[a-z0-9]+)*$";
 
+/// A form field's key: 1 to 64 of a-z, 0-9 and `_`.
+pub(super) const FORM_FIELD_KEY: &str = "^[a-z0-9_]{1,64}$";
+
 /// An email address: up to four dot-separated words before the `@` (64 characters at
 /// most, as the domain allows), then a domain of two to seven labels of up to 63
 /// characters. The document's `maxLength` 320 bounds the whole.

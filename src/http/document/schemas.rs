@@ -9,7 +9,7 @@ use switchboard_actors::events::subscription;
 use switchboard_actors::ids::UserId;
 
 use super::patterns::{
-    any_case_of, printable, url_pattern, username, EMAIL, FIELD_KEY, PHONE, SPAN,
+    any_case_of, printable, url_pattern, username, EMAIL, FIELD_KEY, FORM_FIELD_KEY, PHONE, SPAN,
 };
 
 pub(super) fn add_schemas(doc: &mut Value) {
@@ -115,6 +115,16 @@ pub(super) fn add_schemas(doc: &mut Value) {
     for schema in ["NewReminderInput", "ReminderPatchInput"] {
         if let Some(ids) = schemas.pointer_mut(&format!("/{schema}/properties/assignee_user_ids")) {
             ids["items"] = json!({"type": "string", "pattern": UserId::pattern()});
+        }
+    }
+    // Keys of custom fields and of a form's fields: a key of another form names no field.
+    for (pointer, key) in [
+        ("/ContactInput/properties/custom_fields", FIELD_KEY),
+        ("/ContactPatchInput/properties/custom_fields", FIELD_KEY),
+        ("/SubmissionInput/properties/values", FORM_FIELD_KEY),
+    ] {
+        if let Some(map) = schemas.pointer_mut(pointer) {
+            map["propertyNames"] = json!({"pattern": key, "maxLength": 64});
         }
     }
     // Assignees are user ids too (a malformed one is no member either).
