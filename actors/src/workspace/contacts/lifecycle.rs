@@ -83,9 +83,14 @@ pub(super) fn merge(
         data.contacts.redirects.insert(from, p);
         writes.put(ctx.key(REDIRECT, from), &Redirect { target: p })?;
     }
-    // Fields the primary gains are an update of it (contact.updated, before contact.merged).
-    let mut change = change_contact(data, ctx, p, true, |_, c, _, _| {
+    // Fields the primary gains are an update of it (contact.updated, before contact.merged);
+    // an opt-out it gains from the secondary is also told as one.
+    let mut change = change_contact(data, ctx, p, true, |_, c, _, events| {
+        let was_opted_out = c.do_not_contact;
         fill(c, &sec);
+        if c.do_not_contact && !was_opted_out {
+            events.push(super::update::opted_out(c));
+        }
         Ok(())
     })?;
     // The primary's text now includes the moved notes even if no field changed.

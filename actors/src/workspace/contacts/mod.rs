@@ -848,6 +848,32 @@ mod tests {
             a.id.to_string(),
             "the redirect resolves to the primary"
         );
+        // A primary that gains the secondary's opt-out is marked do-not-contact: told.
+        let (p, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"first_name": "Pia"})),
+                Channel::Api,
+            )
+        });
+        let (s, _) = fx.run(|d, ctx| {
+            create(
+                d,
+                ctx,
+                new_contact(json!({"first_name": "Sam"})),
+                Channel::Api,
+            )
+        });
+        let (_, _) = fx.run(|d, ctx| set_dnc(d, ctx, s.id, dnc.clone()));
+        let (merged, e) = fx.run(|d, ctx| merge(d, ctx, p.id, s.id));
+        assert!(merged.do_not_contact);
+        assert_eq!(
+            types(&e),
+            ["contact.opted_out", "contact.updated", "contact.merged"]
+        );
+        assert_eq!(e[0].resource_id, p.id.to_string());
+        assert_eq!(e[0].data["reason"], "asked");
     }
 
     #[tokio::test]

@@ -173,11 +173,11 @@ pub(super) fn set_dnc(
 ) -> Result<Change<ContactView>, DomainError> {
     // Opting out is told by contact.opted_out; opting back in, or a new reason for a
     // contact already opted out, is an update like any other.
-    let opted_out = data
+    let already_out = data
         .contacts
         .get(data.contacts.live(id)?)
         .is_some_and(|c| c.do_not_contact);
-    let announce_update = !dnc.do_not_contact || opted_out;
+    let announce_update = !dnc.do_not_contact || already_out;
     change_contact(data, ctx, id, announce_update, |_, c, _, events| {
         let was = c.do_not_contact;
         c.do_not_contact = dnc.do_not_contact;
@@ -187,15 +187,20 @@ pub(super) fn set_dnc(
             None
         };
         if dnc.do_not_contact && !was {
-            events.push(DomainEvent::new(
-                "contact.opted_out",
-                "contact",
-                c.id,
-                json!({"contact_id": c.id, "reason": c.do_not_contact_reason}),
-            ));
+            events.push(opted_out(c));
         }
         Ok(())
     })
+}
+
+/// contact.opted_out for `c`, just marked do-not-contact.
+pub(super) fn opted_out(c: &Contact) -> DomainEvent {
+    DomainEvent::new(
+        "contact.opted_out",
+        "contact",
+        c.id,
+        json!({"contact_id": c.id, "reason": c.do_not_contact_reason}),
+    )
 }
 
 pub(super) fn add_note(
