@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::{SharedClock, Timestamp};
+use crate::directory::Permission;
 use crate::store::{decode, encode, Store, StoreResult, Tree};
 
 pub const MAX_KEY_LEN: usize = 200;
@@ -22,6 +23,16 @@ pub struct StoredResponse {
     pub status: u16,
     pub content_type: Option<String>,
     pub body: Vec<u8>,
+    /// What the caller had to have for the first answer; a replay checks it again, so
+    /// a caller who has lost it since is refused as a first request would be.
+    pub requirements: Vec<Requirement>,
+}
+
+/// A right the answering route checked: a permission, or being an owner or admin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Requirement {
+    Permission(Permission),
+    OwnerOrAdmin,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -29,6 +40,38 @@ struct Record {
     fingerprint: String,
     created_at: Timestamp,
     response: Option<StoredResponse>,
+}
+
+/// A record as stored before answers named their requirements.
+#[derive(Deserialize)]
+struct RecordV1 {
+    fingerprint: String,
+    created_at: Timestamp,
+    response: Option<StoredResponseV1>,
+}
+
+#[derive(Deserialize)]
+struct StoredResponseV1 {
+    status: u16,
+    content_type: Option<String>,
+    body: Vec<u8>,
+}
+
+/// A stored record in the current shape or the one before it (read as requiring
+/// nothing, as it was answered).
+fn read_record(bytes: &[u8]) -> StoreResult<Record> {
+    decode::<Record>(bytes).or_else(|_| {
+        decode::<RecordV1>(bytes).map(|r| Record {
+            fingerprint: r.fingerprint,
+            created_at: r.created_at,
+            response: r.response.map(|s| StoredResponse {
+                status: s.status,
+                content_type: s.content_type,
+                body: s.body,
+                requirements: Vec::new(),
+            }),
+        })
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +198,7 @@ impl Idempotency {
             let current = self.tree.get_raw(&k)?;
             let claimable = match &current {
                 None => true,
-                Some(bytes) => match decode::<Record>(bytes) {
+                Some(bytes) => match read_record(bytes) {
                     Ok(rec) if !self.expired(&rec, now) => {
                         return Ok(if rec.fingerprint != fingerprint {
                             Claim::Reused
@@ -248,7 +291,51 @@ mod tests {
             status: 201,
             content_type: Some("application/json".into()),
             body: b"{}".to_vec(),
+            requirements: vec![Requirement::Permission(Permission::Contacts)],
         }
+    }
+
+    #[tokio::test]
+    async fn a_record_stored_before_requirements_replays_as_it_was_answered() {
+        #[derive(Serialize)]
+        struct OldResponse {
+            status: u16,
+            content_type: Option<String>,
+            body: Vec<u8>,
+        }
+        #[derive(Serialize)]
+        struct OldRecord {
+            fingerprint: String,
+            created_at: Timestamp,
+            response: Option<OldResponse>,
+        }
+        let (_d, i, clock) = idem().await;
+        let old = |response| OldRecord {
+            fingerprint: "fp".into(),
+            created_at: Timestamp(crate::clock::Clock::now(&clock)),
+            response,
+        };
+        let answered = old(Some(OldResponse {
+            status: 201,
+            content_type: None,
+            body: b"{}".to_vec(),
+        }));
+        i.tree
+            .insert(&record_key("ws:a", "done"), &answered)
+            .unwrap();
+        i.tree
+            .insert(&record_key("ws:a", "running"), &old(None))
+            .unwrap();
+        assert_eq!(
+            i.claim("ws:a", "done", "fp").unwrap(),
+            Claim::Replay(StoredResponse {
+                status: 201,
+                content_type: None,
+                body: b"{}".to_vec(),
+                requirements: Vec::new(),
+            })
+        );
+        assert_eq!(i.claim("ws:a", "running", "fp").unwrap(), Claim::InProgress);
     }
 
     #[tokio::test]

@@ -14,6 +14,7 @@
 //! the extractor answers 403 `insufficient_permissions` before the handler runs.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -22,6 +23,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use switchboard_actors::directory::{Permission, Principal, Role};
 use switchboard_actors::events::{ActorKind, EventActor, EventSource, Origin};
+use switchboard_actors::idempotency::Requirement;
 use switchboard_actors::ids::WorkspaceId;
 
 use super::error::ApiError;
@@ -44,13 +46,49 @@ pub struct Ws {
     pub permissions: BTreeSet<Permission>,
     pub hipaa: bool,
     pub principal: Principal,
+    /// Where the rights this request was checked for are noted, when a replay of its
+    /// answer must check them again (a first request with an Idempotency-Key).
+    pub checked: Option<Checked>,
+}
+
+/// The rights a request was found to have, in the order they were checked.
+#[derive(Clone, Debug, Default)]
+pub struct Checked(Arc<std::sync::Mutex<Vec<Requirement>>>);
+
+impl Checked {
+    fn note(&self, r: Requirement) {
+        if let Ok(mut all) = self.0.lock() {
+            if !all.contains(&r) {
+                all.push(r);
+            }
+        }
+    }
+
+    pub fn taken(&self) -> Vec<Requirement> {
+        self.0.lock().map(|all| all.clone()).unwrap_or_default()
+    }
 }
 
 impl Ws {
+    /// Checks a right the answering route checked; noted for a replay.
+    pub fn meets(&self, r: Requirement) -> Result<&Self, ApiError> {
+        match r {
+            Requirement::Permission(p) => self.require(p),
+            Requirement::OwnerOrAdmin => self.require_owner_or_admin(),
+        }
+    }
+
+    fn noted(&self, r: Requirement) -> &Self {
+        if let Some(checked) = &self.checked {
+            checked.note(r);
+        }
+        self
+    }
+
     /// Owners, admins and API keys pass; members need the permission.
     pub fn require(&self, permission: Permission) -> Result<&Self, ApiError> {
         if self.role.is_owner_or_admin() || self.permissions.contains(&permission) {
-            Ok(self)
+            Ok(self.noted(Requirement::Permission(permission)))
         } else {
             Err(insufficient(&format!(
                 "this needs the {} permission",
@@ -64,7 +102,7 @@ impl Ws {
 
     pub fn require_owner_or_admin(&self) -> Result<&Self, ApiError> {
         if self.role.is_owner_or_admin() {
-            Ok(self)
+            Ok(self.noted(Requirement::OwnerOrAdmin))
         } else {
             Err(insufficient("only an owner or admin may do this"))
         }
@@ -209,6 +247,7 @@ pub fn select_workspace(
         permissions,
         hipaa: workspace.hipaa,
         principal: principal.clone(),
+        checked: None,
     })
 }
 

@@ -12,7 +12,7 @@ use switchboard_actors::idempotency::{
     canonical_json, fingerprint, Claim, StoredResponse, MAX_KEY_LEN,
 };
 
-use super::auth::Caller;
+use super::auth::{Caller, Checked};
 use super::error::ApiError;
 use super::extract::{ParsedBody, MAX_BODY_BYTES};
 use super::strict_json::unique_tree;
@@ -111,6 +111,13 @@ async fn handle(
         .map_err(|e| ApiError::internal(e).into_response())?;
     match claim {
         Claim::Replay(stored) => {
+            // A caller who has lost a right the first answer needed is refused as that
+            // request would be now.
+            if let Some(Ok(ws)) = parts.extensions.get::<Caller>().map(|c| &c.workspace) {
+                for r in &stored.requirements {
+                    ws.meets(*r).map_err(IntoResponse::into_response)?;
+                }
+            }
             metrics::counter!("switchboard_idempotency_total", "result" => "replayed").increment(1);
             Ok(replay(stored))
         }
@@ -135,6 +142,14 @@ async fn handle(
         .into_response()
         }),
         Claim::Fresh => {
+            // The handler notes the rights it checks, for replays to check again.
+            if let Some(Ok(ws)) = parts
+                .extensions
+                .get_mut::<Caller>()
+                .map(|c| &mut c.workspace)
+            {
+                ws.checked = Some(Checked::default());
+            }
             // The first request runs to its end, and its answer is stored, even if the
             // client goes away meanwhile: cut off halfway, it would leave its key
             // answering 409 request_in_progress for the key's whole life, whether its
@@ -161,6 +176,12 @@ async fn run_first(
     bytes: axum::body::Bytes,
     next: Next,
 ) -> Result<Response, Response> {
+    let checked = parts
+        .extensions
+        .get::<Caller>()
+        .and_then(|c| c.workspace.as_ref().ok())
+        .and_then(|ws| ws.checked.clone())
+        .unwrap_or_default();
     // The in-progress marker reaches the disk before the work starts, so that work with
     // an effect outside the store (a test delivery now, message sends later) is never
     // repeated after a crash: the repeat finds the marker and answers 409
@@ -189,6 +210,7 @@ async fn run_first(
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
         body: body.to_vec(),
+        requirements: checked.taken(),
     };
     app.idempotency
         .complete(&scope, &key, &fp, stored)

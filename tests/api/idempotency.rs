@@ -291,3 +291,61 @@ async fn a_refusal_for_want_of_permission_is_not_kept_under_the_key() {
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
     assert_eq!(tag_count(&app, &app.key).await, 1);
 }
+
+/// A replay checks again the rights the first answer needed: a member who has lost one
+/// since is refused as a first request would be, and replayed to once it is back.
+#[tokio::test]
+async fn a_replay_to_a_caller_who_lost_the_right_is_refused() {
+    let app = spawn_app().await;
+    let user = app.new_user("Ada Admin").await;
+    let set_role = |role: &'static str, permissions: serde_json::Value| {
+        let app = &app;
+        let user = user.clone();
+        async move {
+            let r = app
+                .admin_post(
+                    &format!("/admin/workspaces/{}/members", app.workspace_id),
+                    json!({"user_id": user, "role": role, "permissions": permissions}),
+                )
+                .await;
+            assert!(matches!(r.status, 200 | 201), "{}", r.status);
+        }
+    };
+    set_role("admin", json!([])).await;
+    let token = app.token_for(&user, 3600).await;
+    let field = |key: &str| {
+        app.call(Method::POST, "/custom-fields")
+            .token(&token)
+            .header("Idempotency-Key", key)
+            .json(json!({"label": "Shoe size"}))
+    };
+    // Custom fields are for owners and admins; tags need the contacts permission.
+    let first = field("k-field").send().await.expect(201);
+    post_with_key(&app, &token, "k-tag", json!({"name": "vip"}))
+        .await
+        .expect(201);
+
+    set_role("member", json!(["contacts"])).await;
+    field("k-field")
+        .send()
+        .await
+        .expect_error(403, "insufficient_permissions");
+    let tag = post_with_key(&app, &token, "k-tag", json!({"name": "vip"}))
+        .await
+        .expect(201);
+    assert_eq!(
+        tag.header("idempotent-replayed"),
+        Some("true"),
+        "still allowed"
+    );
+
+    set_role("member", json!([])).await;
+    post_with_key(&app, &token, "k-tag", json!({"name": "vip"}))
+        .await
+        .expect_error(403, "insufficient_permissions");
+
+    set_role("admin", json!([])).await;
+    let again = field("k-field").send().await.expect(201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.body, first.body);
+}
