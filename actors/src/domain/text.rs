@@ -2,11 +2,15 @@
 //! states them; names in Unicode NFC, so that the two spellings of `café` are one name;
 //! no control characters in names, and no name made only of characters that show nothing.
 
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Canonical composition (NFC): `e` + U+0301 becomes `é`, so look-alikes compare equal.
+/// Text that is plainly NFC already (all ASCII text is) is copied as it is.
 pub fn nfc(value: &str) -> String {
-    value.nfc().collect()
+    match is_nfc_quick(value.chars()) {
+        IsNormalized::Yes => value.to_string(),
+        _ => value.nfc().collect(),
+    }
 }
 
 /// Characters that render as nothing, as inclusive ranges: zero-width spaces and joiners,
