@@ -289,3 +289,32 @@ async fn a_merge_that_fills_the_primary_tells_it_as_an_update_too() {
     assert_eq!(updated["data"]["country_code"], "DE");
     assert_eq!(changed_fields(&updated), ["country_code", "tags"]);
 }
+
+#[tokio::test]
+async fn a_merge_that_gives_the_primary_the_secondarys_opt_out_announces_it() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = crate::receiver::TestReceiver::start().await;
+    crate::webhooks::hook(&app, &rx.url, &["contact.opted_out", "contact.merged"]).await;
+    let primary = new_contact(&app, json!({"first_name": "Ann"})).await;
+    let secondary = new_contact(&app, json!({"first_name": "Annie"})).await;
+    app.put(
+        &format!("{}/dnc", at(&secondary)),
+        json!({"do_not_contact": true}),
+    )
+    .await
+    .ok();
+    rx.wait_for(1).await;
+    merge(&app, &primary, &secondary).await.ok();
+    rx.wait_for(3).await;
+    let opted: Vec<String> = rx
+        .of_type("contact.opted_out")
+        .iter()
+        .map(|r| r.json()["data"]["contact_id"].to_string())
+        .collect();
+    assert_eq!(
+        opted,
+        [secondary["id"].to_string(), primary["id"].to_string()],
+        "the secondary when it opted out, the primary when the merge opted it out"
+    );
+    assert_eq!(rx.of_type("contact.merged").len(), 1);
+}
