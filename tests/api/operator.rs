@@ -27,6 +27,25 @@ async fn metrics_need_the_admin_token() {
     assert_eq!(status_of(r).await, 401);
 }
 
+/// Requests with invented methods share one `other` series: a client cannot add series.
+#[tokio::test]
+async fn invented_methods_add_no_metric_series() {
+    let app = spawn_app().await;
+    for n in 0..5 {
+        let method = Method::from_bytes(format!("INVENTED{n}").as_bytes()).unwrap();
+        let r = app.client.request(method, format!("{}/anything", app.api));
+        assert_eq!(status_of(r).await, 404);
+    }
+    let scrape = app.metrics().await;
+    assert!(!scrape.contains("INVENTED"), "no series per invented method");
+    let others = sample(
+        &scrape,
+        "switchboard_http_requests_total",
+        &["method=\"other\"", "route=\"unmatched\""],
+    );
+    assert_eq!(others, Some(5.0));
+}
+
 #[tokio::test]
 async fn metrics_move_when_traffic_flows() {
     let app = spawn_app_with(|s| s.rate_limit_per_minute = 3).await;
