@@ -18,7 +18,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::{hash_secret, Membership, Permission, Role, User, Workspace};
-use switchboard_actors::domain::credits::CreditsView;
+use switchboard_actors::domain::credits::{CreditsView, MAX_ALLOWANCE};
 use switchboard_actors::domain::custom_field::CustomField;
 use switchboard_actors::domain::funnel::{Funnel, NewFunnel, NewFunnelInput};
 use switchboard_actors::domain::webhook::Notification;
@@ -291,6 +291,12 @@ async fn set_credits(
     let ws = workspace_id(&id)?;
     if app.directory.workspace(&ws).is_none() {
         return Err(ApiError::not_found("workspace"));
+    }
+    if input.allowance > MAX_ALLOWANCE {
+        return Err(ApiError::invalid(
+            "allowance",
+            format!("must be at most {MAX_ALLOWANCE}"),
+        ));
     }
     let credits = app
         .registry

@@ -173,6 +173,18 @@ async fn the_operator_route_checks_its_input_and_the_cli_sets_the_allowance() {
     app.admin_post(&path, json!({"allowance": 5, "bonus": 1}))
         .await
         .expect(422);
+    // An allowance past a trillion would not fit the remaining count.
+    for huge in [json!(1_000_000_000_001u64), json!(u64::MAX)] {
+        invalid(
+            app.admin_post(&path, json!({ "allowance": huge })).await,
+            "allowance",
+        );
+    }
+    let most = app
+        .admin_post(&path, json!({"allowance": 1_000_000_000_000u64}))
+        .await
+        .ok();
+    assert_eq!(most["remaining"], 1_000_000_000_000u64);
     app.admin_post(
         "/admin/workspaces/ws_nothere/credits",
         json!({"allowance": 5}),

@@ -37,7 +37,10 @@ async fn invented_methods_add_no_metric_series() {
         assert_eq!(status_of(r).await, 404);
     }
     let scrape = app.metrics().await;
-    assert!(!scrape.contains("INVENTED"), "no series per invented method");
+    assert!(
+        !scrape.contains("INVENTED"),
+        "no series per invented method"
+    );
     let others = sample(
         &scrape,
         "switchboard_http_requests_total",

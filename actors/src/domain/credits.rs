@@ -10,6 +10,9 @@ use crate::clock::Timestamp;
 
 pub const DEFAULT_ALLOWANCE: u64 = 1_000;
 
+/// The largest allowance an operator may set: a trillion credits a month.
+pub const MAX_ALLOWANCE: u64 = 1_000_000_000_000;
+
 /// Percentages of the allowance whose crossing is announced.
 pub const THRESHOLDS: [u32; 3] = [80, 100, 120];
 
@@ -74,7 +77,8 @@ impl Credits {
     }
 
     pub fn remaining(&self) -> i64 {
-        self.allowance as i64 - self.used as i64
+        let remaining = i128::from(self.allowance) - i128::from(self.used);
+        remaining.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
     /// Remaining credits as of `now`.
@@ -101,7 +105,9 @@ impl Credits {
     }
 
     fn past(&self, percent: u32) -> bool {
-        self.used > 0 && self.used * 100 >= self.allowance * u64::from(percent)
+        // In 128 bits: an allowance near u64::MAX times 120 would wrap.
+        self.used > 0
+            && u128::from(self.used) * 100 >= u128::from(self.allowance) * u128::from(percent)
     }
 
     fn newly_crossed(&mut self) -> Vec<u32> {
@@ -146,6 +152,16 @@ mod tests {
         assert_eq!(c.view(at(1, 3)).used, 0);
         assert_eq!(*c.view(at(1, 3)).period_start, month_start(at(1, 3)));
         assert_eq!(c.spend(2, at(2, 3)), [80, 100]);
+    }
+
+    #[test]
+    fn a_huge_allowance_neither_wraps_nor_announces_a_crossing() {
+        let mut c = Credits::new(at(5, 1));
+        for allowance in [u64::MAX, 1 << 63, MAX_ALLOWANCE] {
+            assert!(c.set_allowance(allowance, at(5, 2)).is_empty());
+            assert!(c.spend(1, at(5, 2)).is_empty(), "{allowance}");
+            assert!(c.remaining() > 0, "{allowance}: {}", c.remaining());
+        }
     }
 
     #[test]
