@@ -30,7 +30,7 @@ use switchboard_actors::workspace::{
 };
 
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, NoFields};
 use crate::http::object::Obj;
 use crate::http::pagination::ListEnvelope;
 use crate::http::AppState;
@@ -158,6 +158,7 @@ async fn list_workspaces(State(app): State<AppState>) -> Json<ListEnvelope<Obj<W
 async fn create_api_key(
     State(app): State<AppState>,
     Path(id): Path<String>,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
     let ws = workspace_id(&id)?;
     let key = app.directory.create_api_key(&ws).await?;
@@ -314,6 +315,7 @@ async fn set_credits(
 async fn archive_custom_field(
     State(app): State<AppState>,
     Path((id, field_id)): Path<(String, String)>,
+    ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<Json<Obj<CustomField>>> {
     let ws = workspace_id(&id)?;
     if app.directory.workspace(&ws).is_none() {

@@ -657,3 +657,26 @@ async fn the_cli_exits_non_zero_with_a_wrong_admin_token_and_creates_nothing() {
     let names: Vec<&Value> = data.iter().map(|w| &w["name"]).collect();
     assert_eq!(names, vec!["Default"]);
 }
+
+/// Operator actions that take no fields refuse a body that names some, or is no JSON,
+/// as every other route does; an empty body is taken.
+#[tokio::test]
+async fn operator_actions_without_fields_refuse_fields_and_broken_bodies() {
+    let app = spawn_app().await;
+    let keys = format!("/admin/workspaces/{}/api-keys", app.workspace_id);
+    let field = app
+        .post("/custom-fields", json!({"label": "Size", "type": "text"}))
+        .await
+        .created();
+    let archive = format!(
+        "/admin/workspaces/{}/custom-fields/{}/archive",
+        app.workspace_id, field["id"]
+    );
+    for path in [&keys, &archive] {
+        app.admin_post(path, json!({"x": 1})).await.expect(422);
+        let broken = app.admin_call(Method::POST, path).raw("{bad").send().await;
+        broken.expect(400);
+    }
+    let made = app.admin_call(Method::POST, &keys).send().await.expect(201);
+    assert!(made.body["api_key"].is_string());
+}
