@@ -20,17 +20,38 @@ pub struct ActorStats {
     last_active_ms: AtomicI64,
 }
 
+/// The depth of figures that left their book: the messages still in the mailbox were
+/// taken off the gauge when they left, so none is counted on it again (the actor still
+/// takes them, and a message told after the removal was never put on it).
+const LEFT: i64 = i64::MIN / 2;
+
 impl ActorStats {
     /// A message was put in the mailbox.
     pub fn sent(&self) {
-        self.depth.fetch_add(1, Ordering::Relaxed);
-        metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).increment(1.0);
+        if self.depth.fetch_add(1, Ordering::AcqRel) >= 0 {
+            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).increment(1.0);
+        }
     }
 
     /// The actor took a counted message out of its mailbox.
     pub fn received(&self) {
-        self.depth.fetch_sub(1, Ordering::Relaxed);
-        metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).decrement(1.0);
+        if self.depth.fetch_sub(1, Ordering::AcqRel) > 0 {
+            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).decrement(1.0);
+        }
+    }
+
+    /// These figures leave their book: the messages still waiting come off the gauge
+    /// now, once, and later sends and takes leave it alone.
+    fn leave_gauge(&self) {
+        let left = self.depth.swap(LEFT, Ordering::AcqRel);
+        if left > 0 {
+            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind)
+                .decrement(left as f64);
+        }
+    }
+
+    fn depth(&self) -> i64 {
+        self.depth.load(Ordering::Relaxed).max(0)
     }
 
     /// A message was handled; `message` names its kind.
@@ -49,7 +70,7 @@ impl ActorStats {
         ActorSnapshot {
             kind: self.kind,
             key: self.key.clone(),
-            mailbox_depth: self.depth.load(Ordering::Relaxed).max(0),
+            mailbox_depth: self.depth(),
             messages_handled: self.handled.load(Ordering::Relaxed),
             last_active: chrono::DateTime::from_timestamp_millis(last)
                 .map(|t| crate::clock::rfc3339_millis::format(&t)),
@@ -112,9 +133,7 @@ impl ActorBook {
             last_active_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
         });
         if let Some(old) = self.actors.insert(key.to_string(), stats.clone()) {
-            let left = old.depth.load(Ordering::Relaxed).max(0);
-            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind)
-                .decrement(left as f64);
+            old.leave_gauge();
         }
         stats
     }
@@ -123,9 +142,7 @@ impl ActorBook {
     pub fn leave(&self, key: &str, stats: &Arc<ActorStats>) {
         let removed = self.actors.remove_if(key, |_, s| Arc::ptr_eq(s, stats));
         if let Some((_, s)) = removed {
-            let left = s.depth.load(Ordering::Relaxed).max(0);
-            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind)
-                .decrement(left as f64);
+            s.leave_gauge();
         }
     }
 
@@ -160,6 +177,22 @@ mod tests {
         assert_eq!(snap[0].messages_handled, 1);
         book.leave("a", &s);
         assert_eq!(book.live(), 0);
+    }
+
+    #[test]
+    fn figures_that_left_their_book_count_nothing_more() {
+        let book = ActorBook::new("test");
+        let s = book.enter("a");
+        s.sent();
+        s.sent();
+        book.leave("a", &s);
+        // Taken after leaving (already off the gauge), and one more told afterwards.
+        s.received();
+        s.sent();
+        s.received();
+        s.received();
+        assert!(s.depth.load(Ordering::Relaxed) < 0, "marked as left");
+        assert_eq!(s.snapshot().mailbox_depth, 0);
     }
 
     #[test]

@@ -219,3 +219,27 @@ async fn a_request_id_too_long_or_with_spaces_is_replaced_by_a_fresh_one() {
         assert!(id.starts_with("req_"), "{given:?} was answered as {id:?}");
     }
 }
+
+/// The mailbox depth never goes below zero: deleting an endpoint whose delivery actor is
+/// running (it is told to stop after its figures left the books) takes nothing more off.
+#[tokio::test]
+async fn deleting_endpoints_leaves_the_mailbox_depth_at_zero_or_more() {
+    let app = crate::webhooks::spawn_webhook_app().await;
+    let rx = crate::receiver::TestReceiver::start().await;
+    for n in 0..3 {
+        let (endpoint, _) = crate::webhooks::hook(&app, &rx.url, &["tag.created"]).await;
+        app.post("/tags", json!({"name": format!("t{n}")}))
+            .await
+            .expect(201);
+        rx.wait_for(n + 1).await;
+        app.delete(&format!("/webhooks/{endpoint}")).await.ok();
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let depth = sample(
+        &app.metrics().await,
+        "switchboard_actor_mailbox_depth",
+        &["kind=\"endpoint_delivery\""],
+    )
+    .unwrap_or(0.0);
+    assert!(depth >= 0.0, "mailbox depth {depth}");
+}
