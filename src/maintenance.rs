@@ -39,18 +39,26 @@ pub async fn backup(admin_url: &str, admin_token: &str, to: &Path) -> Result<Str
     };
     let (trees, entries) = (header(TREES_HEADER), header(ENTRIES_HEADER));
     let partial = to.with_extension("partial");
-    let mut file = tokio::fs::File::create(&partial)
-        .await
-        .map_err(|e| format!("{}: {e}", partial.display()))?;
-    let mut bytes = 0u64;
-    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
-        bytes += chunk.len() as u64;
-        file.write_all(&chunk).await.map_err(|e| e.to_string())?;
+    let written = async {
+        let mut file = tokio::fs::File::create(&partial)
+            .await
+            .map_err(|e| format!("{}: {e}", partial.display()))?;
+        let mut bytes = 0u64;
+        while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+            bytes += chunk.len() as u64;
+            file.write_all(&chunk).await.map_err(|e| e.to_string())?;
+        }
+        file.sync_all().await.map_err(|e| e.to_string())?;
+        tokio::fs::rename(&partial, to)
+            .await
+            .map_err(|e| format!("{}: {e}", to.display()))?;
+        Ok::<u64, String>(bytes)
     }
-    file.sync_all().await.map_err(|e| e.to_string())?;
-    tokio::fs::rename(&partial, to)
-        .await
-        .map_err(|e| format!("{}: {e}", to.display()))?;
+    .await;
+    // A backup that failed part-way leaves nothing behind: the file is of no use.
+    let bytes = written.inspect_err(|_| {
+        let _ = std::fs::remove_file(&partial);
+    })?;
     Ok(format!(
         "backup written to {}: {entries} entries in {trees} keyspaces, {bytes} bytes",
         to.display()

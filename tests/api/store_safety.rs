@@ -347,3 +347,21 @@ async fn the_service_raises_its_open_files_limit_to_the_hard_limit() {
     assert_ne!(open_files[0], "512");
     child.start_kill().unwrap();
 }
+
+/// A backup that cannot be written where it was asked to go (here a folder) fails and
+/// leaves no partial file beside it.
+#[tokio::test]
+async fn a_backup_that_cannot_be_written_leaves_no_partial_file() {
+    let app = spawn_app().await;
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("into");
+    std::fs::create_dir(&to).unwrap();
+    let out =
+        crate::helpers::cli(&app, ADMIN_TOKEN, &format!("backup --to {}", to.display())).await;
+    assert!(!out.status.success());
+    assert!(
+        !to.with_extension("partial").exists(),
+        "no partial file left"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
