@@ -183,7 +183,7 @@ async fn logout(State(d): State<Dashboard>, headers: HeaderMap) -> Response {
 }
 
 /// The live feed: a `history` event with the last ten minutes and the tables, then a
-/// `tick` event a second, until the page goes or the service stops.
+/// `tick` event a second, until the page goes, its session ends or the service stops.
 async fn events(State(d): State<Dashboard>, headers: HeaderMap) -> Response {
     if !d.admits(&headers) {
         return (StatusCode::UNAUTHORIZED, "log in first").into_response();
@@ -194,18 +194,27 @@ async fn events(State(d): State<Dashboard>, headers: HeaderMap) -> Response {
         "every_ms": sampler::EVERY.as_millis() as u64,
     });
     let first = Event::default().event("history").data(history.to_string());
+    // The feed ends with the session that opened it: a logout or its expiry.
     let ticks = futures::stream::unfold(
-        (d.0.sampler.subscribe(), d.0.stopped.clone()),
-        |(mut ticks, mut stopped)| async move {
+        (
+            d.0.sampler.subscribe(),
+            d.0.stopped.clone(),
+            d.clone(),
+            headers,
+        ),
+        |(mut ticks, mut stopped, d, headers)| async move {
             loop {
                 let got = tokio::select! {
                     got = ticks.recv() => got,
                     _ = stopped.wait_for(|s| *s) => return None,
                 };
+                if !d.admits(&headers) {
+                    return None;
+                }
                 match got {
                     Ok(payload) => {
                         let event = Event::default().event("tick").data(&*payload);
-                        return Some((event, (ticks, stopped)));
+                        return Some((event, (ticks, stopped, d, headers)));
                     }
                     // A page that fell behind skips to the newest point.
                     Err(broadcast::error::RecvError::Lagged(_)) => continue,

@@ -165,6 +165,8 @@ async fn the_admin_token_posted_from_the_form_buys_an_http_only_same_site_cookie
 
     let refused = visit(&server, "/dashboard/events", None).await;
     assert_eq!(refused.status(), 401, "the stream needs the session");
+    let mut open = EventStream::open(&server, &cookie).await;
+    assert_eq!(open.next().await.expect("the history").0, "history");
     let logout = browser()
         .post(format!("{}/logout", server.admin))
         .header(COOKIE, &cookie)
@@ -178,6 +180,10 @@ async fn the_admin_token_posted_from_the_form_buys_an_http_only_same_site_cookie
         .contains("Max-Age=0"));
     let after = visit(&server, "/dashboard/events", Some(&cookie)).await;
     assert_eq!(after.status(), 401, "a closed session admits nothing");
+    assert!(
+        open.next().await.is_none(),
+        "the feed the session opened ends with it"
+    );
 }
 
 #[tokio::test]
