@@ -60,6 +60,9 @@ pub fn run(store: &Store) -> Report {
             return report;
         }
     };
+    for problem in directory.dangling_references() {
+        report.problems.push(format!("directory: {problem}"));
+    }
     let mut endpoints = HashSet::new();
     let mut connections = HashSet::new();
     let mut known = HashSet::new();

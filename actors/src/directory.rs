@@ -264,6 +264,46 @@ impl Directory {
         Ok(Self(Arc::new(inner)))
     }
 
+    /// Records that name a workspace or user the directory does not hold: a membership,
+    /// an API key, a token. (`switchboard check` reports them.)
+    pub fn dangling_references(&self) -> Vec<String> {
+        let inner = &*self.0;
+        let mut problems = Vec::new();
+        for m in inner.memberships.iter() {
+            let m = m.value();
+            if !inner.workspaces.contains_key(&m.workspace_id) {
+                problems.push(format!(
+                    "membership of {} names unknown workspace {}",
+                    m.user_id, m.workspace_id
+                ));
+            }
+            if !inner.users.contains_key(&m.user_id) {
+                problems.push(format!(
+                    "membership in {} names unknown user {}",
+                    m.workspace_id, m.user_id
+                ));
+            }
+        }
+        for key in inner.api_keys.iter() {
+            if !inner.workspaces.contains_key(&key.workspace_id) {
+                problems.push(format!(
+                    "API key {} names unknown workspace {}",
+                    key.id, key.workspace_id
+                ));
+            }
+        }
+        for token in inner.tokens.iter() {
+            if !inner.users.contains_key(&token.user_id) {
+                problems.push(format!(
+                    "token {} names unknown user {}",
+                    token.id, token.user_id
+                ));
+            }
+        }
+        problems.sort();
+        problems
+    }
+
     /// Reads every record again (another node of the cluster changed some): entries are
     /// replaced or removed one by one, never cleared, so a lookup meanwhile sees the old
     /// record or the new one.
@@ -625,5 +665,32 @@ mod tests {
         assert!(!m.allows(Permission::Contacts));
         let o = d.membership(&ws.id, &owner.id).unwrap();
         assert!(o.allows(Permission::Integrations));
+    }
+
+    #[tokio::test]
+    async fn records_naming_a_workspace_or_user_it_does_not_hold_are_reported() {
+        let (dir, d, clock) = directory().await;
+        let (ws, owner, _) = d.create_workspace("Acme", false).await.unwrap();
+        d.issue_token(&owner.id, std::time::Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(d.dangling_references().is_empty());
+        // The workspace's and its owner's records go; their key, membership and token stay.
+        let store = d.0.store.clone();
+        let mut gone = crate::store::Batch::default();
+        gone.delete(key("ws", ws.id.as_str()));
+        gone.delete(key("usr", owner.id.as_str()));
+        store.apply(gone).unwrap();
+        drop(d);
+        let again = Directory::load(store, Arc::new(clock)).unwrap();
+        let found = again.dangling_references();
+        assert_eq!(found.len(), 4, "{found:?}");
+        for text in ["API key", "membership of", "membership in", "token"] {
+            assert!(
+                found.iter().any(|p| p.starts_with(text)),
+                "{text}: {found:?}"
+            );
+        }
+        drop(dir);
     }
 }
