@@ -199,18 +199,18 @@ mod tests {
             &names,
             &["", "@", "a b", " a", "@@", "a\u{85}b", "a\u{3000}b"],
         );
-        let every_space: Vec<String> = (0..0x10000u32)
-            .filter_map(char::from_u32)
-            .filter(|c| c.is_whitespace())
-            .map(|c| format!("a{c}b"))
-            .collect();
+        // Each white-space character of the BMP, as Rust counts it, spelled by `spell`.
+        let with_each_space = |spell: fn(char) -> String| -> Vec<String> {
+            (0..0x10000u32)
+                .filter_map(char::from_u32)
+                .filter(|c| c.is_whitespace())
+                .map(spell)
+                .collect()
+        };
+        let every_space = with_each_space(|c| format!("a{c}b"));
         let every_space: Vec<&str> = every_space.iter().map(String::as_str).collect();
         check(&username(), &[], &every_space);
-        let only_spaces: Vec<String> = (0..0x10000u32)
-            .filter_map(char::from_u32)
-            .filter(|c| c.is_whitespace())
-            .map(|c| format!("{c}{c}"))
-            .collect();
+        let only_spaces = with_each_space(|c| format!("{c}{c}"));
         let only_spaces: Vec<&str> = only_spaces.iter().map(String::as_str).collect();
         check(
             &not_blank(),
