@@ -221,6 +221,7 @@ async fn check_reports_damage_and_exits_non_zero() {
             attempts: Vec::new(),
             next_attempt_at: None,
             created_at: switchboard_actors::clock::Timestamp(now),
+            quoted_details: Default::default(),
         };
         let mut batch = Batch::default();
         batch

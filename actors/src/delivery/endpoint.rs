@@ -405,8 +405,13 @@ impl EndpointState {
         record::put(batch, &d)?;
         // Sent as the endpoint may receive it now: its settings may have been lowered
         // since the body was rendered.
-        let body = privacy::narrow(&d.event_type, &d.body, self.cfg.disclose)
-            .unwrap_or_else(|| d.body.clone());
+        let body = privacy::narrow(
+            &d.event_type,
+            &d.body,
+            self.cfg.disclose,
+            &d.quoted_details.0,
+        )
+        .unwrap_or_else(|| d.body.clone());
         let launch = Launch {
             id,
             number,

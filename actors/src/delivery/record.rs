@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use crate::clock::Timestamp;
 use crate::ids::{DeliveryId, EndpointId, EventId, WorkspaceId};
-use crate::store::{Batch, Key, StoreResult};
+use crate::store::{Appended, Batch, Key, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -53,6 +53,11 @@ pub struct Delivery {
     pub attempts: Vec<Attempt>,
     pub next_attempt_at: Option<Timestamp>,
     pub created_at: Timestamp,
+    /// The contact details of the contact the event is about, kept when `body` was
+    /// rendered with them disclosed: should the endpoint stop including contact details,
+    /// a later attempt withholds them wherever the body quotes them (a handover's summary
+    /// quoting the customer), as a newly rendered body would.
+    pub quoted_details: Appended<Vec<String>>,
 }
 
 #[cfg(test)]
@@ -71,6 +76,7 @@ impl Delivery {
             attempts: Vec::new(),
             next_attempt_at: Some(now),
             created_at: now,
+            quoted_details: Appended::default(),
         }
     }
 }

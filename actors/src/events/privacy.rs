@@ -332,16 +332,18 @@ fn scrub_phone(text: &str, phone: &str) -> String {
 }
 
 /// An already rendered event body narrowed to what `d` allows now: a stored delivery is
-/// sent again (a retry, a redelivery) after its endpoint's settings were lowered. `None`
-/// when the body has nothing `d` withholds, which is the common case and costs no parse.
-pub fn narrow(event_type: &str, body: &str, d: Disclosure) -> Option<String> {
+/// sent again (a retry, a redelivery) after its endpoint's settings were lowered.
+/// `details` are the contact details the body was rendered with (see [`redact_quoting`]),
+/// withheld where it quotes them when `d` no longer discloses them. `None` when the body
+/// has nothing `d` withholds, which is the common case and costs no parse.
+pub fn narrow(event_type: &str, body: &str, d: Disclosure, details: &[String]) -> Option<String> {
     let (content, contact) = private_fields(event_type);
     let hidden = (!d.content)
         .then_some(content)
         .into_iter()
         .chain((!d.contact_details).then_some(contact))
         .flatten();
-    let mut present = false;
+    let mut present = !d.contact_details && !details.is_empty();
     for field in hidden {
         present |= body.contains(&format!("\"{field}\":"));
     }
@@ -355,7 +357,7 @@ pub fn narrow(event_type: &str, body: &str, d: Disclosure) -> Option<String> {
         _ => None,
     };
     let mut data = fields.remove("data").unwrap_or(Value::Null);
-    redact(event_type, &mut data, &mut changes, d);
+    redact_quoting(event_type, &mut data, &mut changes, d, details);
     fields.insert("data".into(), data);
     fields.insert("changes".into(), changes.map_or(Value::Null, Value::Object));
     serde_json::to_string(&envelope).ok()
@@ -719,13 +721,33 @@ mod tests {
         })
         .to_string();
         let narrowed: Value =
-            serde_json::from_str(&narrow("contact.updated", &body, NONE).unwrap()).unwrap();
+            serde_json::from_str(&narrow("contact.updated", &body, NONE, &[]).unwrap()).unwrap();
         assert_eq!(narrowed["data"], json!({"id": 7, "tags": []}));
         assert_eq!(narrowed["changes"], json!({"email": null}));
         assert_eq!(narrowed["id"], "evt_1");
-        assert_eq!(narrow("contact.updated", &body, CONTACT), None);
+        assert_eq!(narrow("contact.updated", &body, CONTACT, &[]), None);
         let plain = json!({"data": {"id": 7, "tags": []}, "changes": null}).to_string();
-        assert_eq!(narrow("contact.updated", &plain, NONE), None);
+        assert_eq!(narrow("contact.updated", &plain, NONE, &[]), None);
+    }
+
+    #[test]
+    fn a_stored_body_quoting_the_contact_withholds_the_details_once_they_are_lowered() {
+        let body = json!({
+            "id": "evt_2", "type": "handover.requested",
+            "data": {"id": 4, "summary": "Customer said: \"I am Ann Lee, ann@x.io\""},
+            "changes": null,
+        })
+        .to_string();
+        let details = ["Ann Lee".to_string(), "ann@x.io".to_string()];
+        let narrowed: Value =
+            serde_json::from_str(&narrow("handover.requested", &body, CONTENT, &details).unwrap())
+                .unwrap();
+        assert_eq!(
+            narrowed["data"]["summary"],
+            "Customer said: \"I am [withheld], [withheld]\""
+        );
+        assert_eq!(narrow("handover.requested", &body, ALL, &details), None);
+        assert_eq!(narrow("handover.requested", &body, CONTENT, &[]), None);
     }
 
     #[test]

@@ -720,6 +720,20 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StoreResult<T> {
     }
 }
 
+/// A field appended to the end of a stored record after records of the older shape were
+/// written: those end before it, and read it as its default. Only the record's last field
+/// may be one, since it is read where the older record's bytes run out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Appended<T>(pub T);
+
+impl<'de, T: serde::Deserialize<'de> + Default> serde::Deserialize<'de> for Appended<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // bincode has no "end of record" to ask for: reading past the end is the signal.
+        Ok(Appended(T::deserialize(d).unwrap_or_default()))
+    }
+}
+
 /// One stored entry: (keyspace name, key, value); the main keyspace's name is empty.
 pub type RawEntry = (Vec<u8>, Vec<u8>, Vec<u8>);
 
@@ -779,6 +793,40 @@ mod tests {
         id: u64,
         name: String,
         note: Option<String>,
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct SampleWithNotes {
+        id: u64,
+        name: String,
+        note: Option<String>,
+        notes: Appended<Vec<String>>,
+    }
+
+    #[test]
+    fn an_appended_field_reads_as_its_default_in_a_record_of_the_older_shape() {
+        let old = encode(&Sample {
+            id: 7,
+            name: "Ann".into(),
+            note: Some("hi".into()),
+        })
+        .unwrap();
+        let read: SampleWithNotes = decode(&old).unwrap();
+        assert_eq!((read.id, read.note.as_deref()), (7, Some("hi")));
+        assert_eq!(read.notes, Appended(Vec::new()));
+
+        let new = SampleWithNotes {
+            id: 8,
+            name: "Bea".into(),
+            note: None,
+            notes: Appended(vec!["bea@example.com".into()]),
+        };
+        assert_eq!(
+            decode::<SampleWithNotes>(&encode(&new).unwrap()).unwrap(),
+            new
+        );
+        // The older shape still reads a newer record: the appended bytes are left over.
+        assert_eq!(decode::<Sample>(&encode(&new).unwrap()).unwrap().id, 8);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::domain::DomainError;
 use crate::events::privacy::{redact_quoting, Disclosure};
 use crate::events::{catalog, subscription, DomainEvent, Envelope, Origin};
 use crate::ids::{ContactId, ConversationId, EndpointId, EventId, WorkspaceId};
-use crate::store::{decode, Batch, Store};
+use crate::store::{decode, Appended, Batch, Store};
 
 /// Who is changing an endpoint, for the rules that depend on it.
 #[derive(Debug, Clone)]
@@ -190,12 +190,8 @@ impl Webhooks {
             for e in self.by_seq.values().filter(|e| receives(e, &envelope)) {
                 let mut rendered = envelope.clone();
                 let disclose = disclosure(e);
-                let details: &[String] = if disclose.contact_details {
-                    &[]
-                } else {
-                    details
-                        .get_or_insert_with(|| subject(event).map(details_of).unwrap_or_default())
-                };
+                let details: &[String] = details
+                    .get_or_insert_with(|| subject(event).map(details_of).unwrap_or_default());
                 redact_quoting(
                     &rendered.event_type,
                     &mut rendered.data,
@@ -203,6 +199,11 @@ impl Webhooks {
                     disclose,
                     details,
                 );
+                // Disclosed now, and kept for an attempt made after they no longer are.
+                let quoted_details = match disclose.contact_details {
+                    true => details.to_vec(),
+                    false => Vec::new(),
+                };
                 let body = serde_json::to_string(&rendered)
                     .map_err(|x| DomainError::Internal(x.to_string()))?;
                 let d = Delivery {
@@ -216,6 +217,7 @@ impl Webhooks {
                     attempts: Vec::new(),
                     next_attempt_at: Some(Timestamp(now)),
                     created_at: Timestamp(now),
+                    quoted_details: Appended(quoted_details),
                 };
                 record::put(batch, &d)?;
                 if !woken.iter().any(|c| c.id == e.id) {

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::chat;
 use crate::receiver::TestReceiver;
-use crate::webhooks::{new_endpoint, spawn_webhook_app};
+use crate::webhooks::{deliveries_when, new_endpoint, spawn_webhook_app};
 
 #[tokio::test]
 async fn handover_and_lead_events_reach_a_receiver() {
@@ -103,6 +103,55 @@ async fn a_handover_summary_withholds_the_contacts_email_and_name_in_any_case() 
         summary.ends_with("\"agent please, I am Ida Moe\""),
         "disclosed details are left as written: {summary}"
     );
+}
+
+#[tokio::test]
+async fn a_redelivery_after_contact_details_were_turned_off_withholds_them_where_quoted() {
+    let app = spawn_webhook_app().await;
+    let first = TestReceiver::start().await;
+    let (id, _) = new_endpoint(
+        &app,
+        json!({"url": first.url, "events": ["handover.requested"], "include_content": true,
+            "include_contact_details": true}),
+    )
+    .await;
+    let contact =
+        json!({"phone": "+15550108888", "email": "jo.park@example.com", "name": "Jo Park"});
+    chat(
+        &app,
+        json!({"message": "a human please, I am Jo Park, jo.park@example.com", "contact": contact}),
+    )
+    .await;
+    let summary = first_summary(&first).await;
+    assert!(
+        summary.ends_with("\"a human please, I am Jo Park, jo.park@example.com\""),
+        "disclosed as written: {summary}"
+    );
+
+    // Content stays on; contact details go off, and the endpoint moves.
+    let second = TestReceiver::start().await;
+    let at = format!("/webhooks/{id}");
+    app.patch(
+        &at,
+        json!({"include_contact_details": false, "url": second.url}),
+    )
+    .await
+    .expect(200);
+    let d = deliveries_when(&app, &id, "delivered", |d| d[0]["status"] == "delivered").await;
+    app.post(
+        &format!("{at}/deliveries/{}/redeliver", d[0]["id"]),
+        json!({}),
+    )
+    .await
+    .expect(202);
+    let again = first_summary(&second).await;
+    assert!(
+        again.ends_with("\"a human please, I am [withheld], [withheld]\""),
+        "the handover record carries no email, yet the stored summary quoted it: {again}"
+    );
+    for detail in ["Jo Park", "jo.park@example.com", "5550108888"] {
+        assert!(!again.contains(detail), "{detail} was sent again: {again}");
+    }
 }
 
 #[tokio::test]
