@@ -191,6 +191,7 @@ async fn main() {
             },
             next_attempt_at: due_now.then_some(Timestamp(now)),
             created_at: Timestamp(now),
+            quoted_details: Default::default(),
         };
         pending += u64::from(due_now);
         record::put(&mut batch, &d).expect("put");
