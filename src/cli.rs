@@ -78,8 +78,15 @@ pub enum AdminAction {
         #[arg(long)]
         hipaa: bool,
     },
-    /// List workspaces.
-    ListWorkspaces,
+    /// List workspaces, newest first, a page at a time.
+    ListWorkspaces {
+        /// How many to list (1-100).
+        #[arg(long, default_value_t = 25)]
+        limit: u32,
+        /// The `next_cursor` of the previous page.
+        #[arg(long)]
+        starting_after: Option<String>,
+    },
     /// Issue another API key for a workspace.
     CreateApiKey {
         #[arg(long)]
@@ -168,7 +175,21 @@ impl AdminAction {
                 "/admin/workspaces".into(),
                 Some(json!({"name": name, "hipaa": hipaa})),
             ),
-            AdminAction::ListWorkspaces => (Method::GET, "/admin/workspaces".into(), None),
+            AdminAction::ListWorkspaces {
+                limit,
+                starting_after,
+            } => {
+                let mut query = form_urlencoded::Serializer::new(String::new());
+                query.append_pair("limit", &limit.to_string());
+                if let Some(cursor) = starting_after {
+                    query.append_pair("starting_after", cursor);
+                }
+                (
+                    Method::GET,
+                    format!("/admin/workspaces?{}", query.finish()),
+                    None,
+                )
+            }
             AdminAction::CreateApiKey { workspace } => (
                 Method::POST,
                 format!("/admin/workspaces/{workspace}/api-keys"),

@@ -74,6 +74,7 @@ impl ActorStats {
             messages_handled: self.handled.load(Ordering::Relaxed),
             last_active: chrono::DateTime::from_timestamp_millis(last)
                 .map(|t| crate::clock::rfc3339_millis::format(&t)),
+            last_active_ms: last,
         }
     }
 }
@@ -86,6 +87,9 @@ pub struct ActorSnapshot {
     pub mailbox_depth: i64,
     pub messages_handled: u64,
     pub last_active: Option<String>,
+    /// `last_active` in Unix milliseconds, to order by.
+    #[serde(skip)]
+    pub last_active_ms: i64,
 }
 
 /// The live actors of one kind, and how many of them started and stopped on their own.

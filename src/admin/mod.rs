@@ -30,9 +30,11 @@ use switchboard_actors::workspace::{
 };
 
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::extract::{ApiJson, NoFields};
+use crate::http::extract::{ApiJson, ApiQuery, NoFields};
 use crate::http::object::Obj;
-use crate::http::pagination::ListEnvelope;
+use crate::http::pagination::{
+    decode_place_cursor, page_by_place, ListEnvelope, PageParams, Place,
+};
 use crate::http::AppState;
 
 pub fn router(state: AppState) -> Router {
@@ -151,8 +153,32 @@ async fn create_workspace(
     ))
 }
 
-async fn list_workspaces(State(app): State<AppState>) -> Json<ListEnvelope<Obj<Workspace>>> {
-    Json(ListEnvelope::all(app.directory.workspaces()))
+/// Workspaces, newest first, a page at a time as the API's lists (`limit`, `starting_after`).
+async fn list_workspaces(
+    State(app): State<AppState>,
+    ApiQuery(q): ApiQuery<PageParams>,
+) -> ApiResult<Json<ListEnvelope<Obj<Workspace>>>> {
+    let limit = q.limit()?;
+    let after = q
+        .starting_after
+        .as_deref()
+        .map(decode_place_cursor)
+        .transpose()?;
+    let page = page_by_place(
+        app.directory.workspaces(),
+        |w| Place {
+            at_ms: w.created_at.0.timestamp_millis(),
+            id: w.id.as_str().as_bytes().to_vec(),
+        },
+        after.as_ref(),
+        limit,
+    );
+    Ok(Json(ListEnvelope {
+        object: "list",
+        data: page.data.into_iter().map(Obj).collect(),
+        has_more: page.has_more,
+        next_cursor: page.next_cursor,
+    }))
 }
 
 async fn create_api_key(
@@ -406,14 +432,34 @@ async fn prometheus(State(app): State<AppState>) -> Response {
         .into_response()
 }
 
-/// Live actors with their kind, key, mailbox depth, messages handled and last activity.
-async fn list_actors(State(app): State<AppState>) -> Json<serde_json::Value> {
+/// Live actors with their kind, key, mailbox depth, messages handled and last activity,
+/// most recently active first, a page at a time (`limit`, `starting_after`). Actors move
+/// up the list as they work, so a walk over pages is a view of a moving list.
+async fn list_actors(
+    State(app): State<AppState>,
+    ApiQuery(q): ApiQuery<PageParams>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let limit = q.limit()?;
+    let after = q
+        .starting_after
+        .as_deref()
+        .map(decode_place_cursor)
+        .transpose()?;
     let mut actors = app.registry.book().snapshot();
     actors.extend(app.dispatcher.book().snapshot());
     actors.extend(app.relays.book().snapshot());
-    actors.sort_by(|a, b| b.last_active.cmp(&a.last_active));
+    let page = page_by_place(
+        actors,
+        |a| Place {
+            at_ms: a.last_active_ms,
+            id: format!("{}/{}", a.kind, a.key).into_bytes(),
+        },
+        after.as_ref(),
+        limit,
+    );
     let node = app.store.cluster().map(|c| c.node().id.clone());
-    let data: Vec<serde_json::Value> = actors
+    let data: Vec<serde_json::Value> = page
+        .data
         .into_iter()
         .map(|a| {
             let mut v = serde_json::to_value(a).unwrap_or_default();
@@ -424,9 +470,12 @@ async fn list_actors(State(app): State<AppState>) -> Json<serde_json::Value> {
             v
         })
         .collect();
-    Json(
-        serde_json::json!({"object": "list", "data": data, "has_more": false, "next_cursor": null}),
-    )
+    Ok(Json(serde_json::json!({
+        "object": "list",
+        "data": data,
+        "has_more": page.has_more,
+        "next_cursor": page.next_cursor,
+    })))
 }
 
 /// Counts and last-minute traffic of one workspace.

@@ -111,29 +111,58 @@ impl<S: Send + Sync> FromRequestParts<S> for Paging {
     }
 }
 
-/// A place in the member list, which runs newest membership first (then by user id,
-/// highest first). A cursor names a place, not a member, so it stays good when the member
-/// it came from leaves.
+/// A place in a list that runs newest first by time, then by id (highest first): the
+/// member list (membership time, user id) and the operator's workspace list (creation
+/// time, workspace id). A cursor names a place, not an item, so it stays good when the
+/// item it came from leaves the list.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct MemberPlace {
-    pub joined_ms: i64,
-    pub user: Vec<u8>,
+pub struct Place {
+    pub at_ms: i64,
+    pub id: Vec<u8>,
 }
 
 /// The cursor's fixed-width head (`m1:` and 14 digits of milliseconds, then `:`) is 18
 /// bytes, six whole base64 groups, so the document can state the cursor's form exactly.
-const MEMBER_CURSOR_HEAD: usize = 18;
+const PLACE_CURSOR_HEAD: usize = 18;
 
-/// base64url (no padding) of `m1:<joined, 14-digit ms>:<user id>`.
-pub fn encode_member_cursor(place: &MemberPlace) -> String {
-    let mut text = format!("m1:{:014}:", place.joined_ms).into_bytes();
-    text.extend_from_slice(&place.user);
+/// base64url (no padding) of `m1:<time, 14-digit ms>:<id>`.
+pub fn encode_place_cursor(place: &Place) -> String {
+    let mut text = format!("m1:{:014}:", place.at_ms).into_bytes();
+    text.extend_from_slice(&place.id);
     URL_SAFE_NO_PAD.encode(text)
+}
+
+/// One page of `items` (in any order) placed by `place`: newest first, after the place
+/// `after` when given.
+pub fn page_by_place<T>(
+    items: Vec<T>,
+    place: impl Fn(&T) -> Place,
+    after: Option<&Place>,
+    limit: usize,
+) -> ListEnvelope<T> {
+    let mut placed: Vec<(Place, T)> = items
+        .into_iter()
+        .map(|item| (place(&item), item))
+        .filter(|(at, _)| after.is_none_or(|after| at < after))
+        .collect();
+    placed.sort_by(|a, b| b.0.cmp(&a.0));
+    placed.truncate(limit + 1);
+    let has_more = placed.len() > limit;
+    placed.truncate(limit);
+    let next_cursor = has_more
+        .then(|| placed.last().map(|(at, _)| encode_place_cursor(at)))
+        .flatten();
+    ListEnvelope {
+        object: "list",
+        data: placed.into_iter().map(|(_, item)| item).collect(),
+        has_more,
+        next_cursor,
+    }
 }
 
 /// Any base64url text whose head is a member cursor's names a place; the rest is
 /// compared as bytes, whatever it spells (trailing bits of the last group are ignored).
-pub fn decode_member_cursor(cursor: &str) -> Result<MemberPlace, ApiError> {
+pub fn decode_place_cursor(cursor: &str) -> Result<Place, ApiError> {
     use base64::engine::{
         general_purpose::GeneralPurpose, DecodePaddingMode, GeneralPurposeConfig,
     };
@@ -146,15 +175,15 @@ pub fn decode_member_cursor(cursor: &str) -> Result<MemberPlace, ApiError> {
     );
     let bytes = LENIENT.decode(cursor).ok();
     bytes
-        .filter(|b| b.len() >= MEMBER_CURSOR_HEAD)
+        .filter(|b| b.len() >= PLACE_CURSOR_HEAD)
         .and_then(|b| {
-            let (head, user) = b.split_at(MEMBER_CURSOR_HEAD);
+            let (head, id) = b.split_at(PLACE_CURSOR_HEAD);
             let digits = head.strip_prefix(b"m1:")?.strip_suffix(b":")?;
             digits.iter().all(u8::is_ascii_digit).then_some(())?;
-            let joined_ms = std::str::from_utf8(digits).ok()?.parse().ok()?;
-            Some(MemberPlace {
-                joined_ms,
-                user: user.to_vec(),
+            let at_ms = std::str::from_utf8(digits).ok()?.parse().ok()?;
+            Some(Place {
+                at_ms,
+                id: id.to_vec(),
             })
         })
         .ok_or_else(|| ApiError::bad_request("starting_after is not a cursor from this list"))
@@ -184,13 +213,13 @@ mod tests {
 
     #[test]
     fn a_member_cursor_names_a_place_and_orders_by_time_then_user() {
-        let place = |joined_ms, user: &str| MemberPlace {
-            joined_ms,
-            user: user.as_bytes().to_vec(),
+        let place = |at_ms, user: &str| Place {
+            at_ms,
+            id: user.as_bytes().to_vec(),
         };
-        let cursor = encode_member_cursor(&place(1_764_000_000_000, "usr_b"));
+        let cursor = encode_place_cursor(&place(1_764_000_000_000, "usr_b"));
         assert_eq!(
-            decode_member_cursor(&cursor).unwrap(),
+            decode_place_cursor(&cursor).unwrap(),
             place(1_764_000_000_000, "usr_b")
         );
         assert!(place(1, "usr_z") < place(2, "usr_a"), "time first");
@@ -202,10 +231,10 @@ mod tests {
             "m1:00000000000000",
         ] {
             assert!(
-                decode_member_cursor(&URL_SAFE_NO_PAD.encode(forged)).is_err(),
+                decode_place_cursor(&URL_SAFE_NO_PAD.encode(forged)).is_err(),
                 "{forged}"
             );
         }
-        assert!(decode_member_cursor("a").is_err(), "no base64 text");
+        assert!(decode_place_cursor("a").is_err(), "no base64 text");
     }
 }

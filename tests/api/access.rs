@@ -602,6 +602,51 @@ async fn listing_workspaces_returns_a_list_of_every_workspace_without_keys() {
     }
 }
 
+#[tokio::test]
+async fn the_workspace_list_pages_newest_first_with_cursors() {
+    let app = spawn_app().await;
+    let mut made = vec![app.workspace_id.as_str().to_string()];
+    for name in ["B", "C", "D", "E"] {
+        made.push(app.new_workspace(name).await.0);
+    }
+    let page = |query: String| {
+        let list = app.admin_call(Method::GET, &format!("/admin/workspaces{query}"));
+        async move { list.send().await }
+    };
+    let mut seen = Vec::new();
+    let mut query = "?limit=2".to_string();
+    loop {
+        let r = page(query.clone()).await.ok();
+        let data = r["data"].as_array().unwrap();
+        assert!(data.len() <= 2, "{r}");
+        seen.extend(data.iter().map(|w| w["id"].as_str().unwrap().to_string()));
+        if r["has_more"] == false {
+            assert_eq!(r["next_cursor"], Value::Null);
+            break;
+        }
+        query = format!(
+            "?limit=2&starting_after={}",
+            r["next_cursor"].as_str().unwrap()
+        );
+    }
+    made.reverse();
+    assert_eq!(seen, made, "every workspace once, newest first");
+
+    // The default page is 25; limits and cursors are checked as on the API's lists.
+    assert_eq!(
+        page(String::new()).await.ok()["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    assert_eq!(page("?limit=0".into()).await.status, 422);
+    assert_eq!(page("?limit=101".into()).await.status, 422);
+    let bad = page("?starting_after=nope".into()).await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.body["error"]["code"], "invalid_request");
+}
+
 // --- CLI --------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -622,6 +667,15 @@ async fn the_cli_creates_a_workspace_prints_it_as_json_and_lists_it() {
     let data = list["data"].as_array().unwrap();
     let listed = data.iter().any(|w| w["id"] == id && w["name"] == "Acme");
     assert!(listed, "{list}");
+
+    // A page at a time: the newest first, then the rest after its cursor.
+    let first = cli_json(&app, "list-workspaces --limit 1").await;
+    assert_eq!(first["data"][0]["id"], id);
+    assert_eq!(first["has_more"], true);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let rest = cli_json(&app, &format!("list-workspaces --starting-after {cursor}")).await;
+    assert_eq!(rest["data"][0]["id"], app.workspace_id.as_str());
+    assert_eq!(rest["has_more"], false);
 }
 
 #[tokio::test]

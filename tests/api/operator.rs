@@ -136,6 +136,46 @@ async fn idempotent_replays_and_conflicts_are_counted() {
 }
 
 #[tokio::test]
+async fn live_actors_are_listed_a_page_at_a_time_most_recently_active_first() {
+    let app = spawn_app().await;
+    let mut workspaces = vec![app.workspace_id.as_str().to_string()];
+    for name in ["B", "C"] {
+        workspaces.push(app.new_workspace(name).await.0);
+    }
+    // Each workspace's actor works once, a little apart, oldest first.
+    for (n, ws) in workspaces.iter().enumerate() {
+        let path = format!("/admin/workspaces/{ws}/stats");
+        app.admin_call(Method::GET, &path).send().await.expect(200);
+        if n + 1 < workspaces.len() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+    let list = |query: String| {
+        let req = app.admin_call(Method::GET, &format!("/admin/actors{query}"));
+        async move { req.send().await }
+    };
+    let first = list("?limit=1".into()).await.ok();
+    assert_eq!(first["data"].as_array().unwrap().len(), 1);
+    assert_eq!(first["data"][0]["key"], workspaces[2].as_str(), "{first}");
+    assert_eq!(first["has_more"], true);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let rest = list(format!("?limit=100&starting_after={cursor}"))
+        .await
+        .ok();
+    let keys: Vec<&str> = rest["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "workspace")
+        .map(|a| a["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, [workspaces[1].as_str(), workspaces[0].as_str()]);
+    assert_eq!(rest["has_more"], false);
+    assert_eq!(list("?limit=0".into()).await.status, 422);
+    assert_eq!(list("?starting_after=x".into()).await.status, 400);
+}
+
+#[tokio::test]
 async fn live_actors_are_listed_with_depth_handled_count_and_last_activity() {
     let app = spawn_app().await;
     app.post("/tags", json!({"name": "x"})).await.expect(201);

@@ -683,33 +683,33 @@ mod tests {
 
     #[test]
     fn the_user_cursor_pattern_states_exactly_what_the_member_list_takes() {
-        use crate::http::pagination::{decode_member_cursor, encode_member_cursor, MemberPlace};
+        use crate::http::pagination::{decode_place_cursor, encode_place_cursor, Place};
         let pattern = jsonschema::validator_for(&json!({"type": "string", "pattern": USER_CURSOR}))
             .expect("valid pattern");
-        for (joined_ms, user) in [
+        for (at_ms, user) in [
             (0, "usr_a"),
             (1_764_000_000_123, "usr_0123456789abcdef0123456789abcdef"),
             (99_999_999_999_999, "usr_ab"),
             (1_764_000_000_123, "usr_abc"),
         ] {
-            let place = MemberPlace {
-                joined_ms,
-                user: user.as_bytes().to_vec(),
+            let place = Place {
+                at_ms,
+                id: user.as_bytes().to_vec(),
             };
-            let cursor = encode_member_cursor(&place);
+            let cursor = encode_place_cursor(&place);
             assert!(pattern.is_valid(&json!(cursor)), "{cursor}");
-            assert_eq!(decode_member_cursor(&cursor).unwrap(), place);
+            assert_eq!(decode_place_cursor(&cursor).unwrap(), place);
         }
         // Every string of the pattern's form is a place, whatever its tail spells: the
         // tail's lengths, its last group's stray bits, and the digits 8 and 9 in the head.
-        let head = encode_member_cursor(&MemberPlace {
-            joined_ms: 98_989_898_989_898,
-            user: b"usr".to_vec(),
+        let head = encode_place_cursor(&Place {
+            at_ms: 98_989_898_989_898,
+            id: b"usr".to_vec(),
         });
         for tail in ["X-", "X__", "X_-_", "XAAAAA", "XAAAAAA", "XAAAAAAA"] {
             let cursor = format!("{head}{tail}");
             assert!(pattern.is_valid(&json!(cursor)), "{cursor}");
-            assert!(decode_member_cursor(&cursor).is_ok(), "{cursor}");
+            assert!(decode_place_cursor(&cursor).is_ok(), "{cursor}");
         }
         for refused in [
             "garbage".to_string(),

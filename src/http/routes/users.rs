@@ -14,7 +14,7 @@ use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_string_id, ApiQuery};
 use crate::http::object::{ApiObject, Obj};
 use crate::http::pagination::{
-    decode_member_cursor, encode_member_cursor, ListEnvelope, MemberPlace, PageParams,
+    decode_place_cursor, page_by_place, ListEnvelope, PageParams, Place,
 };
 use crate::http::AppState;
 
@@ -52,10 +52,10 @@ fn view(app: &AppState, m: Membership) -> Option<UserView> {
 }
 
 /// Where a member stands in the list: the cursor's key, to the millisecond.
-fn place(m: &Membership) -> MemberPlace {
-    MemberPlace {
-        joined_ms: m.created_at.0.timestamp_millis(),
-        user: m.user_id.as_str().as_bytes().to_vec(),
+fn place(m: &Membership) -> Place {
+    Place {
+        at_ms: m.created_at.0.timestamp_millis(),
+        id: m.user_id.as_str().as_bytes().to_vec(),
     }
 }
 
@@ -72,32 +72,20 @@ async fn list_users(
     let after = q
         .starting_after
         .as_deref()
-        .map(decode_member_cursor)
+        .map(decode_place_cursor)
         .transpose()?;
-    let mut members: Vec<(MemberPlace, Membership)> = app
+    let members: Vec<(Place, UserView)> = app
         .directory
         .members(&ws.id)
         .into_iter()
-        .map(|m| (place(&m), m))
+        .filter_map(|m| Some((place(&m), view(&app, m)?)))
         .collect();
-    members.sort_by(|a, b| b.0.cmp(&a.0));
-    let mut page: Vec<(MemberPlace, UserView)> = members
-        .into_iter()
-        .filter(|(at, _)| after.as_ref().is_none_or(|after| at < after))
-        .filter_map(|(at, m)| Some((at, view(&app, m)?)))
-        .take(limit + 1)
-        .collect();
-    let has_more = page.len() > limit;
-    page.truncate(limit);
-    let next_cursor = has_more
-        .then(|| page.last().map(|(at, _)| encode_member_cursor(at)))
-        .flatten();
-    let data: Vec<UserView> = page.into_iter().map(|(_, user)| user).collect();
+    let page = page_by_place(members, |(at, _)| at.clone(), after.as_ref(), limit);
     Ok(Json(ListEnvelope {
         object: "list",
-        data: data.into_iter().map(Obj).collect(),
-        has_more,
-        next_cursor,
+        data: page.data.into_iter().map(|(_, user)| Obj(user)).collect(),
+        has_more: page.has_more,
+        next_cursor: page.next_cursor,
     }))
 }
 
