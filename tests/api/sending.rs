@@ -292,6 +292,31 @@ async fn a_failing_relay_is_tried_three_times_then_the_message_fails_and_a_succe
     assert_eq!(record, channel_of(&app, channel).await);
 }
 
+/// A relay retry goes out when it falls due, not at the relay actor's next periodic look
+/// (here 5 s apart, against a ladder of 300 ms).
+#[tokio::test]
+async fn a_relay_retry_goes_out_when_it_falls_due_between_two_periodic_looks() {
+    let app = spawn_app_with(|s| {
+        fast_relays(s);
+        s.webhooks.tick = Duration::from_secs(5);
+        s.relay_retry_delays = vec![Duration::from_millis(300); 2];
+    })
+    .await;
+    let relay = TestReceiver::start().await;
+    relay.respond_with(500);
+    connect(&app, "chan_c", &relay.url).await;
+    let c = conversation(&app, "chan_c").await;
+    let started = std::time::Instant::now();
+    let m = team_reply(&app, c, "on time?").await;
+    message_when(&app, c, &m, "failed").await;
+    assert_eq!(relay.received().len(), 3);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(4),
+        "three attempts 300 ms apart took {took:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_401_disconnects_at_once_without_retries_and_tells_it_once() {
     let app = spawn_relay_app().await;

@@ -123,6 +123,9 @@ pub struct EndpointState {
     last_message: Instant,
     /// Stopping with the service: no new attempts start.
     draining: bool,
+    /// The due time (Unix ms) a wake-up of its own is armed for (see
+    /// [`EndpointState::wake_when_next_due`]).
+    woken_for: Option<i64>,
 }
 
 impl Actor for EndpointActor {
@@ -154,6 +157,7 @@ impl Actor for EndpointActor {
             seen_up_to: 0,
             last_message: Instant::now(),
             draining: false,
+            woken_for: None,
         };
         state.load_new()?;
         Ok(state)
@@ -171,6 +175,7 @@ impl Actor for EndpointActor {
             state.last_message = started;
         }
         let outcome = state.handle(&myself, msg).await;
+        state.wake_when_next_due(&myself);
         if state.draining && state.in_flight.is_empty() && state.finished.is_empty() {
             myself.stop(Some("drained".into()));
         }
@@ -238,6 +243,27 @@ impl EndpointState {
 
     fn store(&self) -> &crate::store::Store {
         &self.store
+    }
+
+    /// The periodic tick finds a retry up to a tick after it falls due; the next retry
+    /// due within two ticks gets a wake-up of its own at its time, so that it goes out
+    /// when its `next_attempt_at` says.
+    fn wake_when_next_due(&mut self, myself: &ActorRef<EndpointMsg>) {
+        let Some(&(due, _)) = self.queue.first() else {
+            return;
+        };
+        if self.woken_for == Some(due) {
+            return;
+        }
+        let wait = due.saturating_sub(self.ctx.now().timestamp_millis());
+        let horizon = 2 * self.ctx.settings().tick.as_millis() as i64;
+        if wait <= 0 || wait > horizon {
+            return;
+        }
+        self.woken_for = Some(due);
+        myself.send_after(std::time::Duration::from_millis(wait as u64), || {
+            EndpointMsg::Tick
+        });
     }
 
     /// Picks up deliveries committed since the last look, from the pending index.

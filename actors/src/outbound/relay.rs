@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
@@ -63,6 +63,9 @@ pub struct RelayState {
     seen_up_to: u64,
     /// Stopping with the service: no new sends start.
     draining: bool,
+    /// The due time (Unix ms) a wake-up of its own is armed for (see
+    /// [`RelayState::wake_when_next_due`]).
+    woken_for: Option<i64>,
 }
 
 impl Actor for RelayActor {
@@ -85,6 +88,7 @@ impl Actor for RelayActor {
             in_flight: HashSet::new(),
             seen_up_to: 0,
             draining: false,
+            woken_for: None,
         };
         state.load_new()?;
         state.send_due(&myself);
@@ -115,6 +119,7 @@ impl Actor for RelayActor {
         }
         if !state.draining {
             state.send_due(&myself);
+            state.wake_when_next_due(&myself);
         } else if state.in_flight.is_empty() {
             myself.stop(Some("drained".into()));
         }
@@ -138,6 +143,28 @@ impl RelayState {
             self.pending.insert(send.message_id, send);
         }
         Ok(())
+    }
+
+    /// The periodic tick finds a retry up to a tick after it falls due; the next retry
+    /// due within two ticks gets a wake-up of its own at its time.
+    fn wake_when_next_due(&mut self, myself: &ActorRef<RelayMsg>) {
+        let now = self.ctx.now().timestamp_millis();
+        let Some(due) = self
+            .pending
+            .values()
+            .filter(|s| !self.in_flight.contains(&s.message_id))
+            .filter_map(|s| s.next_attempt_at.map(|t| t.timestamp_millis()))
+            .filter(|&due| due > now)
+            .min()
+        else {
+            return;
+        };
+        let horizon = 2 * self.ctx.settings.tick.as_millis() as i64;
+        if self.woken_for == Some(due) || due - now > horizon {
+            return;
+        }
+        self.woken_for = Some(due);
+        myself.send_after(Duration::from_millis((due - now) as u64), || RelayMsg::Tick);
     }
 
     fn send_due(&mut self, myself: &ActorRef<RelayMsg>) {

@@ -175,3 +175,36 @@ async fn a_refused_connection_counts_as_a_failure_and_is_retried() {
     .await;
     assert_eq!(e["status"], "active");
 }
+
+/// A retry goes out at its `next_attempt_at`, not at the endpoint's next periodic look
+/// (here 5 s apart, against a ladder of 300 ms).
+#[tokio::test]
+async fn a_retry_goes_out_when_it_falls_due_between_two_periodic_looks() {
+    let app = spawn_webhook_app_with(|s| {
+        s.webhooks.tick = Duration::from_secs(5);
+        s.webhooks.retry_delays = vec![Duration::from_millis(300); 6];
+    })
+    .await;
+    let rx = TestReceiver::start().await;
+    rx.respond_with(500);
+    let (id, _) = hook(&app, &rx.url, &["tag.*"]).await;
+    new_tag(&app, &app.key, "on time").await;
+    rx.wait_for(3).await;
+    let d = deliveries_when(&app, &id, "three attempts", |d| {
+        d[0]["attempt_count"].as_u64() >= Some(3)
+    })
+    .await;
+    let at = |n: usize| {
+        let text = d[0]["attempts"][n]["at"].as_str().unwrap();
+        chrono::DateTime::parse_from_rfc3339(text).unwrap()
+    };
+    for n in 1..3 {
+        let gap = (at(n) - at(n - 1)).num_milliseconds();
+        assert!(
+            (300..2_500).contains(&gap),
+            "attempt {} came {gap} ms after the one before: {}",
+            n + 1,
+            d[0]
+        );
+    }
+}
