@@ -1,9 +1,11 @@
 //! Write-to-delivery correlation. Every webhook write (POST /tags) carries a tag name
-//! made unique by a number ([`tag_name`]); the server copies the tag into the event's
-//! `data`, so each delivery names the write that caused it. The ledger keeps each
+//! made unique by the run's marker and a number ([`tag_name`]); the server copies the
+//! tag into the event's `data`, so each delivery names the write that caused it, and a
+//! late event of an earlier run names no write of this one. The ledger keeps each
 //! write's send time, whether the server accepted it, and whether its event arrived:
 //! write-to-delivery latency runs from the write's send time to the delivery's arrival.
-//! An event id seen again (a redelivery) counts once.
+//! An event id seen again (a redelivery) counts once. Requests whose signature does not
+//! verify are only counted, as rejected.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -16,14 +18,19 @@ use super::stats::{Latencies, Latency};
 /// Tag names written by the load tester start with this.
 const TAG_PREFIX: &str = "load ";
 
-/// The tag name of webhook write number `n`.
-pub fn tag_name(n: u64) -> String {
-    format!("{TAG_PREFIX}{n}")
+/// The tag name of webhook write number `n` of the run marked `run`.
+pub fn tag_name(run: &str, n: u64) -> String {
+    format!("{TAG_PREFIX}{run} {n}")
 }
 
-/// The write number a tag name carries, if the load tester wrote it.
-pub fn write_number(tag_name: &str) -> Option<u64> {
-    tag_name.strip_prefix(TAG_PREFIX)?.parse().ok()
+/// The write number a tag name carries, if the run marked `run` wrote it.
+pub fn write_number(run: &str, tag_name: &str) -> Option<u64> {
+    tag_name
+        .strip_prefix(TAG_PREFIX)?
+        .strip_prefix(run)?
+        .strip_prefix(' ')?
+        .parse()
+        .ok()
 }
 
 /// One webhook write as far as it went.
@@ -41,8 +48,10 @@ pub struct Ledger {
     writes: HashMap<u64, Write>,
     event_ids: HashSet<String>,
     latencies: Latencies,
-    /// Every POST the receiver got, duplicates and strangers included.
+    /// Every correctly signed POST the receiver got, duplicates and strangers included.
     received: u64,
+    /// POSTs without a valid signature: counted here and nowhere else.
+    rejected: u64,
     accepted: u64,
     delivered: u64,
     /// Accepted and not yet delivered.
@@ -102,6 +111,11 @@ impl Ledger {
         }
     }
 
+    /// A POST whose signature is missing or does not verify arrived.
+    pub fn rejected(&mut self) {
+        self.rejected += 1;
+    }
+
     /// Accepted writes whose event has not arrived.
     pub fn undelivered(&self) -> u64 {
         self.owed
@@ -115,6 +129,7 @@ impl Ledger {
             undelivered: self.undelivered(),
             duplicates: self.duplicates,
             unmatched: self.unmatched,
+            rejected: self.rejected,
             latency: self.latencies.summary(),
         }
     }
@@ -123,7 +138,7 @@ impl Ledger {
 /// What the deliveries came to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct DeliverySummary {
-    /// Every POST the receiver got, duplicates included.
+    /// Every correctly signed POST the receiver got, duplicates included.
     pub received: u64,
     /// Webhook writes the server answered 201.
     pub writes_accepted: u64,
@@ -133,8 +148,11 @@ pub struct DeliverySummary {
     pub undelivered: u64,
     /// Deliveries of an event already received.
     pub duplicates: u64,
-    /// Deliveries that named no write of this run.
+    /// Signed deliveries that named no write of this run.
     pub unmatched: u64,
+    /// POSTs refused for a missing or bad signature (or an endpoint this run did not
+    /// make); not deliveries, duplicates or unmatched.
+    pub rejected: u64,
     /// From the write's send time to the delivery's arrival.
     pub latency: Latency,
 }
@@ -162,6 +180,10 @@ impl Deliveries {
         self.with(|l| l.delivered(event_id, n, at));
     }
 
+    pub fn rejected(&self) {
+        self.with(|l| l.rejected());
+    }
+
     pub fn undelivered(&self) -> u64 {
         self.with(|l| l.undelivered())
     }
@@ -186,10 +208,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tag_names_carry_their_write_number() {
-        assert_eq!(write_number(&tag_name(42)), Some(42));
-        assert_eq!(write_number("load x"), None);
-        assert_eq!(write_number("VIP"), None);
+    fn tag_names_carry_their_write_number_for_their_own_run_only() {
+        assert_eq!(write_number("a1b2", &tag_name("a1b2", 42)), Some(42));
+        assert_eq!(write_number("a1b2", &tag_name("ffff", 42)), None);
+        assert_eq!(write_number("a1b2", "load 42"), None);
+        assert_eq!(write_number("a1b2", "load a1b2 x"), None);
+        assert_eq!(write_number("a1b2", "VIP"), None);
     }
 
     #[test]
@@ -231,8 +255,10 @@ mod tests {
         l.delivered(None, Some(7), t0 + Duration::from_secs(9));
         l.delivered(Some("evt_y"), None, t0);
         l.delivered(Some("evt_z"), Some(999), t0);
+        l.rejected();
         let s = l.summary();
         assert_eq!(s.received, 5);
+        assert_eq!(s.rejected, 1);
         assert_eq!((s.writes_accepted, s.delivered, s.undelivered), (1, 1, 0));
         assert_eq!((s.duplicates, s.unmatched), (2, 2));
         assert_eq!(s.latency.max_ms, 3.0);

@@ -5,7 +5,8 @@
 //! It never starts a server: it measures what is deployed. The steps, one module each:
 //! - [`args`]: the command line, the request mix and the mode;
 //! - [`plan`]: bootstrap through the operator API (workspaces), then the public API
-//!   (webhook endpoints pointing at [`receiver`], seeded contacts);
+//!   (webhook endpoints pointing at [`receiver`], seeded contacts); the endpoints are
+//!   deleted again at the end;
 //! - [`traffic`]: how each request class is built and sent;
 //! - [`run`]: closed-loop phases: a GET /health baseline then the mixed run, or with
 //!   `--phases` each class alone; paced per workspace when the server has a budget, as
@@ -67,6 +68,10 @@ impl std::error::Error for LoadtestError {}
 /// how far past the deadline a run can go.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The shortest phase of `--phases` that measures anything: less, and the server's CPU
+/// reading (10 ms steps) and a handful of requests say nothing.
+const MIN_PHASE: Duration = Duration::from_millis(200);
+
 /// Bootstraps, runs, and prints the report on stdout (notes and progress on stderr).
 pub async fn run(args: LoadtestArgs) -> Result<(), LoadtestError> {
     let report = execute(&args).await?;
@@ -99,7 +104,11 @@ pub async fn execute(args: &LoadtestArgs) -> Result<Report, LoadtestError> {
     let say = |note: &str| eprintln!("switchboard loadtest: {note}");
     let plan = plan::bootstrap(args, &client, progress, &say).await?;
     let traffic = Arc::new(Traffic::new(&plan, client.clone(), &args.api_url));
-    let probe = UsageProbe::new(client, &args.operator.admin_url, &args.operator.admin_token);
+    let probe = UsageProbe::new(
+        client.clone(),
+        &args.operator.admin_url,
+        &args.operator.admin_token,
+    );
     let deliveries = plan.receiver.as_ref().map(|r| r.deliveries.as_ref());
     let drain = args.drain();
     let (phases, open_loop, drain_secs) = match &mode {
@@ -167,6 +176,13 @@ pub async fn execute(args: &LoadtestArgs) -> Result<Report, LoadtestError> {
     if out.phases.iter().any(|p| p.consumed.server_cpu_s.is_none()) {
         notes.push(probe.note());
     }
+    // After the drain and the last CPU reading: the run's endpoints go, their receiver
+    // with them.
+    let api = args.api_url.trim_end_matches('/');
+    if let Some(note) = plan::remove_endpoints(&client, api, &plan.workspaces).await {
+        say(&note);
+        notes.push(note);
+    }
     Ok(Report::build(args, &plan, &out, notes))
 }
 
@@ -185,13 +201,22 @@ fn check(args: &LoadtestArgs) -> Result<(), LoadtestError> {
                 "--duration must be at least 500ms (the first 20% is the health baseline)",
             ));
         }
-        Mode::Phases(classes)
-            if args.duration < Duration::from_millis(200) * (classes.len() as u32) =>
-        {
-            return Err(LoadtestError::new(format!(
-                "--duration must give each of the {} phases at least 200ms",
-                classes.len()
-            )));
+        Mode::Phases(classes) => {
+            let phases = classes.len() as u32 * args.rounds.max(1);
+            let each = args.duration / phases.max(1);
+            if each < MIN_PHASE {
+                return Err(LoadtestError::new(format!(
+                    "--duration {} gives each of the {phases} phases ({} classes x {} \
+                     rounds) {}; each needs at least {}: give --duration {} or more, or \
+                     fewer --rounds",
+                    humantime::format_duration(args.duration),
+                    classes.len(),
+                    args.rounds.max(1),
+                    humantime::format_duration(Duration::from_millis(each.as_millis() as u64)),
+                    humantime::format_duration(MIN_PHASE),
+                    humantime::format_duration(MIN_PHASE * phases)
+                )));
+            }
         }
         Mode::OpenLoop(o) if o.requests.is_none() && args.duration.is_zero() => {
             return Err(LoadtestError::new(

@@ -1,7 +1,8 @@
 //! The open loop (`--rate`): one dispatcher walks the [`Schedule`] and starts each
 //! request at its due time in a task of its own, whether or not earlier requests were
 //! answered, so a slow server meets the same offered load instead of slowing the load
-//! tester down. Workspaces take turns; classes come from `--mix`.
+//! tester down. Workspaces take turns ([`Turns`]: a noisy one ten times as many as a
+//! quiet one); classes come from `--mix`.
 //!
 //! At most `--max-in-flight` requests are unanswered at once: a request whose time
 //! comes while that many are out is skipped and counted, so the load tester never runs
@@ -24,6 +25,52 @@ use super::schedule::{Schedule, LATE_AFTER};
 use super::stats::{Dice, Recorder};
 use super::traffic::{Load, Sent, Traffic};
 use super::usage::{Consumed, UsageProbe};
+
+/// How many turns a noisy workspace gets for a quiet one's one: `--noisy` means ten
+/// times the rate, here as in the closed loop.
+pub const NOISY_WEIGHT: usize = 10;
+
+/// Which workspace each scheduled request goes to. In every cycle each quiet workspace
+/// has one turn and each noisy one [`NOISY_WEIGHT`], so a noisy workspace gets ten times
+/// a quiet one's share of the offered rate. The first `noisy` workspaces are the noisy
+/// ones, as the bootstrap makes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turns {
+    workspaces: usize,
+    noisy: usize,
+}
+
+impl Turns {
+    pub fn new(workspaces: usize, noisy: usize) -> Self {
+        let workspaces = workspaces.max(1);
+        Self {
+            workspaces,
+            noisy: noisy.min(workspaces),
+        }
+    }
+
+    /// Turns in one cycle.
+    fn cycle(&self) -> u64 {
+        (self.workspaces - self.noisy + self.noisy * NOISY_WEIGHT) as u64
+    }
+
+    /// The workspace of scheduled request `i`: the noisy ones' turns first, in rotation,
+    /// then one turn for each quiet one.
+    pub fn workspace(&self, i: u64) -> usize {
+        let slot = (i % self.cycle()) as usize;
+        let noisy_slots = self.noisy * NOISY_WEIGHT;
+        if slot < noisy_slots {
+            slot % self.noisy
+        } else {
+            self.noisy + slot - noisy_slots
+        }
+    }
+
+    /// The requests per second one quiet workspace gets out of `rate`.
+    pub fn quiet_share(&self, rate: u32) -> f64 {
+        f64::from(rate) / self.cycle() as f64
+    }
+}
 
 /// An open-loop run and what it needs.
 pub struct OpenLoopRun<'a> {
@@ -68,7 +115,8 @@ impl OpenLoopRun<'_> {
         let mut recorder = Recorder::new(seed(4000));
         let mut tasks: JoinSet<Sent> = JoinSet::new();
         let load = Load::Mix(mix);
-        let workspaces = traffic.workspaces.len().max(1);
+        let noisy = traffic.workspaces.iter().filter(|w| w.noisy).count();
+        let turns = Turns::new(traffic.workspaces.len(), noisy);
         let mut worst_lag = Duration::ZERO;
         let started = Instant::now();
         let mut next = 0u64;
@@ -89,7 +137,7 @@ impl OpenLoopRun<'_> {
                         stats.peak_in_flight = stats.peak_in_flight.max(out as u32);
                         let class = load.pick(recorder.dice());
                         let traffic = traffic.clone();
-                        let w = (next % workspaces as u64) as usize;
+                        let w = turns.workspace(next);
                         let mut dice = Dice::new(recorder.dice().next_u64());
                         tasks.spawn(async move {
                             let sent = traffic.send(&traffic.workspaces[w], class, &mut dice).await;
@@ -141,5 +189,27 @@ impl OpenLoopRun<'_> {
 fn record(recorder: &mut Recorder, done: Result<Sent, tokio::task::JoinError>) {
     if let Ok(s) = done {
         recorder.record(s.class, s.group, s.outcome, s.latency);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turns_of(turns: Turns, requests: u64, workspaces: usize) -> Vec<u64> {
+        let mut got = vec![0; workspaces];
+        for i in 0..requests {
+            got[turns.workspace(i)] += 1;
+        }
+        got
+    }
+
+    #[test]
+    fn a_noisy_workspace_gets_ten_turns_for_a_quiet_ones_one() {
+        assert_eq!(turns_of(Turns::new(2, 1), 110, 2), [100, 10]);
+        assert_eq!(turns_of(Turns::new(4, 2), 220, 4), [100, 100, 10, 10]);
+        assert_eq!(turns_of(Turns::new(3, 0), 9, 3), [3, 3, 3], "round robin");
+        assert_eq!(turns_of(Turns::new(1, 1), 5, 1), [5]);
+        assert_eq!(Turns::new(2, 1).quiet_share(110), 10.0);
     }
 }

@@ -1,7 +1,9 @@
 //! Bootstrap: everything the run needs before the clock starts. Workspaces come from the
 //! operator API, contacts are seeded through the public API (so reads and searches hit
 //! real records), and, for webhook writes, each workspace gets an endpoint that points at
-//! the load tester's own receiver.
+//! the load tester's own receiver. [`remove_endpoints`] deletes those endpoints at the
+//! end, since nothing will answer at the receiver's port once the run is over; the
+//! workspaces and their records stay (the operator API deletes no workspace).
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,10 @@ use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
 use super::args::{Class, LoadtestArgs, Mix};
+use super::open_loop::Turns;
 use super::receiver::Receiver;
+use super::run::seed;
+use super::stats::Dice;
 use super::LoadtestError;
 
 /// Seeded first names; a search asks for one of them, so every search finds contacts.
@@ -33,10 +38,15 @@ pub struct Workspace {
     pub contacts: Vec<u64>,
     /// Sends at 10x the budget.
     pub noisy: bool,
+    /// The id of the webhook endpoint made for the run's receiver, to delete at the end.
+    pub webhook_endpoint: Option<String>,
 }
 
 /// The outcome of the bootstrap.
 pub struct Plan {
+    /// A random marker of this run, in its tag names and its receiver's path, so that a
+    /// late delivery of an earlier run is never taken for one of this run.
+    pub run: String,
     pub workspaces: Vec<Workspace>,
     /// The mix actually run (webhook writes fold into writes when the server refuses
     /// our receiver).
@@ -68,9 +78,17 @@ async fn send_patiently(
     what: &str,
     build: impl Fn() -> RequestBuilder,
 ) -> Result<Answer, LoadtestError> {
-    const ATTEMPTS: u32 = 30;
+    send_with_attempts(what, 30, build).await
+}
+
+/// [`send_patiently`] with at most `attempts` tries.
+async fn send_with_attempts(
+    what: &str,
+    attempts: u32,
+    build: impl Fn() -> RequestBuilder,
+) -> Result<Answer, LoadtestError> {
     let mut last = String::new();
-    for _ in 0..ATTEMPTS {
+    for _ in 0..attempts {
         match build().send().await {
             Ok(r) => {
                 let status = r.status();
@@ -104,7 +122,7 @@ async fn send_patiently(
         }
     }
     Err(LoadtestError::new(format!(
-        "{what}: gave up after {ATTEMPTS} attempts: {last}"
+        "{what}: gave up after {attempts} attempts: {last}"
     )))
 }
 
@@ -179,13 +197,20 @@ pub async fn bootstrap(
     let count = args.workspaces as usize;
     let noisy = args.noisy as usize;
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+    let run = format!("{:08x}", Dice::new(seed(0)).next_u64() >> 32);
     let bar = progress_bar(progress, count as u64, "creating workspaces");
     let workspaces: Vec<Workspace> = futures::stream::iter(0..count)
         .map(|i| {
-            let (client, admin, token, stamp, bar) =
-                (client, &admin, &args.operator.admin_token, &stamp, &bar);
+            let (client, admin, token, stamp, run, bar) = (
+                client,
+                &admin,
+                &args.operator.admin_token,
+                &stamp,
+                &run,
+                &bar,
+            );
             async move {
-                let name = format!("loadtest {stamp} #{i}");
+                let name = format!("loadtest {stamp} {run} #{i}");
                 let a = send_patiently("creating a workspace", || {
                     client
                         .post(format!("{admin}/admin/workspaces"))
@@ -216,6 +241,7 @@ pub async fn bootstrap(
                     key: field("api_key")?,
                     contacts: Vec::new(),
                     noisy: i < noisy,
+                    webhook_endpoint: None,
                 };
                 bar.inc(1);
                 Ok::<_, LoadtestError>(ws)
@@ -252,7 +278,8 @@ pub async fn bootstrap(
         Some(n) => Some(n),
         None => server_budget,
     };
-    if args.noisy > 0 && budget.is_none() {
+    // An open loop shares its rate by weight, paced or not (see `Turns`).
+    if args.noisy > 0 && budget.is_none() && args.rate.is_none() {
         let note = "the server's rate limit is off and no --rate-budget was given: nothing is \
                     paced, so noisy workspaces send like quiet ones";
         say(note);
@@ -280,42 +307,86 @@ pub async fn bootstrap(
             say(&note);
             notes.push(note);
         }
+        let turns = Turns::new(count, noisy);
+        let quiet_per_minute = turns.quiet_share(rate) * 60.0;
+        if noisy > 0 && quiet_per_minute > f64::from(budget) {
+            let note = format!(
+                "at --rate {rate}/s each quiet workspace sends {quiet_per_minute:.0}/min, \
+                 above the budget of {budget}/min: quiet workspaces will get 429s too"
+            );
+            say(&note);
+            notes.push(note);
+        }
     }
 
-    // 4. Webhook endpoints subscribed to tag.created, pointing at our own receiver.
-    let mut mix = args.mix;
+    // 4. Webhook endpoints subscribed to tag.created, each pointing at its own path of
+    // our receiver (so the receiver knows which secret signs its deliveries).
+    let mut workspaces = workspaces;
+    let mut mix = args.mix();
     let mut receiver = None;
     if args.classes().contains(&Class::WebhookWrites) {
-        let r = Receiver::start().await?;
-        let a = create_endpoint(client, &api, &first.key, &r.url).await?;
+        let r = Receiver::start(&run).await?;
+        let a = create_endpoint(client, &api, &workspaces[0].key, &r.url_for(0)).await?;
         match a.status {
             StatusCode::CREATED => {
-                futures::stream::iter(workspaces.iter().skip(1))
-                    .map(|ws| create_endpoint(client, &api, &ws.key, &r.url))
-                    .buffer_unordered(CREATE_CONCURRENCY)
-                    .map(|a| match a {
-                        Ok(a) if a.status == StatusCode::CREATED => Ok(()),
-                        Ok(a) => Err(unexpected("creating a webhook endpoint", &a)),
-                        Err(e) => Err(e),
-                    })
-                    .try_collect::<Vec<()>>()
-                    .await?;
+                let made = endpoint_made(&a)?;
+                r.know_secret(0, made.secret);
+                workspaces[0].webhook_endpoint = Some(made.id);
+                let rest: Vec<Result<(usize, MadeEndpoint), LoadtestError>> =
+                    futures::stream::iter(workspaces.iter().enumerate().skip(1))
+                        .map(|(i, ws)| {
+                            let (api, url) = (&api, r.url_for(i));
+                            async move {
+                                let a = create_endpoint(client, api, &ws.key, &url).await?;
+                                if a.status != StatusCode::CREATED {
+                                    return Err(unexpected("creating a webhook endpoint", &a));
+                                }
+                                Ok((i, endpoint_made(&a)?))
+                            }
+                        })
+                        .buffer_unordered(CREATE_CONCURRENCY)
+                        .collect()
+                        .await;
+                let mut failure = None;
+                for made in rest {
+                    match made {
+                        Ok((i, made)) => {
+                            r.know_secret(i, made.secret);
+                            workspaces[i].webhook_endpoint = Some(made.id);
+                        }
+                        Err(e) => failure = failure.or(Some(e)),
+                    }
+                }
+                // Those made before a failure are deleted too: nothing else would.
+                if let Some(e) = failure {
+                    if let Some(note) = remove_endpoints(client, &api, &workspaces).await {
+                        say(&note);
+                    }
+                    return Err(e);
+                }
                 receiver = Some(r);
             }
-            StatusCode::UNPROCESSABLE_ENTITY if args.phases.is_some() => {
+            // Webhook writes asked for by name are not quietly turned into something else.
+            StatusCode::UNPROCESSABLE_ENTITY if args.phases.is_some() || args.mix.is_some() => {
+                let flag = if args.phases.is_some() {
+                    "--phases"
+                } else {
+                    "--mix"
+                };
                 return Err(LoadtestError::new(format!(
                     "the server refused a webhook endpoint at {}: start it with \
                      SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true, or leave webhook_writes out \
-                     of --phases",
-                    r.url
+                     of {flag}",
+                    r.url_for(0)
                 )));
             }
+            // The default mix is a smoke test of everything: it runs on without them.
             StatusCode::UNPROCESSABLE_ENTITY => {
                 let note = format!(
                     "the server refused a webhook endpoint at {} ({}); start it with \
                      SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true to measure webhook writes. \
                      Webhook writes run as plain writes.",
-                    r.url,
+                    r.url_for(0),
                     a.body["error"]["code"].as_str().unwrap_or("422")
                 );
                 say(&note);
@@ -329,7 +400,7 @@ pub async fn bootstrap(
     // 5. Contacts, concurrently but bounded by --connections.
     let per = args.contacts_per_workspace as usize;
     let bar = progress_bar(progress, (count * per) as u64, "seeding contacts");
-    let seeded: Vec<(usize, u64)> =
+    let seeded: Result<Vec<(usize, u64)>, LoadtestError> =
         futures::stream::iter((0..count).flat_map(|w| (0..per).map(move |c| (w, c))))
             .map(|(w, c)| {
                 let (key, api, bar) = (&workspaces[w].key, &api, &bar);
@@ -358,14 +429,23 @@ pub async fn bootstrap(
             })
             .buffer_unordered(args.connections as usize)
             .try_collect()
-            .await?;
+            .await;
     bar.finish_and_clear();
-    let mut workspaces = workspaces;
+    let seeded: Vec<(usize, u64)> = match seeded {
+        Ok(seeded) => seeded,
+        Err(e) => {
+            if let Some(note) = remove_endpoints(client, &api, &workspaces).await {
+                say(&note);
+            }
+            return Err(e);
+        }
+    };
     for (w, id) in seeded {
         workspaces[w].contacts.push(id);
     }
 
     Ok(Plan {
+        run,
         workspaces,
         mix,
         server_budget,
@@ -375,4 +455,64 @@ pub async fn bootstrap(
         bootstrap_secs: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// An endpoint the run made: its id (to delete it at the end) and its signing secret
+/// (to verify its deliveries).
+struct MadeEndpoint {
+    id: String,
+    secret: String,
+}
+
+/// The endpoint a create answer describes.
+fn endpoint_made(a: &Answer) -> Result<MadeEndpoint, LoadtestError> {
+    let field = |k: &str| {
+        a.body[k].as_str().map(str::to_string).ok_or_else(|| {
+            LoadtestError::new(format!(
+                "creating a webhook endpoint: the answer has no `{k}`: {}",
+                a.body
+            ))
+        })
+    };
+    Ok(MadeEndpoint {
+        id: field("id")?,
+        secret: field("secret")?,
+    })
+}
+
+/// Deletes the endpoints the run made (DELETE /webhooks/{id} with each workspace's key):
+/// once the load tester exits, nothing answers at the receiver's port, and the server
+/// would retry every undelivered event there for a day. Answers a note for the operator
+/// when some could not be deleted (a 404 counts as deleted: it is gone either way).
+pub async fn remove_endpoints(
+    client: &Client,
+    api: &str,
+    workspaces: &[Workspace],
+) -> Option<String> {
+    /// A server that stopped should not hold the report up for long.
+    const ATTEMPTS: u32 = 3;
+    let left: Vec<String> = futures::stream::iter(workspaces)
+        .filter_map(|ws| async move { ws.webhook_endpoint.as_ref().map(|id| (ws, id)) })
+        .map(|(ws, id)| async move {
+            let url = format!("{api}/api/v1/webhooks/{id}");
+            let deleted = send_with_attempts("deleting a webhook endpoint", ATTEMPTS, || {
+                client.delete(&url).bearer_auth(&ws.key)
+            })
+            .await;
+            match deleted {
+                Ok(a) if a.status.is_success() || a.status == StatusCode::NOT_FOUND => None,
+                Ok(a) => Some(format!("{id} ({} {})", ws.id, a.status)),
+                Err(e) => Some(format!("{id} ({}: {e})", ws.id)),
+            }
+        })
+        .buffer_unordered(CREATE_CONCURRENCY)
+        .filter_map(|failed| async move { failed })
+        .collect()
+        .await;
+    let first = left.first()?;
+    Some(format!(
+        "{} webhook endpoints of this run could not be deleted and still point at its \
+         closed receiver, e.g. {first}; delete them with DELETE /api/v1/webhooks/{{id}}",
+        left.len()
+    ))
 }

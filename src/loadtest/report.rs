@@ -16,10 +16,17 @@ use super::stats::{Latency, Series, StatusCounts};
 /// figure or ratio that cannot be computed (nothing of that class ran, the server gave
 /// no CPU figures) is `null`.
 ///
+/// Counting: `requests` is every request sent, transport errors (no answer: connect,
+/// timeout, reset) included; `answered` is those that got an HTTP answer, whatever its
+/// status. Every rate (`per_second`) and every ratio to `/health` counts answered
+/// requests only, so a server that stops answering shows as slower, never as faster;
+/// the `status` objects show the transport errors.
+///
 /// - `config`: what ran. `api_url`; `mode` (`health_then_mix`, `phases` or `open_loop`);
-///   `phases` (the classes of `--phases`, else `null`); `workspaces`; `noisy_workspaces`;
-///   `contacts_per_workspace`; `connections`; `duration_s` (all phases; not used by an
-///   open loop given `--requests`);
+///   `phases` (the classes of `--phases`, else `null`); `rounds` (`--rounds`, 1 without);
+///   `workspaces`; `noisy_workspaces`; `contacts_per_workspace`; `connections` (not used
+///   by an open loop, which keeps at most `max_in_flight` in flight); `duration_s` (all
+///   phases of all rounds; not used by an open loop given `--requests`);
 ///   `mix` `{reads, writes, searches, webhook_writes, messages}` as run (webhook writes are folded
 ///   into writes when the server refused the receiver); `rate_budget_per_minute` (what
 ///   quiet workspaces paced to, `null` = unpaced); `server_rate_budget_per_minute` (the
@@ -27,31 +34,35 @@ use super::stats::{Latency, Series, StatusCounts};
 ///   longest wait for webhook deliveries after the last answer); `bootstrap_s` (creating
 ///   workspaces, endpoints and seeding, not part of the timed run).
 /// - `phases`: the phases in the order they ran, each `{phase, seconds, requests,
-///   round, per_second, latency, status, server_cpu_s, server_cpu_per_request_us,
-///   client_cpu_per_request_us, server_resident_memory_bytes, throughput_vs_health,
-///   server_cpu_per_request_vs_health}`. `phase` is `health`, a class name (with
-///   `--phases`), `mixed` or `open_loop`. CPU time is user plus system, read from the
-///   server's `GET /admin/process` just before and just after the phase (after the drain,
-///   for the last phase, so it includes finishing the webhook deliveries), divided by
-///   the requests answered in the phase; `client_cpu_per_request_us` is the load
-///   tester's own. The two ratios compare with the `health` phase of the same run (of
-///   the same round, with `--rounds`; `round` counts from 1).
+///   answered, round, per_second, latency, status, server_cpu_s,
+///   server_cpu_per_request_us, client_cpu_per_request_us, server_resident_memory_bytes,
+///   throughput_vs_health, server_cpu_per_request_vs_health}`. `phase` is `health`, a
+///   class name (with `--phases`), `mixed` or `open_loop`. CPU time is user plus system,
+///   read from the server's `GET /admin/process` just before and just after the phase
+///   (after the drain, for the last phase, so it includes finishing the webhook
+///   deliveries), divided by the requests answered in the phase;
+///   `client_cpu_per_request_us` is the load tester's own. Both readings move in steps of
+///   10 ms, so a phase in which neither moved is not measured (`null`), not free. The
+///   two ratios compare with the `health` phase of the same run (of the same round, with
+///   `--rounds`; `round` counts from 1).
 /// - `rounds` (only with `--rounds` above 1): per class, in the order the phases ran,
 ///   `{phase, rounds, throughput_vs_health, server_cpu_per_request_vs_health, p99_ms}`,
-///   each `{median, min, max}` over the rounds (`null` when not measured).
-/// - `total`, `health_phase`, `mixed_phase`: `{requests, seconds, per_second}`. The health
-///   phase is GET /health from every connection (by default the first 20% of the
-///   duration); the mixed phase is every other phase together. `total` spans all.
+///   each `{median, min, max}` over the rounds whose phase measured it (a phase with
+///   nothing answered has no p99 and is left out; `null` when no round measured it).
+/// - `total`, `health_phase`, `mixed_phase`: `{requests, answered, seconds,
+///   per_second}`. The health phase is GET /health from every connection (by default the
+///   first 20% of the duration); the mixed phase is every other phase together. `total`
+///   spans all.
 /// - `classes`: `{health, reads, writes, searches, webhook_writes, messages}`, each
-///   `{requests, per_second, latency: {p50_ms, p90_ms, p99_ms, max_ms}, status}`; a
-///   class's rate is over the phases that sent it.
+///   `{requests, answered, per_second, latency: {p50_ms, p90_ms, p99_ms, max_ms},
+///   status}`; a class's rate is over the phases that sent it.
 /// - `workspaces`: `{quiet, noisy}`, the same shape, over the API traffic.
 /// - `status`: all phases: `{ok_200, created_201, accepted_202, rate_limited_429,
 ///   other_4xx, server_5xx, transport_errors, other}`. Latencies cover answered requests
 ///   only.
-/// - `ratios`: `reads_vs_health_throughput` (reads/s over health/s),
-///   `writes_vs_health_throughput`, `mixed_vs_health_throughput` (all API requests/s over
-///   health/s), `messages_vs_health_throughput`, `reads_vs_health_p99`,
+/// - `ratios`: `reads_vs_health_throughput` (answered reads/s over answered health/s),
+///   `writes_vs_health_throughput`, `mixed_vs_health_throughput` (all answered API
+///   requests/s over health/s), `messages_vs_health_throughput`, `reads_vs_health_p99`,
 ///   `writes_vs_health_p99` and `messages_vs_health_p99` (p99 over health's p99).
 ///   With the default mix, reads get only part of the connections: use `--phases
 ///   health,reads,writes` to compare each class alone with the bare handler.
@@ -60,15 +71,19 @@ use super::stats::{Latency, Series, StatusCounts};
 /// - `open_loop` (`null` unless `--rate`): `{offered_per_second, scheduled, sent,
 ///   skipped, late, late_after_ms, worst_lag_ms, max_in_flight, peak_in_flight,
 ///   schedule_s}`: requests skipped because `max_in_flight` were unanswered, and those
-///   sent more than `late_after_ms` behind their due time.
+///   sent more than `late_after_ms` behind their due time. Noisy workspaces get ten
+///   times a quiet one's share of the offered rate.
 /// - `webhook_deliveries` (`null` without the receiver): `{received, writes_accepted,
-///   delivered, undelivered, duplicates, unmatched, latency, drain_s}`. Each delivery is
-///   matched to its write by the tag name in its `data`; `latency` runs from the write's
-///   send time to the delivery's arrival; an event id received again counts once, as a
-///   duplicate; `undelivered` are accepted writes whose event had not arrived when the
-///   run ended, after `drain_s` of waiting.
-/// - `webhook_deliveries_received`: every POST our receiver got by the end of the run,
-///   duplicates included (`null` without webhook writes).
+///   delivered, undelivered, duplicates, unmatched, rejected, latency, drain_s}`. Only a
+///   POST signed (`X-Service-Signature`) with the secret of the endpoint it came for
+///   counts as received; `rejected` are those unsigned or badly signed, counted nowhere
+///   else. Each delivery is matched to its write by the tag name in its `data` (which
+///   carries the run's marker); `latency` runs from the write's send time to the
+///   delivery's arrival; an event id received again counts once, as a duplicate;
+///   `undelivered` are accepted writes whose event had not arrived when the run ended,
+///   after `drain_s` of waiting.
+/// - `webhook_deliveries_received`: every signed POST our receiver got by the end of the
+///   run, duplicates included (`null` without webhook writes).
 /// - `first_transport_error`: the first connection-level error, if any.
 /// - `notes`: what the load tester changed or wants the operator to know.
 #[derive(Debug, Serialize)]
@@ -97,6 +112,7 @@ pub struct ConfigReport {
     pub api_url: String,
     pub mode: &'static str,
     pub phases: Option<Vec<&'static str>>,
+    pub rounds: u32,
     pub workspaces: u32,
     pub noisy_workspaces: u32,
     pub contacts_per_workspace: u32,
@@ -132,24 +148,33 @@ impl From<Mix> for MixReport {
 
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Throughput {
+    /// Sent, transport errors included.
     pub requests: u64,
+    /// Got an HTTP answer.
+    pub answered: u64,
     pub seconds: f64,
+    /// Answered requests per second.
     pub per_second: f64,
 }
 
 impl Throughput {
-    fn new(requests: u64, seconds: f64) -> Self {
+    fn new(requests: u64, answered: u64, seconds: f64) -> Self {
         Self {
             requests,
+            answered,
             seconds,
-            per_second: per_second(requests, seconds),
+            per_second: per_second(answered, seconds),
         }
     }
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct ClassReport {
+    /// Sent, transport errors included.
     pub requests: u64,
+    /// Got an HTTP answer.
+    pub answered: u64,
+    /// Answered requests per second.
     pub per_second: f64,
     pub latency: Latency,
     pub status: StatusCounts,
@@ -159,7 +184,8 @@ impl ClassReport {
     fn new(s: &Series, seconds: f64) -> Self {
         Self {
             requests: s.requests(),
-            per_second: per_second(s.requests(), seconds),
+            answered: s.answered(),
+            per_second: per_second(s.answered(), seconds),
             latency: s.latency(),
             status: s.status,
         }
@@ -222,8 +248,12 @@ pub struct PhaseReport {
     #[serde(skip)]
     pub label: &'static str,
     pub seconds: f64,
+    /// Sent, transport errors included.
     pub requests: u64,
+    /// Got an HTTP answer.
+    pub answered: u64,
     pub round: u32,
+    /// Answered requests per second.
     pub per_second: f64,
     pub latency: Latency,
     pub status: StatusCounts,
@@ -239,6 +269,7 @@ impl PhaseReport {
     fn new(p: &PhaseOutput) -> Self {
         let all = p.recorder.all();
         let answered = all.answered();
+        let server_cpu_s = measured(p.consumed.server_cpu_s);
         let per_request_us = |cpu_s: Option<f64>| {
             cpu_s
                 .filter(|_| answered > 0)
@@ -249,13 +280,14 @@ impl PhaseReport {
             label: p.kind.label(),
             seconds: p.secs,
             requests: all.requests(),
+            answered,
             round: 1,
-            per_second: per_second(all.requests(), p.secs),
+            per_second: per_second(answered, p.secs),
             latency: all.latency(),
             status: all.status,
-            server_cpu_s: p.consumed.server_cpu_s,
-            server_cpu_per_request_us: per_request_us(p.consumed.server_cpu_s),
-            client_cpu_per_request_us: per_request_us(p.consumed.client_cpu_s),
+            server_cpu_s,
+            server_cpu_per_request_us: per_request_us(server_cpu_s),
+            client_cpu_per_request_us: per_request_us(measured(p.consumed.client_cpu_s)),
             server_resident_memory_bytes: p.consumed.server_resident_memory_bytes,
             throughput_vs_health: None,
             server_cpu_per_request_vs_health: None,
@@ -346,7 +378,13 @@ fn by_round(phases: &mut [PhaseReport]) -> Vec<RoundSummary> {
                     .iter()
                     .filter_map(|q| q.server_cpu_per_request_vs_health),
             ),
-            p99_ms: Spread::of(of_class.iter().map(|q| q.latency.p99_ms)),
+            // A phase that got no answer has no p99 (its 0 is not a latency).
+            p99_ms: Spread::of(
+                of_class
+                    .iter()
+                    .filter(|q| q.answered > 0)
+                    .map(|q| q.latency.p99_ms),
+            ),
         });
     }
     summaries
@@ -398,6 +436,24 @@ fn per_second(requests: u64, seconds: f64) -> f64 {
     }
 }
 
+/// A CPU time consumed, or `None` when it is 0: the readings move in steps of 10 ms, so
+/// 0 means the phase was too short to see, not that it cost nothing.
+fn measured(cpu_s: Option<f64>) -> Option<f64> {
+    cpu_s.filter(|s| *s > 0.0)
+}
+
+/// Sub-second spans in milliseconds ("0s" says nothing of a 500 ms run), longer ones in
+/// seconds.
+fn span(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{:.0}ms", seconds * 1000.0)
+    } else if seconds.fract() == 0.0 {
+        format!("{seconds:.0}s")
+    } else {
+        format!("{seconds:.1}s")
+    }
+}
+
 /// `a / b`, or `None` when either side measured nothing.
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (a > 0.0 && b > 0.0).then(|| a / b)
@@ -431,7 +487,8 @@ impl Report {
             quiet: ClassReport::new(&rec.quiet, seconds_of(&|p| p.recorder.quiet.requests())),
             noisy: ClassReport::new(&rec.noisy, seconds_of(&|p| p.recorder.noisy.requests())),
         };
-        let status = rec.all().status;
+        let all = rec.all();
+        let status = all.status;
         let health_secs: f64 = out
             .phases
             .iter()
@@ -446,13 +503,14 @@ impl Report {
             .sum();
         let health_requests = classes.health.requests;
         let mixed_requests = status.total() - health_requests;
+        let mixed_answered = all.answered() - classes.health.answered;
         let health = &classes.health;
         let ratios = Ratios {
             reads_vs_health_throughput: ratio(classes.reads.per_second, health.per_second),
             writes_vs_health_throughput: ratio(classes.writes.per_second, health.per_second),
             messages_vs_health_throughput: ratio(classes.messages.per_second, health.per_second),
             mixed_vs_health_throughput: ratio(
-                per_second(mixed_requests, mixed_secs),
+                per_second(mixed_answered, mixed_secs),
                 health.per_second,
             ),
             reads_vs_health_p99: ratio(classes.reads.latency.p99_ms, health.latency.p99_ms),
@@ -472,8 +530,27 @@ impl Report {
         all_notes.extend(notes);
         if status.transport_errors > 0 {
             all_notes.push(format!(
-                "{} requests got no answer (transport errors)",
-                status.transport_errors
+                "{} of {} requests got no answer (transport errors); every req/s and ratio \
+                 counts answered requests only",
+                status.transport_errors,
+                status.total()
+            ));
+        }
+        let unseen: Vec<String> = out
+            .phases
+            .iter()
+            .zip(&phases)
+            .filter(|(p, r)| p.consumed.server_cpu_s == Some(0.0) && r.answered > 0)
+            .map(|(_, r)| match rounds.is_empty() {
+                true => r.label.to_string(),
+                false => format!("{} #{}", r.label, r.round),
+            })
+            .collect();
+        if !unseen.is_empty() {
+            all_notes.push(format!(
+                "the server's CPU time did not move during {} (it is read in 10 ms steps): \
+                 too short to measure, so CPU per request is n/a there",
+                unseen.join(", ")
             ));
         }
         if let Some(o) = &out.open_loop {
@@ -498,6 +575,7 @@ impl Report {
                     Mode::Phases(classes) => Some(classes.iter().map(|c| c.key()).collect()),
                     _ => None,
                 },
+                rounds: args.rounds.max(1),
                 workspaces: args.workspaces,
                 noisy_workspaces: args.noisy,
                 contacts_per_workspace: args.contacts_per_workspace,
@@ -511,9 +589,9 @@ impl Report {
             },
             phases,
             rounds,
-            total: Throughput::new(status.total(), health_secs + mixed_secs),
-            health_phase: Throughput::new(health_requests, health_secs),
-            mixed_phase: Throughput::new(mixed_requests, mixed_secs),
+            total: Throughput::new(status.total(), all.answered(), health_secs + mixed_secs),
+            health_phase: Throughput::new(health_requests, health.answered, health_secs),
+            mixed_phase: Throughput::new(mixed_requests, mixed_answered, mixed_secs),
             classes,
             workspaces,
             status,
@@ -543,16 +621,16 @@ impl Report {
                 server.map_or("off".to_string(), |s| format!("{s}/min"))
             ),
         };
+        // An open loop has no connections of its own: its bound is on the next line.
+        let connections = match self.open_loop {
+            Some(_) => String::new(),
+            None => format!("{} connections, ", c.connections),
+        };
         let _ = writeln!(
             s,
             "switchboard loadtest against {}\n  {} workspaces ({} noisy), {} contacts each, \
-             {} connections, bootstrap {:.1}s",
-            c.api_url,
-            c.workspaces,
-            c.noisy_workspaces,
-            c.contacts_per_workspace,
-            c.connections,
-            c.bootstrap_s
+             {connections}bootstrap {:.1}s",
+            c.api_url, c.workspaces, c.noisy_workspaces, c.contacts_per_workspace, c.bootstrap_s
         );
         let mix = format!(
             "reads {}%, writes {}%, searches {}%, webhook writes {}%, messages {}%",
@@ -564,30 +642,38 @@ impl Report {
                 "  open loop: {} requests offered at {}/s ({:.1}s), at most {} in flight; mix: {mix}",
                 o.scheduled, o.offered_per_second, o.schedule_s, o.max_in_flight
             ),
-            (Some(phases), None) => writeln!(
-                s,
-                "  phases, each class alone for {:.1}s: {}; pacing: {pacing}",
-                c.duration_s / phases.len().max(1) as f64,
-                phases.join(", ")
-            ),
+            (Some(phases), None) => {
+                let rounds = match c.rounds {
+                    1 => String::new(),
+                    n => format!(", {n} rounds"),
+                };
+                writeln!(
+                    s,
+                    "  phases, each class alone for {}{rounds}: {}; pacing: {pacing}",
+                    span(c.duration_s / (phases.len().max(1) as f64 * f64::from(c.rounds.max(1)))),
+                    phases.join(", ")
+                )
+            }
             (None, None) => writeln!(
                 s,
-                "  {:.0}s: health baseline {:.1}s, then the mixed run {:.1}s; mix: {mix}; pacing: {pacing}",
-                c.duration_s, self.health_phase.seconds, self.mixed_phase.seconds
+                "  {}: health baseline {}, then the mixed run {}; mix: {mix}; pacing: {pacing}",
+                span(c.duration_s),
+                span(self.health_phase.seconds),
+                span(self.mixed_phase.seconds)
             ),
         };
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "{:<22}{:>10}{:>11}{:>10}{:>10}{:>10}{:>10}",
-            "", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms"
+            "{:<22}{:>10}{:>10}{:>11}{:>10}{:>10}{:>10}{:>10}",
+            "", "requests", "answered", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms"
         );
         let row = |s: &mut String, name: &str, r: &ClassReport| {
             let l = &r.latency;
             let _ = writeln!(
                 s,
-                "{name:<22}{:>10}{:>11.1}{:>10.2}{:>10.2}{:>10.2}{:>10.2}",
-                r.requests, r.per_second, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms
+                "{name:<22}{:>10}{:>10}{:>11.1}{:>10.2}{:>10.2}{:>10.2}{:>10.2}",
+                r.requests, r.answered, r.per_second, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms
             );
         };
         for class in Class::ALL {
@@ -602,20 +688,22 @@ impl Report {
                     "open_loop" => "open loop",
                     _ => "mixed run",
                 };
+                let m = &self.mixed_phase;
                 let _ = writeln!(
                     s,
-                    "{:<22}{:>10}{:>11.1}",
-                    api, self.mixed_phase.requests, self.mixed_phase.per_second
+                    "{api:<22}{:>10}{:>10}{:>11.1}",
+                    m.requests, m.answered, m.per_second
                 );
             }
             row(&mut s, &name, self.classes.get(class));
         }
         row(&mut s, "  quiet workspaces", &self.workspaces.quiet);
         row(&mut s, "  noisy workspaces", &self.workspaces.noisy);
+        let t = &self.total;
         let _ = writeln!(
             s,
-            "{:<22}{:>10}{:>11.1}",
-            "total (all phases)", self.total.requests, self.total.per_second
+            "{:<22}{:>10}{:>10}{:>11.1}",
+            "total (all phases)", t.requests, t.answered, t.per_second
         );
         let _ = writeln!(s);
         let st = &self.status;
@@ -684,7 +772,8 @@ impl Report {
             let _ = writeln!(
                 s,
                 "webhook deliveries: {} of {} accepted writes delivered, {} undelivered after \
-                 a {:.1}s drain (limit {:.0}s); {} duplicates, {} unmatched, {} received in all",
+                 a {:.1}s drain (limit {:.0}s); {} duplicates, {} unmatched, {} received in all; \
+                 rejected: bad signature {}",
                 w.delivered,
                 w.writes_accepted,
                 w.undelivered,
@@ -692,7 +781,8 @@ impl Report {
                 c.drain_limit_s,
                 w.duplicates,
                 w.unmatched,
-                w.received
+                w.received,
+                w.rejected
             );
             let _ = writeln!(
                 s,
@@ -748,10 +838,11 @@ impl Report {
     fn phases_text(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "\n{:<22}{:>9}{:>10}{:>11}{:>9}{:>9}{:>13}{:>12}{:>12}",
+            "\n{:<22}{:>9}{:>10}{:>10}{:>11}{:>9}{:>9}{:>13}{:>12}{:>12}",
             "phase",
             "seconds",
             "requests",
+            "answered",
             "req/s",
             "p50 ms",
             "p99 ms",
@@ -761,8 +852,8 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<22}{:>9}{:>10}{:>11}{:>9}{:>9}{:>13}{:>12}{:>12}",
-            "", "", "", "", "", "", "per request", "req/s", "CPU/req"
+            "{:<22}{:>9}{:>10}{:>10}{:>11}{:>9}{:>9}{:>13}{:>12}{:>12}",
+            "", "", "", "", "", "", "", "per request", "req/s", "CPU/req"
         );
         let x = |r: Option<f64>| r.map_or("n/a".to_string(), |r| format!("{r:.2}x"));
         for p in &self.phases {
@@ -775,10 +866,11 @@ impl Report {
             };
             let _ = writeln!(
                 s,
-                "{:<22}{:>9.1}{:>10}{:>11.1}{:>9.2}{:>9.2}{:>13}{:>12}{:>12}",
+                "{:<22}{:>9.1}{:>10}{:>10}{:>11.1}{:>9.2}{:>9.2}{:>13}{:>12}{:>12}",
                 label,
                 p.seconds,
                 p.requests,
+                p.answered,
                 p.per_second,
                 p.latency.p50_ms,
                 p.latency.p99_ms,
@@ -824,6 +916,10 @@ impl Report {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::super::stats::{Outcome, Recorder};
+    use super::super::usage::Consumed;
     use super::*;
 
     #[test]
@@ -840,5 +936,79 @@ mod tests {
         assert_eq!(Spread::of([4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
         assert_eq!(Spread::of([f64::NAN, 1.0]).unwrap().median, 1.0);
         assert_eq!(Spread::of([]), None);
+    }
+
+    fn alone(class: Class, answered: u64, p99_ms: f64) -> PhaseReport {
+        let mut recorder = Recorder::new(1);
+        for _ in 0..answered {
+            let latency = Duration::from_secs_f64(p99_ms / 1000.0);
+            recorder.record(class, None, Outcome::Status(200), latency);
+        }
+        recorder.record(class, None, Outcome::Transport, Duration::ZERO);
+        PhaseReport::new(&PhaseOutput {
+            kind: PhaseKind::Alone(class),
+            secs: 1.0,
+            recorder,
+            consumed: Consumed::default(),
+        })
+    }
+
+    #[test]
+    fn a_phase_that_got_no_answer_stays_out_of_the_medians() {
+        let mut phases = [
+            alone(Class::Health, 10, 1.0),
+            alone(Class::Writes, 10, 3.0),
+            alone(Class::Health, 10, 1.0),
+            alone(Class::Writes, 0, 0.0),
+        ];
+        assert_eq!((phases[3].requests, phases[3].answered), (1, 0));
+        let rounds = by_round(&mut phases);
+        let writes = &rounds[1];
+        assert_eq!(writes.rounds, 2);
+        let p99 = writes.p99_ms.expect("one round measured it");
+        assert_eq!((p99.median, p99.min, p99.max), (3.0, 3.0, 3.0));
+        let throughput = writes.throughput_vs_health.expect("measured");
+        assert_eq!(
+            (throughput.min, throughput.max),
+            (1.0, 1.0),
+            "{throughput:?}"
+        );
+    }
+
+    #[test]
+    fn rates_count_answered_requests_and_no_cpu_movement_is_not_measured() {
+        let mut recorder = Recorder::new(1);
+        recorder.record(
+            Class::Reads,
+            None,
+            Outcome::Status(200),
+            Duration::from_millis(1),
+        );
+        for _ in 0..3 {
+            recorder.record(Class::Reads, None, Outcome::Transport, Duration::ZERO);
+        }
+        let still = Consumed {
+            server_cpu_s: Some(0.0),
+            client_cpu_s: Some(0.0),
+            server_resident_memory_bytes: None,
+        };
+        let p = PhaseReport::new(&PhaseOutput {
+            kind: PhaseKind::Alone(Class::Reads),
+            secs: 2.0,
+            recorder,
+            consumed: still,
+        });
+        assert_eq!((p.requests, p.answered, p.per_second), (4, 1, 0.5));
+        assert_eq!(p.server_cpu_s, None);
+        assert_eq!(p.server_cpu_per_request_us, None);
+        assert_eq!(p.client_cpu_per_request_us, None);
+    }
+
+    #[test]
+    fn spans_under_a_second_are_stated_in_milliseconds() {
+        assert_eq!(span(0.5), "500ms");
+        assert_eq!(span(0.002), "2ms");
+        assert_eq!(span(30.0), "30s");
+        assert_eq!(span(7.5), "7.5s");
     }
 }

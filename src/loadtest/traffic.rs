@@ -22,6 +22,8 @@ pub struct Traffic {
     api: String,
     pub workspaces: Vec<Workspace>,
     seeded_names: usize,
+    /// The run's marker, in every webhook write's tag name.
+    run: String,
     /// Webhook writes are entered here, when the receiver runs.
     deliveries: Option<Arc<Deliveries>>,
     /// Requests answered or failed so far (the progress bar shows it).
@@ -64,6 +66,7 @@ impl Traffic {
             api: api.trim_end_matches('/').to_string(),
             workspaces: plan.workspaces.clone(),
             seeded_names: plan.seeded_names,
+            run: plan.run.clone(),
             deliveries: plan.receiver.as_ref().map(|r| r.deliveries.clone()),
             requests: AtomicU64::new(0),
             sequence: AtomicU64::new(0),
@@ -167,7 +170,7 @@ impl Traffic {
                 write = Some(n);
                 self.client
                     .post(format!("{api}/api/v1/tags"))
-                    .json(&json!({ "name": tag_name(n) }))
+                    .json(&json!({ "name": tag_name(&self.run, n) }))
             }
             Class::Messages => {
                 let n = self.sequence.fetch_add(1, Ordering::Relaxed);

@@ -4,18 +4,20 @@
 //! each request cost, whatever else the machine was doing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use reqwest::{Client, StatusCode};
 
 use crate::admin::process::{self, ProcessUsage};
 
 /// Reads the server's figures; remembers when the server has no such route, so that it
-/// is said once rather than per phase.
+/// is said once rather than per phase, and why the first reading that failed did.
 pub struct UsageProbe {
     client: Client,
     url: String,
     token: String,
     unavailable: AtomicBool,
+    first_failure: Mutex<Option<String>>,
 }
 
 /// One reading of both processes.
@@ -55,6 +57,7 @@ impl UsageProbe {
             url: format!("{}/admin/process", admin_url.trim_end_matches('/')),
             token: token.to_string(),
             unavailable: AtomicBool::new(false),
+            first_failure: Mutex::new(None),
         }
     }
 
@@ -77,25 +80,58 @@ impl UsageProbe {
             .send()
             .await;
         let usage = match answer {
-            Ok(r) if r.status() == StatusCode::OK => r.json::<ProcessUsage>().await.ok(),
+            Ok(r) if r.status() == StatusCode::OK => match r.json::<ProcessUsage>().await {
+                Ok(u) if u.cpu_s().is_some() => Ok(u),
+                Ok(_) => Err("its answer has no CPU figures (a server not on Linux)".into()),
+                Err(e) => Err(format!("its answer could not be read: {e}")),
+            },
             // An older server without the route: do not ask again.
             Ok(r) if r.status() == StatusCode::NOT_FOUND => {
                 self.unavailable.store(true, Ordering::Relaxed);
-                None
+                Err("it answered 404 (a server without the route)".into())
             }
-            _ => None,
+            Ok(r) => Err(format!("it answered {}", r.status())),
+            Err(e) => Err(format!(
+                "no answer (did the server stop?): {}",
+                with_causes(&e)
+            )),
         };
-        usage.filter(|u| u.cpu_s().is_some())
+        usage.map_err(|why| self.failed(why)).ok()
     }
 
-    /// The note for the report when the server gave no CPU figures.
+    /// Keeps the first reason a reading failed: later ones usually follow from it.
+    fn failed(&self, why: String) {
+        let mut first = self.first_failure.lock().unwrap_or_else(|e| e.into_inner());
+        first.get_or_insert(why);
+    }
+
+    /// The note for the report when a reading of the server's figures failed.
     pub fn note(&self) -> String {
+        let why = self
+            .first_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| "the reason is unknown".into());
         format!(
-            "the server gave no CPU figures at {} (a server without the route, or not on \
-             Linux): CPU per request is not reported",
+            "reading the server's CPU figures at {} failed: {why}; CPU per request is not \
+             reported for the phases it leaves without a reading",
             self.url
         )
     }
+}
+
+/// An error with what caused it ("connection refused" is a cause of reqwest's "error
+/// sending request").
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 #[cfg(test)]
@@ -141,5 +177,19 @@ mod tests {
         assert_eq!(c, Consumed::default());
         let c = Consumed::between(&blind, &known);
         assert_eq!((c.server_cpu_s, c.client_cpu_s), (None, None));
+    }
+
+    #[tokio::test]
+    async fn the_note_says_the_reading_failed_and_why() {
+        // A port nobody listens on: bound, then released.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        let client = Client::builder().no_proxy().build().unwrap();
+        let probe = UsageProbe::new(client, &url, "token");
+        assert!(probe.read().await.server.is_none());
+        let note = probe.note();
+        assert!(note.contains("failed: no answer"), "{note}");
+        assert!(!note.contains("not on Linux"), "{note}");
     }
 }

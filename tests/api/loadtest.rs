@@ -2,7 +2,7 @@
 //! with a tiny configuration, its `--json` report read back; and the operator route it
 //! reads the server's CPU time from.
 
-use std::process::Stdio;
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use reqwest::Method;
@@ -10,12 +10,13 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
-/// Runs `switchboard loadtest` against `app` with `args` (besides the addresses, the
-/// token, `--json` and `--no-progress`) and answers its report.
-async fn run_loadtest(app: &TestApp, args: &[&str]) -> Value {
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+/// `switchboard loadtest` against `app` with `args` (besides the addresses and the token),
+/// its environment cleared of what would change the run.
+fn loadtest(app: &TestApp, args: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    command
         .args(["loadtest", "--api-url", &app.api, "--admin-url", &app.admin])
-        .args(["--admin-token", ADMIN_TOKEN, "--json", "--no-progress"])
+        .args(["--admin-token", ADMIN_TOKEN, "--no-progress"])
         .args(args)
         .env_remove("SWITCHBOARD_API_URL")
         .env_remove("SWITCHBOARD_ADMIN_URL")
@@ -23,16 +24,67 @@ async fn run_loadtest(app: &TestApp, args: &[&str]) -> Value {
         .env_remove("SWITCHBOARD_LOADTEST_RATE_BUDGET")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(90), child)
+        .kill_on_drop(true);
+    command
+}
+
+/// Waits for a load test that stops by itself.
+async fn finished(child: tokio::process::Child) -> Output {
+    tokio::time::timeout(Duration::from_secs(90), child.wait_with_output())
         .await
         .expect("the load test stops by itself")
-        .expect("the binary runs");
+        .expect("the binary runs")
+}
+
+/// Runs the load test with `args` and answers how it ended, whatever that was.
+async fn run_loadtest_output(app: &TestApp, args: &[&str]) -> Output {
+    finished(loadtest(app, args).spawn().expect("the binary starts")).await
+}
+
+/// The `--json` report of a run that succeeded.
+fn report_of(out: &Output) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}: {stdout} {stderr}", out.status);
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// Runs `switchboard loadtest` against `app` with `args` (besides the addresses, the
+/// token, `--json` and `--no-progress`) and answers its report.
+async fn run_loadtest(app: &TestApp, args: &[&str]) -> Value {
+    report_of(&run_loadtest_output(app, &[&["--json"], args].concat()).await)
+}
+
+/// The stderr of a run that must be refused; fails when the run went ahead.
+async fn refusal(app: &TestApp, args: &[&str]) -> String {
+    let out = run_loadtest_output(app, args).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "ran instead of refusing: {} {stderr}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// The workspaces a load test made (the operator API lists them newest first).
+async fn loadtest_workspaces(app: &TestApp) -> Vec<String> {
+    let listed = app
+        .admin_call(Method::GET, "/admin/workspaces?limit=100")
+        .send()
+        .await
+        .expect(200);
+    listed.body["data"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter(|w| {
+            w["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("loadtest "))
+        })
+        .filter_map(|w| w["id"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// Two workspaces of five contacts, two connections: a run small enough for a test.
@@ -120,6 +172,85 @@ async fn the_load_tester_runs_end_to_end_and_only_the_noisy_workspace_is_refused
     assert!(
         n("/ratios/messages_vs_health_throughput") > 0.0,
         "{report:#}"
+    );
+    // Every delivery the server made was signed with its endpoint's secret.
+    assert_eq!(n("/webhook_deliveries/rejected"), 0.0, "{report:#}");
+}
+
+/// A server that stops mid-run leaves requests without an answer: they are counted and
+/// shown, and no rate or ratio counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_mid_run_is_measured_by_what_it_answered() {
+    let mut app = spawn_app().await;
+    let args = [TINY, &["--json", "--duration", "4s", "--mix", "writes=100"]].concat();
+    let child = loadtest(&app, &args).spawn().expect("the binary starts");
+    // Stop the server once the mixed run is under way: a workspace has contacts beyond
+    // the five seeded.
+    let mut writing = false;
+    for _ in 0..1500 {
+        for ws in loadtest_workspaces(&app).await {
+            let stats = app
+                .admin_call(Method::GET, &format!("/admin/workspaces/{ws}/stats"))
+                .send()
+                .await
+                .expect(200);
+            writing |= stats.body["contacts"].as_u64().unwrap_or(0) > 20;
+        }
+        if writing {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(writing, "the mixed run never started");
+    app.stop().await;
+    let report = report_of(&finished(child).await);
+    let n = |path: &str| number(&report, path);
+
+    let errors = n("/status/transport_errors");
+    assert!(errors > 0.0, "{report:#}");
+    // Per phase, class and stream: sent counts errors, answered and the rate do not.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(1.0);
+    for at in ["/phases/1", "/classes/writes", "/workspaces/quiet"] {
+        let sent = n(&format!("{at}/requests"));
+        let answered = sent - n(&format!("{at}/status/transport_errors"));
+        assert!(answered > 0.0 && answered < sent, "{at}: {report:#}");
+        assert_eq!(n(&format!("{at}/answered")), answered, "{at}: {report:#}");
+    }
+    let seconds = n("/phases/1/seconds");
+    let answered = n("/phases/1/answered");
+    assert_eq!(n("/mixed_phase/answered"), answered, "{report:#}");
+    assert!(
+        close(n("/phases/1/per_second"), answered / seconds),
+        "{report:#}"
+    );
+    assert!(
+        close(n("/mixed_phase/per_second"), answered / seconds),
+        "{report:#}"
+    );
+    let total_answered = n("/total/requests") - errors;
+    assert!(
+        close(n("/total/per_second"), total_answered / n("/total/seconds")),
+        "{report:#}"
+    );
+    let health = n("/classes/health/per_second");
+    assert!(
+        close(
+            n("/ratios/mixed_vs_health_throughput"),
+            answered / seconds / health
+        ),
+        "{report:#}"
+    );
+    assert!(
+        close(n("/classes/writes/per_second"), answered / seconds),
+        "{report:#}"
+    );
+    // The CPU reading after the mixed run failed, and the note says so and why.
+    assert!(report["phases"][1]["server_cpu_s"].is_null(), "{report:#}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("failed: no answer"), "{notes}");
+    assert!(
+        notes.contains("got no answer (transport errors)"),
+        "{notes}"
     );
 }
 
@@ -286,6 +417,119 @@ async fn an_open_loop_of_webhook_writes_sees_every_event_delivered_and_timed() {
     assert!(latency("p99_ms") >= latency("p50_ms"), "{report:#}");
     assert!(latency("max_ms") >= latency("p99_ms"), "{report:#}");
     assert!(n("/webhook_deliveries/drain_s") < 60.0, "{report:#}");
+    assert_eq!(n("/webhook_deliveries/rejected"), 0.0, "{report:#}");
+
+    // The endpoint pointed at the receiver, gone with the load tester: it was deleted.
+    let made = loadtest_workspaces(&app).await;
+    assert_eq!(made.len(), 1);
+    let key = app
+        .admin_post(
+            &format!("/admin/workspaces/{}/api-keys", made[0]),
+            json!({}),
+        )
+        .await
+        .created()["api_key"]
+        .as_str()
+        .expect("api_key")
+        .to_string();
+    let endpoints = app.get_as(&key, "/webhooks").await.ok();
+    assert_eq!(endpoints["data"], json!([]), "{endpoints}");
+}
+
+/// In an open loop a noisy workspace gets ten times a quiet one's share of the rate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_gives_noisy_workspaces_ten_times_the_share() {
+    let app = spawn_app().await;
+    let args = [
+        "--workspaces",
+        "2",
+        "--noisy",
+        "1",
+        "--contacts-per-workspace",
+        "1",
+        "--rate",
+        "1000",
+        "--requests",
+        "110",
+        "--mix",
+        "reads=100",
+    ];
+    let report = run_loadtest(&app, &args).await;
+    let n = |path: &str| number(&report, path);
+    assert_eq!(n("/open_loop/sent"), 110.0, "{report:#}");
+    assert_eq!(n("/workspaces/noisy/requests"), 100.0, "{report:#}");
+    assert_eq!(n("/workspaces/quiet/requests"), 10.0, "{report:#}");
+}
+
+/// Settings that cannot make a meaningful run are refused before anything runs, with a
+/// message that says what to change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_that_would_measure_nothing_are_refused() {
+    let app = spawn_app().await;
+    // 200 phases in 400 ms: 2 ms each, not the 200 ms a phase needs.
+    let rounds = [
+        "--duration",
+        "400ms",
+        "--phases",
+        "health,reads",
+        "--rounds",
+        "100",
+    ];
+    let stderr = refusal(&app, &[TINY, &rounds].concat()).await;
+    assert!(stderr.contains("gives each of the 200 phases"), "{stderr}");
+    assert!(stderr.contains("--duration 40s or more"), "{stderr}");
+    // A class named twice in --mix would silently take the last share.
+    let twice = ["--duration", "1s", "--mix", "reads=60,writes=40,reads=0"];
+    let stderr = refusal(&app, &[TINY, &twice].concat()).await;
+    assert!(stderr.contains("`reads` is named twice"), "{stderr}");
+}
+
+/// Webhook writes asked for by name are refused when the server refuses the loopback
+/// receiver, in an open loop as with --phases; the default mix runs them as plain
+/// writes and says so. The text report states sub-second spans as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_writes_asked_for_are_refused_where_the_receiver_is() {
+    let app = spawn_app().await;
+    let open = [
+        "--rate",
+        "50",
+        "--requests",
+        "10",
+        "--mix",
+        "webhook_writes=100",
+    ];
+    let stderr = refusal(&app, &[TINY, &open].concat()).await;
+    assert!(
+        stderr.contains(
+            "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true, or leave webhook_writes out of --mix"
+        ),
+        "{stderr}"
+    );
+
+    let out = run_loadtest_output(&app, &[TINY, &["--duration", "500ms"]].concat()).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("Webhook writes run as plain writes."),
+        "{text}"
+    );
+    assert!(text.contains("  500ms: health baseline "), "{text}");
+
+    let rounds = [
+        "--duration",
+        "1s",
+        "--phases",
+        "health,reads",
+        "--rounds",
+        "2",
+    ];
+    let out = run_loadtest_output(&app, &[TINY, &rounds].concat()).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("each class alone for 250ms, 2 rounds: health, reads"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
