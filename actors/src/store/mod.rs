@@ -471,7 +471,10 @@ impl Store {
             Engine::Sled(_) => backup::write(&self.engine, out),
             // This node holds only its own workspaces: the backup reads the whole database,
             // as one consistent snapshot, after this node's own changes are committed.
+            // After a refused commit the refused changes are still pending, and their
+            // writers were answered 503: committing them now would store them after all.
             Engine::Postgres(pg) => {
+                self.health.writable()?;
                 pg.commit()?;
                 backup::write(&pg.snapshot()?, out)
             }
@@ -1183,6 +1186,46 @@ mod tests {
         assert!(
             first > last && first <= last + ids::BLOCK + 1,
             "{last} -> {first}"
+        );
+    }
+
+    /// A write the database refused was answered 503: no later commit (a backup's) may
+    /// store it after the database answers again.
+    #[tokio::test]
+    async fn a_backup_after_a_refused_commit_is_refused_and_stores_nothing_refused() {
+        let url = test_postgres::fresh_url();
+        let dir = tempfile::tempdir().unwrap();
+        let store = reopen_postgres(&url, dir.path()).await;
+        let mut b = Batch::default();
+        b.put(Key::new("kept").build(), &1u64).unwrap();
+        store.commit(b).await.unwrap();
+        test_postgres::execute(
+            &url,
+            "CREATE TABLE refuse_now (x int);
+             INSERT INTO refuse_now VALUES (1);
+             CREATE FUNCTION refuse() RETURNS trigger AS $$
+               BEGIN
+                 IF EXISTS (SELECT 1 FROM refuse_now) THEN RAISE EXCEPTION 'refused'; END IF;
+                 RETURN NEW;
+               END $$ LANGUAGE plpgsql;
+             CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON switchboard_kv
+               FOR EACH ROW EXECUTE FUNCTION refuse();",
+        );
+        let phantom = Key::new("phantom").build();
+        let mut b = Batch::default();
+        b.put(phantom.clone(), &2u64).unwrap();
+        assert!(store.commit(b).await.is_err(), "the database refused it");
+        test_postgres::execute(&url, "DELETE FROM refuse_now;");
+
+        let store_for_backup = store.clone();
+        let backup = tokio::task::spawn_blocking(move || store_for_backup.backup(Vec::new()))
+            .await
+            .unwrap();
+        assert!(backup.is_err(), "a failing store takes no backup");
+        assert_eq!(test_postgres::rows_with_key(&url, &phantom), 0);
+        assert_eq!(
+            test_postgres::rows_with_key(&url, &Key::new("kept").build()),
+            1
         );
     }
 

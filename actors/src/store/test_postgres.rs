@@ -91,6 +91,34 @@ pub fn tables(url: &str) -> Vec<String> {
     .expect("listing tables panicked")
 }
 
+/// Runs `sql` (any number of statements) in the schema `url` names.
+pub fn execute(url: &str, sql: &str) {
+    let (url, sql) = (url.to_string(), sql.to_string());
+    std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connects");
+        client.batch_execute(&sql).expect("runs");
+    })
+    .join()
+    .expect("running SQL panicked")
+}
+
+/// How many rows of the main keyspace hold `key`, in the schema `url` names.
+pub fn rows_with_key(url: &str, key: &[u8]) -> i64 {
+    let (url, key) = (url.to_string(), key.to_vec());
+    std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connects");
+        client
+            .query_one(
+                "SELECT count(*) FROM switchboard_kv WHERE key = $1",
+                &[&key],
+            )
+            .expect("counts")
+            .get(0)
+    })
+    .join()
+    .expect("counting panicked")
+}
+
 /// The folder holding `initdb` and `postgres`: Debian's versioned folder (newest first),
 /// or one on the PATH.
 fn programs() -> Option<PathBuf> {
