@@ -191,7 +191,8 @@ pub fn describe(e: &postgres::Error) -> String {
 impl Postgres {
     /// Connects twice, migrates and loads the rows of no workspace. Blocking.
     pub fn open(url: &str, node: NodeConfig) -> StoreResult<Arc<Self>> {
-        let config = config_of(url)?;
+        let mut config = config_of(url)?;
+        bound_stuck_sessions(&mut config, node.lease_ttl);
         let control = Link::open(&config, "store-pg-control")?;
         control.run(migrate)?;
         let commit_link = Link::open(&config, "store-pg-commit")?;
@@ -838,6 +839,26 @@ fn config_of(url: &str) -> StoreResult<postgres::Config> {
     Ok(config)
 }
 
+/// How soon the client notices a connection whose other end went quiet (a partition).
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+
+/// A node stopped (frozen, partitioned) in the middle of a commit holds its leases' row
+/// locks, and every other node's take of any workspace waits on them: PostgreSQL ends a
+/// session idle inside a transaction after a lease's time (no commit of ours pauses
+/// between its statements), and the client probes a quiet connection, so that the rest
+/// of the cluster waits at most about that long.
+fn bound_stuck_sessions(config: &mut postgres::Config, lease_ttl: Duration) {
+    let idle_ms = lease_ttl.as_millis().max(1_000);
+    let limit = format!("-c idle_in_transaction_session_timeout={idle_ms}");
+    let options = match config.get_options() {
+        Some(given) if !given.trim().is_empty() => format!("{given} {limit}"),
+        _ => limit,
+    };
+    config.options(&options);
+    config.keepalives(true);
+    config.keepalives_idle(KEEPALIVE_IDLE);
+}
+
 /// Applies the steps this database has not seen, in one transaction, one node at a time.
 fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
     let mut tx = client.transaction()?;
@@ -967,5 +988,38 @@ fn serve(mut client: Client, config: &postgres::Config, jobs: Receiver<Box<dyn J
             }
         }
         job.answer(outcome.map_err(|e| describe(&e)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_postgres;
+
+    #[test]
+    fn sessions_idle_inside_a_transaction_end_after_a_lease_and_the_urls_options_stay() {
+        let url = test_postgres::fresh_url();
+        let node = NodeConfig {
+            id: "n1".into(),
+            addr: String::new(),
+            admin_addr: String::new(),
+            lease_ttl: Duration::from_secs(3),
+            offline: true,
+        };
+        let pg = Postgres::open(&url, node).unwrap();
+        for link in [&pg.control, &pg.commit_link] {
+            let (idle, path): (String, String) = link
+                .run(|c| {
+                    let idle = c.query_one("SHOW idle_in_transaction_session_timeout", &[])?;
+                    let path = c.query_one("SHOW search_path", &[])?;
+                    Ok((idle.get(0), path.get(0)))
+                })
+                .unwrap();
+            assert_eq!(idle, "3s");
+            assert!(
+                url.contains(&path.replace('"', "")),
+                "the URL's schema is kept: {path} in {url}"
+            );
+        }
     }
 }
