@@ -8,7 +8,8 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use axum::body::{to_bytes, Body};
+use axum::body::Body;
+use axum::extract::FromRequest;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -16,13 +17,11 @@ use switchboard_actors::domain::DomainError;
 use switchboard_actors::ids::WorkspaceId;
 
 use super::error::ApiError;
+use super::extract::RawBody;
 use super::AppState;
 
 /// The header of a request passed by another node; its value is the cluster secret.
 pub const PASSED: &str = "x-switchboard-passed";
-
-/// The largest body passed on (the service refuses larger ones anyway).
-const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// How long the owner may take to answer.
 const OWNER_TIMEOUT: Duration = Duration::from_secs(40);
@@ -167,20 +166,22 @@ fn peers() -> &'static reqwest::Client {
 
 /// Sends `req` to the node at `addr` and hands back its answer.
 async fn pass(app: &AppState, addr: &str, req: Request) -> Elsewhere {
-    let (parts, body) = req.into_parts();
-    let Ok(body) = to_bytes(body, MAX_BODY).await else {
-        return Elsewhere::Refused(ApiError::bad_request("the body is too large"));
-    };
     // Nested routers see the path without their prefix: pass the one the client sent.
-    let uri = parts
-        .extensions
+    let uri = req
+        .extensions()
         .get::<axum::extract::OriginalUri>()
         .map(|o| o.0.clone())
-        .unwrap_or_else(|| parts.uri.clone());
+        .unwrap_or_else(|| req.uri().clone());
+    let (method, headers) = (req.method().clone(), req.headers().clone());
+    // Read as the owner reads a body: the same limit, deadline and refusals (413...).
+    let body = match RawBody::from_request(req, &()).await {
+        Ok(RawBody(body)) => body,
+        Err(refused) => return Elsewhere::Refused(refused),
+    };
     let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let url = format!("{}{path}", addr.trim_end_matches('/'));
-    let mut outgoing = peers().request(parts.method, &url).body(body);
-    for (name, value) in parts.headers.iter() {
+    let mut outgoing = peers().request(method, &url).body(body);
+    for (name, value) in headers.iter() {
         if !HOP_BY_HOP.contains(&name.as_str()) && name.as_str() != PASSED {
             outgoing = outgoing.header(name, value);
         }

@@ -678,3 +678,27 @@ async fn a_damaged_backup_is_refused_before_the_database_is_touched() {
     let tables = switchboard_actors::store::test_postgres::tables(&url);
     assert!(tables.is_empty(), "nothing created: {tables:?}");
 }
+
+/// A body too large is refused as the owner refuses it (413 `payload_too_large`), also
+/// when a node passes the request on, whatever its size.
+#[tokio::test]
+async fn a_body_too_large_is_413_through_any_node() {
+    let cluster = Nodes::start(2, &[]).await;
+    cluster.workspace_on_node_0().await;
+    for size in [3 << 20, 5 << 20] {
+        let body = format!(r#"{{"name": "{}"}}"#, "x".repeat(size));
+        for node in 0..2 {
+            let r = reqwest::Client::new()
+                .post(cluster.node(node).url("/tags"))
+                .bearer_auth(&cluster.key)
+                .header("content-type", "application/json")
+                .body(body.clone())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 413, "{size} bytes through node {node}");
+            let answer: Value = r.json().await.unwrap();
+            assert_eq!(answer["error"]["code"], "payload_too_large", "{answer}");
+        }
+    }
+}
