@@ -64,9 +64,11 @@ pub async fn watch(store: Store, restart: watch::Sender<bool>, mut stopped: watc
         let health = store.clone();
         let probe = tokio::task::spawn_blocking(move || health.probe()).await;
         if let Ok(Probe::RestartNeeded) = probe {
-            tracing::error!(
-                "the data folder takes writes again, but the store cannot recover in process; restarting"
-            );
+            let what = match store.engine_name() {
+                "postgres" => "the database answers again",
+                _ => "the data folder takes writes again",
+            };
+            tracing::error!("{what}, but the store cannot recover in process; restarting");
             let _ = restart.send(true);
             return;
         }
