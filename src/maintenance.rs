@@ -141,9 +141,19 @@ pub async fn check(
                 // Every row, whoever owns it; the check only reads.
                 offline: true,
             };
-            tokio::task::spawn_blocking(move || Store::open_postgres(&url, &dir, node))
-                .await
-                .map_err(|e| e.to_string())?
+            let opened = tokio::task::spawn_blocking(move || {
+                match switchboard_actors::store::postgres_holds_store(&url)? {
+                    true => Store::open_postgres(&url, &dir, node).map(Some),
+                    false => Ok(None),
+                }
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+            match opened {
+                Ok(None) => return Err("the database holds no store".into()),
+                Ok(Some(store)) => Ok(store),
+                Err(e) => Err(e),
+            }
         }
         None if !data_dir.join("db").exists() => {
             return Err(format!("{} holds no store", data_dir.display()))

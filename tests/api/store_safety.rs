@@ -241,6 +241,23 @@ async fn check_reports_damage_and_exits_non_zero() {
     assert!(report.contains("unknown workspace ws_ghost"), "{report}");
 }
 
+/// The check reads a store; where there is none it says so and creates nothing (on
+/// PostgreSQL no tables appear in the schema).
+#[tokio::test]
+async fn check_where_no_store_is_fails_and_sets_nothing_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, report) = cli(dir.path(), &["check"]);
+    assert!(!ok, "{report}");
+    assert!(report.contains("holds no store"), "{report}");
+    assert!(!dir.path().join("db").exists());
+    if let Some(url) = database_url(dir.path()) {
+        assert_eq!(
+            switchboard_actors::store::test_postgres::tables(&url),
+            Vec::<String>::new()
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_timer_armed_before_a_restart_reaches_its_workspace_and_is_disarmed() {
     use switchboard_actors::ids::WorkspaceId;

@@ -22,7 +22,10 @@ mod span;
 pub mod test_postgres;
 mod write_path;
 
-pub use postgres::{Holder, LeaseView, NodeConfig, NodeView, Postgres as Cluster, Taken};
+pub use postgres::{
+    holds_store as postgres_holds_store, Holder, LeaseView, NodeConfig, NodeView,
+    Postgres as Cluster, Taken,
+};
 pub use write_path::AfterDurable;
 
 pub use ids::BLOCK as ID_BLOCK;

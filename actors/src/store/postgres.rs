@@ -839,6 +839,22 @@ fn config_of(url: &str) -> StoreResult<postgres::Config> {
     Ok(config)
 }
 
+/// Whether the schema `url` names holds a store (its tables), read without creating
+/// anything: the offline check must not set a database up. Blocking.
+pub fn holds_store(url: &str) -> StoreResult<bool> {
+    let config = config_of(url)?;
+    // The client must not start inside a runtime: it connects on a thread of its own.
+    std::thread::spawn(move || -> StoreResult<bool> {
+        let mut client = config.connect(NoTls).map_err(db_error)?;
+        let row = client
+            .query_one("SELECT to_regclass('switchboard_kv') IS NOT NULL", &[])
+            .map_err(db_error)?;
+        Ok(row.get(0))
+    })
+    .join()
+    .map_err(|_| StoreError::Database("the connection thread stopped".into()))?
+}
+
 /// How soon the client notices a connection whose other end went quiet (a partition).
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
 
