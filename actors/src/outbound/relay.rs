@@ -108,8 +108,14 @@ impl Actor for RelayActor {
         match msg {
             RelayMsg::Configure(cfg) => state.cfg = cfg,
             RelayMsg::Wake => state.load_new()?,
-            RelayMsg::Tick => {}
-            RelayMsg::Done { message, result } => state.record(message, result)?,
+            // A full look for the next retry once a tick; after an attempt, only its own.
+            RelayMsg::Tick => state.wake_when_next_due(&myself),
+            RelayMsg::Done { message, result } => {
+                state.record(message, result)?;
+                if let Some(due) = state.pending.get(&message).and_then(|s| s.next_attempt_at) {
+                    state.wake_at(&myself, due.timestamp_millis());
+                }
+            }
             RelayMsg::Remove => {
                 state.forget_all()?;
                 myself.stop(Some("channel connection deleted".into()));
@@ -119,7 +125,6 @@ impl Actor for RelayActor {
         }
         if !state.draining {
             state.send_due(&myself);
-            state.wake_when_next_due(&myself);
         } else if state.in_flight.is_empty() {
             myself.stop(Some("drained".into()));
         }
@@ -146,25 +151,34 @@ impl RelayState {
     }
 
     /// The periodic tick finds a retry up to a tick after it falls due; the next retry
-    /// due within two ticks gets a wake-up of its own at its time.
+    /// due within two ticks gets a wake-up of its own at its time. A look over every
+    /// pending send, so once a tick, not per message (a campaign queues thousands).
     fn wake_when_next_due(&mut self, myself: &ActorRef<RelayMsg>) {
         let now = self.ctx.now().timestamp_millis();
-        let Some(due) = self
+        let next = self
             .pending
             .values()
             .filter(|s| !self.in_flight.contains(&s.message_id))
             .filter_map(|s| s.next_attempt_at.map(|t| t.timestamp_millis()))
             .filter(|&due| due > now)
-            .min()
-        else {
-            return;
-        };
+            .min();
+        if let Some(due) = next {
+            self.wake_at(myself, due);
+        }
+    }
+
+    /// Arms a wake-up at `due` (Unix ms) when it falls within two ticks and before the
+    /// one already armed, so that a burst of failures arms few timers.
+    fn wake_at(&mut self, myself: &ActorRef<RelayMsg>, due: i64) {
+        let now = self.ctx.now().timestamp_millis();
         let horizon = 2 * self.ctx.settings.tick.as_millis() as i64;
-        if self.woken_for == Some(due) || due - now > horizon {
+        let wait = due - now;
+        let armed_sooner = self.woken_for.is_some_and(|at| at > now && at <= due);
+        if wait <= 0 || wait > horizon || armed_sooner {
             return;
         }
         self.woken_for = Some(due);
-        myself.send_after(Duration::from_millis((due - now) as u64), || RelayMsg::Tick);
+        myself.send_after(Duration::from_millis(wait as u64), || RelayMsg::Tick);
     }
 
     fn send_due(&mut self, myself: &ActorRef<RelayMsg>) {
