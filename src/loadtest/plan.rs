@@ -14,10 +14,10 @@ use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
 use super::args::{Class, LoadtestArgs, Mix};
-use super::open_loop::Turns;
 use super::receiver::Receiver;
-use super::run::seed;
-use super::stats::Dice;
+use super::schedule::Turns;
+
+use super::stats::{seed, Dice};
 use super::LoadtestError;
 
 /// Seeded first names; a search asks for one of them, so every search finds contacts.

@@ -26,7 +26,7 @@ use super::args::{Class, Mix};
 use super::deliveries::Deliveries;
 use super::outcome::{PhaseKind, PhaseOutput};
 use super::progress::Progress;
-use super::stats::{Dice, Recorder};
+use super::stats::{seed, Dice, Recorder};
 use super::traffic::{Load, Traffic};
 use super::usage::{Consumed, UsageProbe};
 
@@ -209,15 +209,6 @@ async fn paced(
         })
         .collect();
     gather(tasks).await
-}
-
-/// A distinct seed per worker and per run.
-pub fn seed(worker: usize) -> u64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    now ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The open loop's timetable: request `i` is due `i / rate` seconds after the start, for
 //! a fixed number of requests. Times are whole nanoseconds computed from `i` (never
-//! accumulated), so a long run does not drift.
+//! accumulated), so a long run does not drift. [`Turns`] says which workspace each
+//! request goes to.
 
 use std::time::Duration;
 
@@ -66,6 +67,52 @@ impl Schedule {
     /// From the start to the moment the last request's interval ends: `count / rate`.
     pub fn span(&self) -> Duration {
         self.due_at(self.count)
+    }
+}
+
+/// How many turns a noisy workspace gets for a quiet one's one: `--noisy` means ten
+/// times the rate, here as in the closed loop.
+pub const NOISY_WEIGHT: usize = 10;
+
+/// Which workspace each scheduled request goes to. In every cycle each quiet workspace
+/// has one turn and each noisy one [`NOISY_WEIGHT`], so a noisy workspace gets ten times
+/// a quiet one's share of the offered rate. The first `noisy` workspaces are the noisy
+/// ones, as the bootstrap makes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turns {
+    workspaces: usize,
+    noisy: usize,
+}
+
+impl Turns {
+    pub fn new(workspaces: usize, noisy: usize) -> Self {
+        let workspaces = workspaces.max(1);
+        Self {
+            workspaces,
+            noisy: noisy.min(workspaces),
+        }
+    }
+
+    /// Turns in one cycle.
+    fn cycle(&self) -> u64 {
+        (self.workspaces - self.noisy + self.noisy * NOISY_WEIGHT) as u64
+    }
+
+    /// The workspace of scheduled request `i`: the noisy ones' turns first, in rotation,
+    /// then one turn for each quiet one.
+    pub fn workspace(&self, i: u64) -> usize {
+        let slot = (i % self.cycle()) as usize;
+        let noisy_slots = self.noisy * NOISY_WEIGHT;
+        if slot < noisy_slots {
+            slot % self.noisy
+        } else {
+            self.noisy + slot - noisy_slots
+        }
+    }
+
+    /// The requests per second one quiet workspace gets out of `rate`.
+    pub fn quiet_share(&self, rate: u32) -> f64 {
+        f64::from(rate) / self.cycle() as f64
     }
 }
 

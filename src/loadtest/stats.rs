@@ -286,6 +286,15 @@ impl Dice {
     }
 }
 
+/// A distinct seed per worker and per run.
+pub fn seed(worker: usize) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    now ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
