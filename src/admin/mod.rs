@@ -32,9 +32,7 @@ use switchboard_actors::workspace::{
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{ApiJson, ApiQuery, NoFields};
 use crate::http::object::Obj;
-use crate::http::pagination::{
-    decode_place_cursor, page_by_place, ListEnvelope, PageParams, Place,
-};
+use crate::http::pagination::{ListEnvelope, PageParams, Place};
 use crate::http::AppState;
 
 pub fn router(state: AppState) -> Router {
@@ -158,27 +156,11 @@ async fn list_workspaces(
     State(app): State<AppState>,
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<ListEnvelope<Obj<Workspace>>>> {
-    let limit = q.limit()?;
-    let after = q
-        .starting_after
-        .as_deref()
-        .map(decode_place_cursor)
-        .transpose()?;
-    let page = page_by_place(
-        app.directory.workspaces(),
-        |w| Place {
-            at_ms: w.created_at.0.timestamp_millis(),
-            id: w.id.as_str().as_bytes().to_vec(),
-        },
-        after.as_ref(),
-        limit,
-    );
-    Ok(Json(ListEnvelope {
-        object: "list",
-        data: page.data.into_iter().map(Obj).collect(),
-        has_more: page.has_more,
-        next_cursor: page.next_cursor,
-    }))
+    let page = q.page_by_place(app.directory.workspaces(), |w| Place {
+        at_ms: w.created_at.0.timestamp_millis(),
+        id: w.id.as_str().as_bytes().to_vec(),
+    })?;
+    Ok(Json(page.map(Obj)))
 }
 
 async fn create_api_key(
@@ -438,43 +420,22 @@ async fn prometheus(State(app): State<AppState>) -> Response {
 async fn list_actors(
     State(app): State<AppState>,
     ApiQuery(q): ApiQuery<PageParams>,
-) -> ApiResult<Json<serde_json::Value>> {
-    let limit = q.limit()?;
-    let after = q
-        .starting_after
-        .as_deref()
-        .map(decode_place_cursor)
-        .transpose()?;
+) -> ApiResult<Json<ListEnvelope<serde_json::Value>>> {
     let mut actors = app.registry.book().snapshot();
     actors.extend(app.dispatcher.book().snapshot());
     actors.extend(app.relays.book().snapshot());
-    let page = page_by_place(
-        actors,
-        |a| Place {
-            at_ms: a.last_active_ms,
-            id: format!("{}/{}", a.kind, a.key).into_bytes(),
-        },
-        after.as_ref(),
-        limit,
-    );
+    let page = q.page_by_place(actors, |a| Place {
+        at_ms: a.last_active_ms,
+        id: format!("{}/{}", a.kind, a.key).into_bytes(),
+    })?;
     let node = app.store.cluster().map(|c| c.node().id.clone());
-    let data: Vec<serde_json::Value> = page
-        .data
-        .into_iter()
-        .map(|a| {
-            let mut v = serde_json::to_value(a).unwrap_or_default();
-            if let Some(m) = v.as_object_mut() {
-                m.insert("object".into(), "actor".into());
-                m.insert("node".into(), node.clone().into());
-            }
-            v
-        })
-        .collect();
-    Ok(Json(serde_json::json!({
-        "object": "list",
-        "data": data,
-        "has_more": page.has_more,
-        "next_cursor": page.next_cursor,
+    Ok(Json(page.map(|a| {
+        let mut v = serde_json::to_value(a).unwrap_or_default();
+        if let Some(m) = v.as_object_mut() {
+            m.insert("object".into(), "actor".into());
+            m.insert("node".into(), node.clone().into());
+        }
+        v
     })))
 }
 

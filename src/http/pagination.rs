@@ -132,31 +132,50 @@ pub fn encode_place_cursor(place: &Place) -> String {
     URL_SAFE_NO_PAD.encode(text)
 }
 
-/// One page of `items` (in any order) placed by `place`: newest first, after the place
-/// `after` when given.
-pub fn page_by_place<T>(
-    items: Vec<T>,
-    place: impl Fn(&T) -> Place,
-    after: Option<&Place>,
-    limit: usize,
-) -> ListEnvelope<T> {
-    let mut placed: Vec<(Place, T)> = items
-        .into_iter()
-        .map(|item| (place(&item), item))
-        .filter(|(at, _)| after.is_none_or(|after| at < after))
-        .collect();
-    placed.sort_by(|a, b| b.0.cmp(&a.0));
-    placed.truncate(limit + 1);
-    let has_more = placed.len() > limit;
-    placed.truncate(limit);
-    let next_cursor = has_more
-        .then(|| placed.last().map(|(at, _)| encode_place_cursor(at)))
-        .flatten();
-    ListEnvelope {
-        object: "list",
-        data: placed.into_iter().map(|(_, item)| item).collect(),
-        has_more,
-        next_cursor,
+impl PageParams {
+    /// One page of `items` (in any order) placed by `place`: newest first, after the
+    /// place `starting_after` names, `limit` long.
+    pub fn page_by_place<T>(
+        &self,
+        items: Vec<T>,
+        place: impl Fn(&T) -> Place,
+    ) -> Result<ListEnvelope<T>, ApiError> {
+        let limit = self.limit()?;
+        let after = self
+            .starting_after
+            .as_deref()
+            .map(decode_place_cursor)
+            .transpose()?;
+        let mut placed: Vec<(Place, T)> = items
+            .into_iter()
+            .map(|item| (place(&item), item))
+            .filter(|(at, _)| after.as_ref().is_none_or(|after| at < after))
+            .collect();
+        placed.sort_by(|a, b| b.0.cmp(&a.0));
+        placed.truncate(limit + 1);
+        let has_more = placed.len() > limit;
+        placed.truncate(limit);
+        let next_cursor = has_more
+            .then(|| placed.last().map(|(at, _)| encode_place_cursor(at)))
+            .flatten();
+        Ok(ListEnvelope {
+            object: "list",
+            data: placed.into_iter().map(|(_, item)| item).collect(),
+            has_more,
+            next_cursor,
+        })
+    }
+}
+
+impl<T> ListEnvelope<T> {
+    /// The same page with each item turned into what is answered.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> ListEnvelope<U> {
+        ListEnvelope {
+            object: self.object,
+            data: self.data.into_iter().map(f).collect(),
+            has_more: self.has_more,
+            next_cursor: self.next_cursor,
+        }
     }
 }
 

@@ -13,9 +13,7 @@ use crate::http::auth::Ws;
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::extract::{parse_string_id, ApiQuery};
 use crate::http::object::{ApiObject, Obj};
-use crate::http::pagination::{
-    decode_place_cursor, page_by_place, ListEnvelope, PageParams, Place,
-};
+use crate::http::pagination::{ListEnvelope, PageParams, Place};
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -68,25 +66,14 @@ async fn list_users(
     ws: Ws,
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<ListEnvelope<Obj<UserView>>>> {
-    let limit = q.limit()?;
-    let after = q
-        .starting_after
-        .as_deref()
-        .map(decode_place_cursor)
-        .transpose()?;
     let members: Vec<(Place, UserView)> = app
         .directory
         .members(&ws.id)
         .into_iter()
         .filter_map(|m| Some((place(&m), view(&app, m)?)))
         .collect();
-    let page = page_by_place(members, |(at, _)| at.clone(), after.as_ref(), limit);
-    Ok(Json(ListEnvelope {
-        object: "list",
-        data: page.data.into_iter().map(|(_, user)| Obj(user)).collect(),
-        has_more: page.has_more,
-        next_cursor: page.next_cursor,
-    }))
+    let page = q.page_by_place(members, |(at, _)| at.clone())?;
+    Ok(Json(page.map(|(_, user)| Obj(user))))
 }
 
 /// One member; 404 for anyone who is not a member of this workspace.
