@@ -79,7 +79,7 @@ pub fn start(
     tokio::spawn(stop_lost(lost, registry.clone(), stopped.clone()));
     let ttl = cluster.node().lease_ttl;
     tokio::spawn(keep_leases(cluster.clone(), registry, ttl, stopped.clone()));
-    tokio::spawn(follow_directory(cluster, directory, stopped));
+    tokio::spawn(follow_directory(directory, stopped));
 }
 
 /// Stops what ran here of each workspace another node took.
@@ -146,26 +146,17 @@ async fn keep_leases(
     }
 }
 
-async fn follow_directory(
-    cluster: Arc<Cluster>,
-    directory: Directory,
-    mut stopped: watch::Receiver<bool>,
-) {
+/// Looks for other nodes' directory changes every [`DIRECTORY_EVERY`]. A lookup that
+/// misses looks at once (`Directory::catch_up`); both share one look at a time.
+async fn follow_directory(directory: Directory, mut stopped: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(DIRECTORY_EVERY);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = stopped.wait_for(|s| *s) => return,
         }
-        let c = cluster.clone();
-        match blocking(move || c.refresh_shared()).await {
-            Ok(true) => {
-                if let Err(e) = directory.refresh() {
-                    tracing::warn!(error = %e, "could not reload the directory");
-                }
-            }
-            Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e, "could not check the directory for changes"),
+        if let Err(e) = directory.catch_up().await {
+            tracing::warn!(error = %e, "could not look for directory changes made on other nodes");
         }
     }
 }

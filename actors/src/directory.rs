@@ -5,7 +5,9 @@
 //! SHA-256 hashes: they are high-entropy random strings, so a plain hash is enough.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
@@ -194,7 +196,15 @@ struct Inner {
     tokens: DashMap<String, TokenRecord>,
     /// Serializes writers; reads never wait on it.
     write: Mutex<()>,
+    /// When the last look for other nodes' changes started (cluster only): lookups that
+    /// miss share one look at a time, and looks are at least [`LOOK_GAP`] apart.
+    looked: Mutex<Option<tokio::time::Instant>>,
+    looks: AtomicU64,
 }
+
+/// The shortest time between two looks for other nodes' directory changes, however many
+/// lookups miss: a stream of unknown keys costs the database at most this many queries.
+pub const LOOK_GAP: Duration = Duration::from_millis(100);
 
 impl Inner {
     fn remember(&self, m: Membership) {
@@ -243,6 +253,8 @@ impl Directory {
             api_keys: DashMap::new(),
             tokens: DashMap::new(),
             write: Mutex::new(()),
+            looked: Mutex::new(None),
+            looks: AtomicU64::new(0),
             store,
             clock,
         };
@@ -318,6 +330,63 @@ impl Directory {
         sync(&now.api_keys, &new.api_keys);
         sync(&now.tokens, &new.tokens);
         Ok(())
+    }
+
+    /// In a cluster, reads what other nodes changed in the directory since the last look
+    /// (one query, and a reload when something changed). Concurrent callers share a look
+    /// that started after they asked, and looks are [`LOOK_GAP`] apart. Elsewhere a
+    /// no-op: one process holds the whole directory.
+    pub async fn catch_up(&self) -> Result<(), DomainError> {
+        let Some(cluster) = self.0.store.cluster() else {
+            return Ok(());
+        };
+        let asked = tokio::time::Instant::now();
+        let mut looked = self.0.looked.lock().await;
+        if looked.is_some_and(|at| at >= asked) {
+            return Ok(());
+        }
+        if let Some(at) = *looked {
+            tokio::time::sleep_until(at + LOOK_GAP).await;
+        }
+        *looked = Some(tokio::time::Instant::now());
+        self.0.looks.fetch_add(1, Ordering::Relaxed);
+        let changed = tokio::task::spawn_blocking(move || cluster.refresh_shared())
+            .await
+            .map_err(|e| DomainError::Internal(format!("directory look: {e}")))??;
+        if changed {
+            self.refresh()?;
+        }
+        Ok(())
+    }
+
+    /// How many looks for other nodes' changes [`Self::catch_up`] made (for operators).
+    pub fn looks(&self) -> u64 {
+        self.0.looks.load(Ordering::Relaxed)
+    }
+
+    /// [`Self::catch_up`] when `missing` holds: something a request names is not known
+    /// here, and may have just been made on another node. A failed look is logged and
+    /// leaves the answer to what this node knows.
+    pub async fn catch_up_if(&self, missing: impl Fn(&Self) -> bool) {
+        if self.0.store.cluster().is_none() || !missing(self) {
+            return;
+        }
+        if let Err(e) = self.catch_up().await {
+            tracing::warn!(error = %e, "could not look for directory changes made on other nodes");
+        }
+    }
+
+    /// [`Self::authenticate`], looking for other nodes' changes once when the credential
+    /// is unknown here (it may have been issued on another node a moment ago).
+    pub async fn authenticate_anywhere(&self, bearer: &str) -> Result<Principal, AuthError> {
+        let unknown = |d: &Self| {
+            matches!(
+                d.authenticate(bearer),
+                Err(AuthError::InvalidApiKey | AuthError::InvalidToken)
+            )
+        };
+        self.catch_up_if(unknown).await;
+        self.authenticate(bearer)
     }
 
     /// Resolves a bearer credential, in memory.
@@ -448,6 +517,7 @@ impl Directory {
     }
 
     pub async fn create_api_key(&self, ws: &WorkspaceId) -> Result<IssuedApiKey, DomainError> {
+        self.catch_up_if(|d| !d.0.workspaces.contains_key(ws)).await;
         if !self.0.workspaces.contains_key(ws) {
             return Err(DomainError::NotFound("workspace"));
         }
@@ -463,6 +533,8 @@ impl Directory {
     /// Revokes a key given in plain text; unknown keys are 404.
     pub async fn revoke_api_key(&self, plain: &str) -> Result<(), DomainError> {
         let hash = hash_secret(plain);
+        self.catch_up_if(|d| !d.0.api_keys.contains_key(&hash))
+            .await;
         let _guard = self.0.write.lock().await;
         let mut rec = self
             .0
@@ -507,6 +579,8 @@ impl Directory {
         role: Role,
         permissions: BTreeSet<Permission>,
     ) -> Result<Membership, DomainError> {
+        self.catch_up_if(|d| !d.0.workspaces.contains_key(ws) || !d.0.users.contains_key(user))
+            .await;
         if !self.0.workspaces.contains_key(ws) {
             return Err(DomainError::NotFound("workspace"));
         }
@@ -538,6 +612,7 @@ impl Directory {
         user: &UserId,
         expires_in: std::time::Duration,
     ) -> Result<IssuedToken, DomainError> {
+        self.catch_up_if(|d| !d.0.users.contains_key(user)).await;
         if !self.0.users.contains_key(user) {
             return Err(DomainError::NotFound("user"));
         }
@@ -618,6 +693,81 @@ mod tests {
         let clock = ManualClock::new(Utc::now());
         let d = Directory::load(store, Arc::new(clock.clone())).unwrap();
         (dir, d, clock)
+    }
+
+    /// Two nodes of one cluster on a fresh PostgreSQL schema, each with its directory.
+    async fn two_nodes() -> (tempfile::TempDir, Directory, Directory) {
+        let url = crate::store::test_postgres::fresh_url();
+        let dir = tempfile::tempdir().unwrap();
+        let clock: SharedClock = Arc::new(ManualClock::new(Utc::now()));
+        let node = |id: &str| crate::store::NodeConfig {
+            id: id.into(),
+            addr: format!("http://{id}.test"),
+            admin_addr: format!("http://{id}-admin.test"),
+            lease_ttl: Duration::from_secs(10),
+            offline: false,
+        };
+        let open = |id: &str| {
+            let store = Store::open_postgres(&url, dir.path(), node(id)).unwrap();
+            Directory::load(store, clock.clone()).unwrap()
+        };
+        let (a, b) = (open("a"), open("b"));
+        (dir, a, b)
+    }
+
+    #[tokio::test]
+    async fn what_another_node_just_made_is_found_at_once_and_misses_share_few_looks() {
+        let (_dir, a, b) = two_nodes().await;
+        let (ws, owner, key) = a.create_workspace("Acme", false).await.unwrap();
+        assert_eq!(
+            b.authenticate(&key.plain),
+            Err(AuthError::InvalidApiKey),
+            "b has not looked yet"
+        );
+        assert!(matches!(
+            b.authenticate_anywhere(&key.plain).await,
+            Ok(Principal::ApiKey { workspace_id, .. }) if workspace_id == ws.id
+        ));
+        // Made on a, used on b at once: a user, their membership, a token, a key.
+        let user = a.create_user("Bea", "bea@example.com").await.unwrap();
+        let m = b
+            .set_membership(&ws.id, &user.id, Role::Member, BTreeSet::new())
+            .await
+            .unwrap();
+        assert_eq!(m.user_id, user.id);
+        let token = b
+            .issue_token(&owner.id, std::time::Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(a.authenticate_anywhere(&token.plain).await.is_ok());
+        let second = a.create_api_key(&ws.id).await.unwrap();
+        b.revoke_api_key(&second.plain).await.unwrap();
+        // A revocation is a change to what a knows: it arrives with a's next look.
+        a.catch_up().await.unwrap();
+        assert_eq!(a.authenticate(&second.plain), Err(AuthError::InvalidApiKey));
+
+        // Fifty unknown keys at once cost one or two looks, not fifty.
+        let before = b.looks();
+        let mut misses = tokio::task::JoinSet::new();
+        for i in 0..50 {
+            let b = b.clone();
+            misses.spawn(async move { b.authenticate_anywhere(&format!("ai_unknown_{i}")).await });
+        }
+        while let Some(answer) = misses.join_next().await {
+            assert_eq!(answer.unwrap(), Err(AuthError::InvalidApiKey));
+        }
+        let looks = b.looks() - before;
+        assert!((1..=2).contains(&looks), "{looks} looks for 50 misses");
+    }
+
+    #[tokio::test]
+    async fn one_process_never_looks_elsewhere() {
+        let (_dir, d, _) = directory().await;
+        assert_eq!(
+            d.authenticate_anywhere("ai_unknown").await,
+            Err(AuthError::InvalidApiKey)
+        );
+        assert_eq!(d.looks(), 0);
     }
 
     #[tokio::test]

@@ -35,7 +35,7 @@ async fn create(
     Path(id): Path<String>,
     ApiJson(input): ApiJson<EndpointInput>,
 ) -> ApiResult<(StatusCode, Json<CreatedEndpoint>)> {
-    let ws = super::known_workspace(&app, &id)?;
+    let ws = super::known_workspace(&app, &id).await?;
     let hipaa = app.directory.workspace(&ws).is_some_and(|w| w.hipaa);
     let loopback = input
         .url
@@ -78,7 +78,7 @@ async fn remove(
     State(app): State<AppState>,
     Path((id, endpoint_id)): Path<(String, String)>,
 ) -> ApiResult<Json<EndpointDeleted>> {
-    let ws = super::known_workspace(&app, &id)?;
+    let ws = super::known_workspace(&app, &id).await?;
     // Malformed is 400, as on the API's own routes; well-formed and unknown is 404.
     let endpoint = crate::http::extract::parse_string_id(&endpoint_id, EndpointId::parse)?;
     let id = app

@@ -116,6 +116,9 @@ pub fn render(app: &AppState) -> String {
     metrics::counter!("switchboard_relay_failed_attempts_total")
         .absolute(r.failed_attempts.load(Ordering::Relaxed));
     metrics::counter!("switchboard_rate_limited_total").absolute(app.rate_limit.rejections());
+    if app.store.cluster().is_some() {
+        metrics::counter!("switchboard_directory_looks_total").absolute(app.directory.looks());
+    }
     if let Some(bytes) = resident_memory_bytes() {
         metrics::gauge!("switchboard_process_resident_memory_bytes").set(bytes as f64);
     }

@@ -266,10 +266,7 @@ async fn create_funnel(
     Path(id): Path<String>,
     ApiJson(input): ApiJson<NewFunnelInput>,
 ) -> ApiResult<(StatusCode, Json<Obj<Funnel>>)> {
-    let ws = workspace_id(&id)?;
-    if app.directory.workspace(&ws).is_none() {
-        return Err(ApiError::not_found("workspace"));
-    }
+    let ws = known_workspace(&app, &id).await?;
     let new = NewFunnel::parse(input)?;
     let funnel = app
         .registry
@@ -297,10 +294,7 @@ async fn set_credits(
     Path(id): Path<String>,
     ApiJson(input): ApiJson<CreditsInput>,
 ) -> ApiResult<Json<Obj<CreditsView>>> {
-    let ws = workspace_id(&id)?;
-    if app.directory.workspace(&ws).is_none() {
-        return Err(ApiError::not_found("workspace"));
-    }
+    let ws = known_workspace(&app, &id).await?;
     if input.allowance > MAX_ALLOWANCE {
         return Err(ApiError::invalid(
             "allowance",
@@ -325,10 +319,7 @@ async fn archive_custom_field(
     Path((id, field_id)): Path<(String, String)>,
     ApiJson(NoFields {}): ApiJson<NoFields>,
 ) -> ApiResult<Json<Obj<CustomField>>> {
-    let ws = workspace_id(&id)?;
-    if app.directory.workspace(&ws).is_none() {
-        return Err(ApiError::not_found("workspace"));
-    }
+    let ws = known_workspace(&app, &id).await?;
     let field_id = CustomFieldId(crate::http::extract::parse_id(&field_id)?);
     let field = app
         .registry
@@ -342,8 +333,13 @@ async fn archive_custom_field(
     Ok(Json(Obj(field)))
 }
 
-fn known_workspace(app: &AppState, raw: &str) -> Result<WorkspaceId, ApiError> {
+/// The workspace `raw` names, 404 when there is none (in a cluster, after looking at
+/// other nodes' changes: it may have been created there a moment ago).
+async fn known_workspace(app: &AppState, raw: &str) -> Result<WorkspaceId, ApiError> {
     let ws = workspace_id(raw)?;
+    app.directory
+        .catch_up_if(|d| d.workspace(&ws).is_none())
+        .await;
     app.directory
         .workspace(&ws)
         .map(|_| ws)
@@ -366,7 +362,7 @@ async fn trigger_event(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Trigger>,
 ) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
-    let ws = known_workspace(&app, &id)?;
+    let ws = known_workspace(&app, &id).await?;
     if let Some(d) = &body.data {
         if !d.is_object() {
             return Err(ApiError::invalid("data", "must be an object"));
@@ -397,7 +393,7 @@ async fn list_notifications(
     Path(id): Path<String>,
     crate::http::pagination::Paging(page): crate::http::pagination::Paging,
 ) -> ApiResult<Json<ListEnvelope<Obj<Notification>>>> {
-    let ws = known_workspace(&app, &id)?;
+    let ws = known_workspace(&app, &id).await?;
     let found = app
         .registry
         .call(&ws, |r| WebhookMsg::Notifications { page, reply: r }.into())
@@ -444,7 +440,7 @@ async fn workspace_stats(
     State(app): State<AppState>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let ws = known_workspace(&app, &id)?;
+    let ws = known_workspace(&app, &id).await?;
     let counts = app.registry.call(&ws, WorkspaceMsg::Stats).await?;
     let pending: usize = counts
         .endpoint_ids

@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use switchboard_actors::directory::{Permission, Principal, Role};
 use switchboard_actors::events::{ActorKind, EventActor, EventSource, Origin};
 use switchboard_actors::idempotency::Requirement;
-use switchboard_actors::ids::WorkspaceId;
+use switchboard_actors::ids::{UserId, WorkspaceId};
 
 use super::error::ApiError;
 use super::AppState;
@@ -132,11 +132,11 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     if let Err(e) = super::forward::check_passed(&app, req.headers()) {
         return e.into_response();
     }
-    let principal = match principal(&app, req.headers()) {
+    let principal = match principal(&app, req.headers()).await {
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
-    let workspace = select_workspace(&app, &principal, req.headers());
+    let workspace = select_workspace(&app, &principal, req.headers()).await;
     // In a cluster the owner serves it: the rate limit, idempotency and the handler run
     // there, so the workspace's budget holds across every node.
     if let Ok(ws) = &workspace {
@@ -172,7 +172,9 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     response
 }
 
-pub fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+/// The caller the bearer credential names. In a cluster a credential unknown here is
+/// looked for once among other nodes' changes: it may have been issued there a moment ago.
+pub async fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
     let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| ApiError::unauthenticated("send Authorization: Bearer <token>"))?;
@@ -184,7 +186,7 @@ pub fn principal(app: &AppState, headers: &HeaderMap) -> Result<Principal, ApiEr
         .ok_or_else(|| {
             ApiError::unauthenticated("the Authorization header must be `Bearer <token>`")
         })?;
-    Ok(app.directory.authenticate(token)?)
+    Ok(app.directory.authenticate_anywhere(token).await?)
 }
 
 /// The token of `Bearer <token>`; the scheme name is case-insensitive (RFC 9110).
@@ -193,7 +195,31 @@ pub fn bearer_token(header: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-pub fn select_workspace(
+/// The workspace the caller works in. In a cluster a refusal for a workspace or membership
+/// unknown here is decided again after looking at other nodes' changes: the membership
+/// may have been added there a moment ago.
+pub async fn select_workspace(
+    app: &AppState,
+    principal: &Principal,
+    headers: &HeaderMap,
+) -> Result<Ws, ApiError> {
+    let refused = |_: &switchboard_actors::directory::Directory| matches!(pick_workspace(app, principal, headers), Err(e) if e.status == StatusCode::FORBIDDEN);
+    app.directory.catch_up_if(refused).await;
+    pick_workspace(app, principal, headers)
+}
+
+/// In a cluster, looks at other nodes' directory changes when one of `users` is not a
+/// member of `ws` here: the membership may have been added there a moment ago.
+pub async fn catch_up_on_members(app: &AppState, ws: &WorkspaceId, users: &[&str]) {
+    let strangers = |d: &switchboard_actors::directory::Directory| {
+        users
+            .iter()
+            .any(|u| UserId::parse(u).is_some_and(|u| d.membership(ws, &u).is_none()))
+    };
+    app.directory.catch_up_if(strangers).await;
+}
+
+fn pick_workspace(
     app: &AppState,
     principal: &Principal,
     headers: &HeaderMap,

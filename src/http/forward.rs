@@ -93,9 +93,18 @@ pub async fn route_operator(app: &AppState, req: Request) -> Result<Request, Res
         {
             // Only a workspace that exists is taken: asking after any other id must not
             // leave a lease behind (the handler answers 404).
-            WorkspaceId::parse(id).filter(|ws| app.directory.workspace(ws).is_some())
+            WorkspaceId::parse(id)
         }
         _ => None,
+    };
+    let ws = match ws {
+        Some(ws) => {
+            app.directory
+                .catch_up_if(|d| d.workspace(&ws).is_none())
+                .await;
+            app.directory.workspace(&ws).map(|_| ws)
+        }
+        None => None,
     };
     let Some(ws) = ws else {
         return Ok(req);

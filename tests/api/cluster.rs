@@ -496,6 +496,143 @@ async fn a_key_made_on_one_node_works_on_another_and_its_revocation_reaches_ever
     .await;
 }
 
+/// `method path` on node `i`'s operator listener with a JSON body: status and answer.
+async fn operator(cluster: &Nodes, i: usize, path: &str, body: Value) -> (u16, Value) {
+    let r = cluster
+        .admin(i, Method::POST, path)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn what_one_node_just_made_works_on_another_at_once() {
+    let cluster = Nodes::start(2, &[]).await;
+    let ws = cluster.workspace_on_node_0().await;
+    let (a, b) = (cluster.node(0), cluster.node(1));
+    for round in 0..3 {
+        // A key made on node 0, used on node 1 at once.
+        let (status, made) = operator(
+            &cluster,
+            0,
+            &format!("/admin/workspaces/{ws}/api-keys"),
+            json!({}),
+        )
+        .await;
+        assert_eq!(status, 201, "{made}");
+        let key = made["api_key"].as_str().unwrap();
+        let tags = b.send(Method::GET, key, "/tags", Value::Null).await;
+        assert_eq!(tags.status(), 200, "round {round}: a key made on node 0");
+
+        // A workspace made on node 1: its key works on node 0 at once, and so does an
+        // operator request about it.
+        let (status, made) = operator(
+            &cluster,
+            1,
+            "/admin/workspaces",
+            json!({"name": format!("New {round}")}),
+        )
+        .await;
+        assert_eq!(status, 201, "{made}");
+        let (fresh, fresh_key) = (
+            made["id"].as_str().unwrap(),
+            made["api_key"].as_str().unwrap(),
+        );
+        let me = a.send(Method::GET, fresh_key, "/me", Value::Null).await;
+        assert_eq!(
+            me.status(),
+            200,
+            "round {round}: a workspace made on node 1"
+        );
+        let (status, answer) = operator(
+            &cluster,
+            0,
+            &format!("/admin/workspaces/{fresh}/credits"),
+            json!({"allowance": 500}),
+        )
+        .await;
+        assert_eq!(status, 200, "round {round}: {answer}");
+
+        // A user made on node 0 becomes a member on node 1, gets a token on node 0 and
+        // uses it on node 1, and is assigned a conversation through node 1 at once.
+        let (status, user) = operator(
+            &cluster,
+            0,
+            "/admin/users",
+            json!({"name": "Bea", "email": format!("bea{round}@example.com")}),
+        )
+        .await;
+        assert_eq!(status, 201, "{user}");
+        let user = user["id"].as_str().unwrap();
+        let (status, m) = operator(
+            &cluster,
+            1,
+            &format!("/admin/workspaces/{ws}/members"),
+            json!({"user_id": user, "role": "member", "permissions": ["inbox"]}),
+        )
+        .await;
+        assert_eq!(status, 201, "round {round}: {m}");
+        let (status, token) = operator(
+            &cluster,
+            0,
+            &format!("/admin/users/{user}/tokens"),
+            json!({"expires_in": 3600}),
+        )
+        .await;
+        assert_eq!(status, 201, "{token}");
+        let token = token["access_token"].as_str().unwrap();
+        let inbox = b
+            .send(Method::GET, token, "/conversations", Value::Null)
+            .await;
+        assert_eq!(inbox.status(), 200, "round {round}: a token made on node 0");
+
+        let (status, other) = operator(
+            &cluster,
+            1,
+            "/admin/users",
+            json!({"name": "Cy", "email": format!("cy{round}@example.com")}),
+        )
+        .await;
+        assert_eq!(status, 201, "{other}");
+        let other = other["id"].as_str().unwrap();
+        let contact = a
+            .post_json(
+                &cluster.key,
+                "/contacts",
+                json!({"first_name": "Dee", "phone": format!("+1555010{round}")}),
+            )
+            .await;
+        let conversation = a
+            .post_json(
+                &cluster.key,
+                "/conversations",
+                json!({"contact_id": contact["id"], "channel": "api"}),
+            )
+            .await;
+        assert!(conversation["id"].is_u64(), "{contact} {conversation}");
+        let path = format!("/conversations/{}/assignee", conversation["id"]);
+        let (status, m) = operator(
+            &cluster,
+            1,
+            &format!("/admin/workspaces/{ws}/members"),
+            json!({"user_id": other, "role": "member", "permissions": ["inbox"]}),
+        )
+        .await;
+        assert_eq!(status, 201, "{m}");
+        let assigned = b
+            .send(Method::PUT, &cluster.key, &path, json!({"user_id": other}))
+            .await;
+        assert_eq!(
+            assigned.status(),
+            200,
+            "round {round}: a member added on node 1, assigned through node 1 on owner node 0: {}",
+            assigned.text().await.unwrap_or_default()
+        );
+    }
+}
+
 #[tokio::test]
 async fn ids_keep_growing_in_a_workspace_taken_over_by_a_node_with_an_older_block() {
     let env = [

@@ -44,7 +44,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 type ContactJson = Json<Obj<ContactView>>;
 
 /// `assigned_to_user_id` must name a member of the workspace.
-fn member(app: &AppState, ws: &Ws, user: &str, path: &str) -> Result<String, ApiError> {
+async fn member(app: &AppState, ws: &Ws, user: &str, path: &str) -> Result<String, ApiError> {
+    crate::http::auth::catch_up_on_members(app, &ws.id, &[user]).await;
     UserId::parse(user)
         .filter(|u| app.directory.membership(&ws.id, u).is_some())
         .map(|u| u.to_string())
@@ -52,9 +53,9 @@ fn member(app: &AppState, ws: &Ws, user: &str, path: &str) -> Result<String, Api
 }
 
 /// A checked create or upsert whose assignee is a member.
-fn with_member(app: &AppState, ws: &Ws, mut new: NewContact) -> ApiResult<NewContact> {
+async fn with_member(app: &AppState, ws: &Ws, mut new: NewContact) -> ApiResult<NewContact> {
     if let Some(user) = new.assigned_to_user_id.take() {
-        new.assigned_to_user_id = Some(member(app, ws, &user, "assigned_to_user_id")?);
+        new.assigned_to_user_id = Some(member(app, ws, &user, "assigned_to_user_id").await?);
     }
     Ok(new)
 }
@@ -154,7 +155,7 @@ async fn create_contact(
     ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<Created<ContactView>> {
-    let new = with_member(&app, &ws, NewContact::parse_create(input)?)?;
+    let new = with_member(&app, &ws, NewContact::parse_create(input)?).await?;
     let c = app
         .ask_as(&ws, |origin, reply| ContactMsg::Create {
             origin,
@@ -233,7 +234,7 @@ async fn upsert_contact(
     ws: Allowed<need::Contacts>,
     ApiJson(input): ApiJson<ContactInput>,
 ) -> ApiResult<(StatusCode, Json<ContactUpsert>)> {
-    let new = with_member(&app, &ws, NewContact::parse(input)?)?;
+    let new = with_member(&app, &ws, NewContact::parse(input)?).await?;
     let (created, c) = app
         .ask_as(&ws, |origin, r| ContactMsg::Upsert {
             origin,
@@ -458,10 +459,10 @@ async fn set_contact_assignee(
     PathId(id): PathId<ContactId>,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ContactJson> {
-    let user = input
-        .user_id
-        .map(|u| member(&app, &ws, &u, "user_id"))
-        .transpose()?;
+    let user = match input.user_id {
+        Some(u) => Some(member(&app, &ws, &u, "user_id").await?),
+        None => None,
+    };
     let c = app
         .ask_as(&ws, |origin, reply| ContactMsg::Assign {
             origin,

@@ -231,6 +231,9 @@ async fn assign_conversation(
     PathId(id): PathId,
     ApiJson(input): ApiJson<AssigneeInput>,
 ) -> ApiResult<ConversationJson> {
+    if let Some(u) = &input.user_id {
+        crate::http::auth::catch_up_on_members(&app, &ws.id, &[u]).await;
+    }
     let user = input
         .user_id
         .map(|u| {

@@ -116,15 +116,18 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     if let Err(e) = crate::http::forward::check_passed(&app, req.headers()) {
         return LegacyError(e).into_response();
     }
-    let checked = auth::principal(&app, req.headers()).and_then(|principal| {
-        let ws = auth::select_workspace(&app, &principal, req.headers())?;
+    let headers = req.headers();
+    let checked = async {
+        let principal = auth::principal(&app, headers).await?;
+        let ws = auth::select_workspace(&app, &principal, headers).await?;
         ws.require(Permission::Inbox)?;
         tracing::Span::current().record("workspace_id", tracing::field::display(&ws.id));
-        Ok(Caller {
+        Ok::<_, ApiError>(Caller {
             principal,
             workspace: Ok(ws),
         })
-    });
+    }
+    .await;
     match checked {
         Ok(caller) => {
             if let Ok(ws) = &caller.workspace {

@@ -76,7 +76,9 @@ async fn list_reminders(
 }
 
 /// Every id must name a member of the workspace: 422 at the id's path otherwise.
-fn members_only(app: &AppState, ws: &Ws, ids: &[UserId]) -> ApiResult<()> {
+async fn members_only(app: &AppState, ws: &Ws, ids: &[UserId]) -> ApiResult<()> {
+    let named: Vec<&str> = ids.iter().map(|u| u.as_str()).collect();
+    crate::http::auth::catch_up_on_members(app, &ws.id, &named).await;
     let strangers: Vec<FieldError> = ids
         .iter()
         .enumerate()
@@ -115,7 +117,7 @@ async fn create_reminder(
             ))
         }
     };
-    members_only(&app, &ws, &assignees)?;
+    members_only(&app, &ws, &assignees).await?;
     new.assignees = Some(assignees);
     let r = app
         .ask_as(&ws, |origin, reply| ReminderMsg::Create {
@@ -150,7 +152,7 @@ async fn update_reminder(
 ) -> ApiResult<ReminderJson> {
     let change = ReminderChange::parse(input, app.dispatcher.now())?;
     if let Some(ids) = &change.assignees {
-        members_only(&app, &ws, ids)?;
+        members_only(&app, &ws, ids).await?;
     }
     let r = app
         .ask_as(&ws, |origin, reply| ReminderMsg::Update {
