@@ -20,8 +20,24 @@ use super::AppState;
 /// How often a failing store's data folder is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(2);
 
-/// `GET /health`: 200 `{"status":"ok"}`, or 503 naming the store and why it fails.
+/// `GET /health`: 200 `{"status":"ok"}`, or 503 naming the store and why it fails. In a
+/// cluster, also 503 while the database has not answered this node's heartbeats for longer
+/// than a lease (its leases have run out, so a load balancer should send elsewhere).
 pub fn report(store: &Store) -> Response {
+    if let Some(silent) = store.cluster().and_then(|c| c.unreachable()) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({
+                "status": "unavailable",
+                "database": {
+                    "status": "unreachable",
+                    "reason": silent.reason,
+                    "silent_for_ms": silent.silent_for.as_millis() as u64,
+                },
+            })),
+        )
+            .into_response();
+    }
     match store.health().failure() {
         None => Json(serde_json::json!({"status": "ok"})).into_response(),
         Some(f) => (

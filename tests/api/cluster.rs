@@ -633,6 +633,106 @@ async fn what_one_node_just_made_works_on_another_at_once() {
     }
 }
 
+/// A TCP forwarder to the test PostgreSQL that the test can cut: the database "goes away"
+/// for whoever connects through it.
+struct DatabaseLine {
+    port: u16,
+    to: u16,
+    running: tokio::task::JoinHandle<()>,
+}
+
+impl DatabaseLine {
+    async fn open(port: u16, to: u16) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let running = tokio::spawn(async move {
+            let mut calls = tokio::task::JoinSet::new();
+            while let Ok((mut near, _)) = listener.accept().await {
+                calls.spawn(async move {
+                    if let Ok(mut far) = tokio::net::TcpStream::connect(("127.0.0.1", to)).await {
+                        let _ = tokio::io::copy_bidirectional(&mut near, &mut far).await;
+                    }
+                });
+            }
+        });
+        Self { port, to, running }
+    }
+
+    /// Closes the port and every connection through it.
+    fn cut(self) -> (u16, u16) {
+        self.running.abort();
+        (self.port, self.to)
+    }
+}
+
+#[tokio::test]
+async fn health_is_503_while_the_database_does_not_answer_for_longer_than_a_lease() {
+    let direct = switchboard_actors::store::test_postgres::fresh_url();
+    let pg_port: u16 = direct
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .expect("the test URL names a loopback port");
+    let line = DatabaseLine::open(0, pg_port).await;
+    let url = direct.replace(
+        &format!("127.0.0.1:{pg_port}"),
+        &format!("127.0.0.1:{}", line.port),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ttl = format!("{}ms", TTL.as_millis());
+    let node = launch(
+        dir.path(),
+        &[
+            ("SWITCHBOARD_DATABASE_URL", &url),
+            ("SWITCHBOARD_NODE_ID", "node-0"),
+            ("SWITCHBOARD_CLUSTER_SECRET", CLUSTER_SECRET),
+            ("SWITCHBOARD_LEASE_TTL", &ttl),
+        ],
+        &[],
+    )
+    .await;
+    let health = async || {
+        let r = reqwest::get(format!("{}/health", node.api)).await.unwrap();
+        (r.status().as_u16(), r.json::<Value>().await.unwrap())
+    };
+    assert_eq!(health().await.0, 200);
+
+    // The start's own last write (that the bootstrap secrets were shown) lands first: a
+    // commit that fails makes the store failing, a different 503.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (port, to) = line.cut();
+    let cut_at = Instant::now();
+    let mut answer = health().await;
+    assert_eq!(
+        answer.0, 200,
+        "a heartbeat is at most a third of a lease old: not unreachable yet"
+    );
+    while answer.0 == 200 && cut_at.elapsed() < TTL * 4 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        answer = health().await;
+    }
+    assert_eq!(answer.0, 503, "{}", answer.1);
+    assert_eq!(
+        answer.1["database"]["status"], "unreachable",
+        "{}",
+        answer.1
+    );
+    assert!(answer.1["database"]["silent_for_ms"].as_u64().unwrap() >= TTL.as_millis() as u64);
+
+    let _line = DatabaseLine::open(port, to).await;
+    let back_at = Instant::now();
+    while health().await.0 != 200 {
+        assert!(
+            back_at.elapsed() < TTL * 4,
+            "healthy again once the database answers"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn ids_keep_growing_in_a_workspace_taken_over_by_a_node_with_an_older_block() {
     let env = [

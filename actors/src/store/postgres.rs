@@ -171,6 +171,16 @@ pub struct Postgres {
     fenced_since: Mutex<HashSet<Owner>>,
     /// Told of every workspace this node loses.
     on_lost: std::sync::OnceLock<LostHook>,
+    /// When the database last answered this node's heartbeat, and why the latest one
+    /// failed (if it did).
+    heard: Mutex<(std::time::Instant, Option<String>)>,
+}
+
+/// The database has not answered this node's heartbeats for longer than a lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreachable {
+    pub silent_for: std::time::Duration,
+    pub reason: String,
 }
 
 /// Runs when this node loses a workspace to another.
@@ -210,6 +220,7 @@ impl Postgres {
             taking: Mutex::new(()),
             fenced_since: Mutex::default(),
             on_lost: std::sync::OnceLock::new(),
+            heard: Mutex::new((std::time::Instant::now(), None)),
         });
         if pg.node.offline {
             pg.load_everything()?;
@@ -394,7 +405,7 @@ impl Postgres {
     fn heartbeat(&self) -> StoreResult<()> {
         let (me, addr) = (self.node.id.clone(), self.node.addr.clone());
         let admin = self.node.admin_addr.clone();
-        self.control.run(move |c| {
+        let outcome = self.control.run(move |c| {
             c.execute(
                 "INSERT INTO switchboard_nodes (node, addr, admin_addr) VALUES ($1, $2, $3)
                  ON CONFLICT (node) DO UPDATE
@@ -402,6 +413,25 @@ impl Postgres {
                 &[&me, &addr, &admin],
             )?;
             Ok(())
+        });
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        match &outcome {
+            Ok(()) => *heard = (std::time::Instant::now(), None),
+            Err(e) => heard.1 = Some(e.to_string()),
+        }
+        outcome
+    }
+
+    /// Whether the database has failed to answer this node's heartbeats for longer than a
+    /// lease: the node's leases have run out, so it serves nothing until it hears back
+    /// (`/health` says so, for load balancers). A heartbeat still waiting counts as
+    /// unanswered.
+    pub fn unreachable(&self) -> Option<Unreachable> {
+        let (at, reason) = self.heard.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let silent_for = at.elapsed();
+        (silent_for > self.node.lease_ttl).then(|| Unreachable {
+            silent_for,
+            reason: reason.unwrap_or_else(|| "the database has not answered yet".into()),
         })
     }
 
