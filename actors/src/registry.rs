@@ -81,6 +81,10 @@ struct Inner {
     settings: RegistrySettings,
     slots: DashMap<WorkspaceId, Slot>,
     owners: DashMap<ActorId, (WorkspaceId, Arc<ActorStats>)>,
+    /// Actors that passivate: forgotten, so that callers start a fresh one, but still
+    /// finishing the messages they took before. Until one stops, a fresh actor of its
+    /// workspace waits to load: it would miss what the leaving one still writes.
+    leaving: DashMap<ActorId, (WorkspaceId, ActorCell)>,
     book: ActorBook,
     stats: RegistryStats,
 }
@@ -117,6 +121,7 @@ impl Registry {
             settings,
             slots: DashMap::new(),
             owners: DashMap::new(),
+            leaving: DashMap::new(),
             book: ActorBook::new("workspace"),
             stats: RegistryStats::default(),
         });
@@ -267,7 +272,33 @@ impl Registry {
         self.inner.relays.release_workspace(ws.as_str());
     }
 
+    /// Waits for a passivating actor of `ws` to stop (it finishes the messages it took
+    /// first): only then does a fresh one load everything it wrote.
+    async fn until_left(&self, ws: &WorkspaceId) -> Result<(), DomainError> {
+        let leaving: Vec<ActorCell> = self
+            .inner
+            .leaving
+            .iter()
+            .filter(|e| &e.value().0 == ws)
+            .map(|e| e.value().1.clone())
+            .collect();
+        for cell in leaving {
+            if cell
+                .wait(Some(self.inner.settings.call_timeout))
+                .await
+                .is_err()
+            {
+                return Err(DomainError::Unavailable(format!(
+                    "workspace {ws} is still stopping; try again"
+                )));
+            }
+            self.inner.leaving.remove(&cell.get_id());
+        }
+        Ok(())
+    }
+
     async fn spawn(&self, ws: &WorkspaceId) -> Result<ActorRef<WorkspaceMsg>, DomainError> {
+        self.until_left(ws).await?;
         let weak = Arc::downgrade(&self.inner);
         let stats = self.inner.book.enter(ws.as_str());
         let args = WorkspaceArgs {
@@ -279,8 +310,10 @@ impl Registry {
             dispatcher: self.inner.dispatcher.clone(),
             relays: self.inner.relays.clone(),
             idle_after: self.inner.settings.idle_after,
-            on_passivate: Arc::new(move |ws, id| {
+            on_passivate: Arc::new(move |ws, cell| {
                 if let Some(inner) = weak.upgrade() {
+                    let id = cell.get_id();
+                    inner.leaving.insert(id, (ws.clone(), cell));
                     inner.forget(ws, id);
                     inner.stats.passivations.fetch_add(1, Ordering::Relaxed);
                 }
@@ -449,11 +482,15 @@ impl Actor for WorkspaceSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match event {
             SupervisionEvent::ActorFailed(cell, err) => {
+                inner.leaving.remove(&cell.get_id());
                 tracing::error!(actor = %cell.get_id(), error = %err, "workspace actor failed; it restarts from the store on next use");
                 inner.stats.restarts.fetch_add(1, Ordering::Relaxed);
                 forget_cell(inner, &cell);
             }
-            SupervisionEvent::ActorTerminated(cell, ..) => forget_cell(inner, &cell),
+            SupervisionEvent::ActorTerminated(cell, ..) => {
+                inner.leaving.remove(&cell.get_id());
+                forget_cell(inner, &cell)
+            }
             _ => {}
         }
         Ok(())

@@ -138,7 +138,7 @@ into_workspace_msg!(
 );
 
 /// Told by a workspace actor that is about to passivate, so no new caller reaches it.
-pub type PassivationHook = std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorId) + Send + Sync>;
+pub type PassivationHook = std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorCell) + Send + Sync>;
 
 impl WorkspaceMsg {
     /// A short name for logs and metrics.
@@ -534,7 +534,7 @@ impl Actor for WorkspaceActor {
                     && state.turns_running.load(Ordering::SeqCst) == 0
                 {
                     state.passivating = true;
-                    (state.args.on_passivate)(&state.args.id, myself.get_id());
+                    (state.args.on_passivate)(&state.args.id, myself.get_cell());
                     myself.drain()?;
                 }
                 Handled::Done
@@ -843,6 +843,10 @@ mod tests {
     use crate::registry::{Outlets, Registry, RegistrySettings};
 
     async fn registry(store: &Store) -> Registry {
+        registry_idle_after(store, Duration::from_secs(3600)).await
+    }
+
+    async fn registry_idle_after(store: &Store, idle_after: Duration) -> Registry {
         let clock: SharedClock = Arc::new(SystemClock);
         let outlets = Outlets::new(
             store.clone(),
@@ -856,7 +860,7 @@ mod tests {
             clock,
             outlets,
             RegistrySettings {
-                idle_after: Duration::from_secs(3600),
+                idle_after,
                 call_timeout: Duration::from_secs(10),
                 ai: crate::ai::Ai::rules(Duration::from_secs(5)),
             },
@@ -937,6 +941,62 @@ mod tests {
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// An actor that passivates still finishes the messages it took before: a fresh actor
+    /// of the workspace loads only once it stopped, so it sees all they wrote.
+    #[tokio::test]
+    async fn a_fresh_actor_loads_only_after_a_passivating_one_finished_its_messages() {
+        const WRITES: usize = 200;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        // Idle checks tick every 100 ms. Active at 50 ms, the actor is not idle at its
+        // ticks at 100 and 200 ms, but is (210 ms) when the test sends its own check at
+        // 260 ms, before its tick at 300 ms.
+        let reg = registry_idle_after(&store, Duration::from_millis(200)).await;
+        let ws = WorkspaceId::generate();
+        let mut answers = Vec::new();
+        for _attempt in 0..20 {
+            let leaving = reg.actor(&ws).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            contacts(&reg, &ws).await;
+            tokio::time::sleep(Duration::from_millis(210)).await;
+            // Idle now: the passivation and the writes after it queue up back to back.
+            if leaving.send_message(WorkspaceMsg::IdleCheck).is_err() {
+                continue; // it passivated by itself meanwhile; try again
+            }
+            for i in 0..WRITES {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let told = leaving.send_message(WorkspaceMsg::from(ContactMsg::Create {
+                    origin: Origin::system(),
+                    new: named(&format!("Late {i}")),
+                    reply: tx.into(),
+                }));
+                if told.is_ok() {
+                    answers.push(rx);
+                }
+            }
+            if !answers.is_empty() {
+                break;
+            }
+        }
+        assert!(!answers.is_empty(), "no write reached a passivating actor");
+        while reg.live() > 0 {
+            tokio::task::yield_now().await;
+        }
+        // The fresh actor starts while the leaving one may still be writing.
+        let seen = contacts(&reg, &ws).await;
+        let mut acknowledged = 0;
+        for rx in answers {
+            if matches!(rx.await, Ok(Ok(_))) {
+                acknowledged += 1;
+            }
+        }
+        assert!(acknowledged > 0);
+        assert_eq!(
+            seen, acknowledged,
+            "the fresh actor holds every contact the leaving one acknowledged"
+        );
     }
 
     #[test]
