@@ -34,6 +34,7 @@ mod operator;
 mod orders;
 mod panics;
 mod products;
+mod quick_start;
 mod rate_limit;
 mod recovery;
 mod reminders;
