@@ -61,7 +61,7 @@ pub async fn route(app: &AppState, ws: &WorkspaceId, req: Request) -> Result<Req
         Ok(()) => Ok(req),
         Err(DomainError::Elsewhere { node, addr, .. }) => {
             Err(match (was_passed(req.headers()), addr) {
-                (false, Some(addr)) => pass(app, &addr, req).await,
+                (false, Some(addr)) => pass(app, Owner { ws, node: &node }, &addr, req).await,
                 _ => Elsewhere::Refused(moved(node)),
             })
         }
@@ -114,7 +114,17 @@ pub async fn route_operator(app: &AppState, req: Request) -> Result<Request, Res
         Err(DomainError::Elsewhere {
             node, admin_addr, ..
         }) => Err(match (was_passed(req.headers()), admin_addr) {
-            (false, Some(addr)) => pass(app, &addr, req).await.into_api_response(),
+            (false, Some(addr)) => pass(
+                app,
+                Owner {
+                    ws: &ws,
+                    node: &node,
+                },
+                &addr,
+                req,
+            )
+            .await
+            .into_api_response(),
             _ => moved(node).into_response(),
         }),
         // An unknown workspace: the handler answers as it does alone.
@@ -173,8 +183,59 @@ fn peers() -> &'static reqwest::Client {
     })
 }
 
+/// The node a request is passed to, and the workspace it owns.
+#[derive(Clone, Copy)]
+struct Owner<'a> {
+    ws: &'a WorkspaceId,
+    node: &'a str,
+}
+
+/// Sends `req` to the owner at `addr` and hands back its answer. An owner that is alive
+/// but frozen keeps the connection open without answering: once it has let its lease
+/// run out (it renews a third of a lease before), the wait ends with 503, and the
+/// client's retry is served by whichever node takes the workspace (this one, if none
+/// did). The frozen owner cannot store the request later: its commit would be fenced.
+async fn pass(app: &AppState, owner: Owner<'_>, addr: &str, req: Request) -> Elsewhere {
+    let answer = pass_unwatched(app, addr, req);
+    tokio::pin!(answer);
+    let every = app
+        .store
+        .cluster()
+        .map(|c| c.node().lease_ttl / 2)
+        .unwrap_or(OWNER_TIMEOUT);
+    let mut check = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    loop {
+        tokio::select! {
+            outcome = &mut answer => return outcome,
+            _ = check.tick() => {
+                if let Some(gone) = lease_lapsed(app, owner).await {
+                    return Elsewhere::Refused(ApiError::workspace_unavailable(gone));
+                }
+            }
+        }
+    }
+}
+
+/// Why the wait for `owner` should end: its lease on the workspace ran out, or another
+/// node holds it now. None while it still holds it.
+async fn lease_lapsed(app: &AppState, owner: Owner<'_>) -> Option<String> {
+    match app.registry.own(owner.ws).await {
+        Err(DomainError::Elsewhere { node, .. }) if node == owner.node => None,
+        Err(DomainError::Elsewhere { node, .. }) => Some(format!(
+            "{} did not answer and {node} holds {} now",
+            owner.node, owner.ws
+        )),
+        Ok(()) => Some(format!(
+            "{} did not answer and let its lease on {} run out; this node took it",
+            owner.node, owner.ws
+        )),
+        // The database cannot say: keep waiting for the owner.
+        Err(_) => None,
+    }
+}
+
 /// Sends `req` to the node at `addr` and hands back its answer.
-async fn pass(app: &AppState, addr: &str, req: Request) -> Elsewhere {
+async fn pass_unwatched(app: &AppState, addr: &str, req: Request) -> Elsewhere {
     // Nested routers see the path without their prefix: pass the one the client sent.
     let uri = req
         .extensions()

@@ -733,6 +733,67 @@ async fn health_is_503_while_the_database_does_not_answer_for_longer_than_a_leas
     }
 }
 
+/// Sends `signal` (STOP, CONT) to a node's process.
+fn signal(server: &Server, signal: &str) {
+    let pid = server.child.id().expect("node running").to_string();
+    let sent = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+#[tokio::test]
+async fn a_request_passed_to_a_frozen_owner_ends_once_its_lease_runs_out() {
+    let cluster = Nodes::start(2, &[]).await;
+    let ws = cluster.workspace_on_node_0().await;
+    signal(cluster.node(0), "STOP");
+    let asked = Instant::now();
+    let waited = cluster
+        .node(1)
+        .send(
+            Method::POST,
+            &cluster.key,
+            "/tags",
+            json!({"name": "while frozen"}),
+        )
+        .await;
+    let took = asked.elapsed();
+    let status = waited.status().as_u16();
+    let body: Value = waited.json().await.unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "workspace_unavailable");
+    assert!(
+        took < Duration::from_secs(20),
+        "ended by the lease ({took:?}), not by the 40 s an owner may take"
+    );
+    // The retry is served: node 1 took the workspace.
+    let retried = cluster
+        .node(1)
+        .send(
+            Method::POST,
+            &cluster.key,
+            "/tags",
+            json!({"name": "after"}),
+        )
+        .await;
+    assert_eq!(retried.status(), 201);
+    assert_eq!(cluster.owner(1, &ws).await.as_deref(), Some("node-1"));
+
+    // The frozen owner wakes with the request still in its socket: whatever it does with
+    // it, the workspace is no longer its own, so nothing of it is stored.
+    signal(cluster.node(0), "CONT");
+    tokio::time::sleep(TTL).await;
+    let tags = cluster.node(0).get_json(&cluster.key, "/tags").await;
+    let names: Vec<&str> = tags["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["after"], "{tags}");
+}
+
 #[tokio::test]
 async fn ids_keep_growing_in_a_workspace_taken_over_by_a_node_with_an_older_block() {
     let env = [
