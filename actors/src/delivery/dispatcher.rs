@@ -16,7 +16,7 @@ use ractor::ActorRef;
 use tokio::sync::mpsc;
 
 use super::context::DeliveryContext;
-use super::endpoint::{EndpointActor, EndpointArgs, EndpointMsg, Reply, StopHook};
+use super::endpoint::{EndpointActor, EndpointArgs, EndpointMsg, HandBack, Reply, StopHook};
 use super::record::{self, Delivery, DeliveryStatus};
 use super::sender::{SendResult, Sender};
 use super::{pending, wake, DeliverySettings, DeliveryStats, Reports};
@@ -125,10 +125,18 @@ impl Dispatcher {
         if self.0.removed.contains(cfg.id.as_str()) {
             return Err(DomainError::NotFound("webhook endpoint"));
         }
-        self.0.configs.insert(cfg.id.to_string(), cfg.clone());
+        // The latest configuration wins: a wake carries the one its event was staged with,
+        // and the endpoint may have been paused or changed since (told at once).
+        let cfg = self
+            .0
+            .configs
+            .entry(cfg.id.to_string())
+            .or_insert(cfg)
+            .clone();
         let ctx = self.0.ctx.clone();
         let id = cfg.id.clone();
         let on_stop = self.stop_hook();
+        let hand_back = self.hand_back_hook();
         let actor = self
             .0
             .actors
@@ -140,6 +148,7 @@ impl Dispatcher {
                     ctx,
                     stats,
                     on_stop,
+                    hand_back,
                 },
                 || EndpointMsg::Configure(cfg.clone()),
             )
@@ -160,6 +169,27 @@ impl Dispatcher {
         Arc::new(move |key, id, stats, failed| {
             if let Some(inner) = weak.upgrade() {
                 inner.actors.forget(key, id, stats, failed);
+            }
+        })
+    }
+
+    /// What an endpoint actor that is stopping does with a message that needs an actor:
+    /// it goes to a fresh one, with the endpoint's latest configuration (none: deleted).
+    fn hand_back_hook(&self) -> HandBack {
+        let weak = Arc::downgrade(&self.0);
+        Arc::new(move |endpoint, msg| {
+            let Some(inner) = weak.upgrade() else {
+                return;
+            };
+            let me = Dispatcher(inner);
+            let Some(cfg) = me.0.configs.get(endpoint).map(|c| c.clone()) else {
+                return;
+            };
+            match msg {
+                EndpointMsg::Configure(_) => me.configure(cfg),
+                other => {
+                    tokio::spawn(async move { me.tell(cfg, other).await });
+                }
             }
         })
     }
@@ -214,10 +244,15 @@ impl Dispatcher {
         }
         self.0.configs.insert(cfg.id.to_string(), cfg.clone());
         if let Some(actor) = self.0.actors.get(&cfg.id) {
-            self.0
+            let id = cfg.id.clone();
+            if self
+                .0
                 .actors
-                .tell(&cfg.id.clone(), &actor, EndpointMsg::Configure(cfg));
-            return;
+                .tell(&id, &actor, EndpointMsg::Configure(cfg.clone()))
+            {
+                return;
+            }
+            // It stopped taking messages (it is stopping): as if there were none.
         }
         let waiting = self
             .0
@@ -241,9 +276,12 @@ impl Dispatcher {
 
     fn forget_removed(&self, workspace: &str, endpoint: &str) {
         self.0.configs.remove(endpoint);
-        if let Some(actor) = self.0.actors.remove(endpoint) {
-            self.0.actors.tell(endpoint, &actor, EndpointMsg::Remove);
-        } else {
+        let told = self
+            .0
+            .actors
+            .remove(endpoint)
+            .is_some_and(|actor| self.0.actors.tell(endpoint, &actor, EndpointMsg::Remove));
+        if !told {
             // As the workspace's writer: in cluster mode the deliveries' rows are its own.
             let store = self.0.ctx.store().scoped(workspace);
             let endpoint = endpoint.to_string();
@@ -471,6 +509,159 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(dispatcher.live(), 0);
         assert!(dispatcher.0.configs.is_empty());
+    }
+
+    /// An endpoint deleted while its idle actor is about to passivate: the dispatcher
+    /// still finds the actor and tells it `Remove` behind the Tick that passivates it. The
+    /// leaving actor finishes its mailbox, so the deliveries are deleted all the same.
+    #[tokio::test]
+    async fn a_remove_queued_behind_a_passivating_tick_still_deletes_the_deliveries() {
+        remove_while(true).await;
+    }
+
+    /// Control: the same without the Tick ahead of `Remove`.
+    #[tokio::test]
+    async fn control_a_remove_deletes_the_deliveries() {
+        remove_while(false).await;
+    }
+
+    async fn remove_while(passivating: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
+        let (dispatcher, _reports) =
+            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        dispatcher.passivate_after(Duration::ZERO);
+        let cfg = EndpointConfig::sample("we_removed");
+        let mut batch = Batch::default();
+        record::put(
+            &mut batch,
+            &Delivery::sample("we_removed", 1, DeliveryStatus::Delivered),
+        )
+        .unwrap();
+        store.apply(batch).unwrap();
+        let actor = dispatcher.ensure(cfg.clone()).await.unwrap();
+        // The interval's tick is queued; the workspace deletes the endpoint meanwhile.
+        if passivating {
+            actor.send_message(EndpointMsg::Tick).unwrap();
+        }
+        dispatcher.remove(cfg.workspace_id.as_str(), cfg.id.as_str());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(dispatcher.live(), 0);
+        let left = store.keys(&record::prefix("we_removed")).unwrap();
+        assert!(
+            left.is_empty(),
+            "a deleted endpoint kept {} delivery record(s): its Remove was lost",
+            left.len()
+        );
+    }
+
+    /// A paused endpoint made active again while its idle actor is about to passivate
+    /// (as paused, arming no wake-up): the `Configure` told behind the Tick is handed to a
+    /// fresh actor, which sends what waits.
+    #[tokio::test]
+    async fn an_endpoint_resumed_while_its_actor_passivates_still_sends_what_waits() {
+        resume_while(true).await;
+    }
+
+    /// Control: the same without the Tick ahead of `Configure`.
+    #[tokio::test]
+    async fn control_a_resumed_endpoint_sends_what_waits() {
+        resume_while(false).await;
+    }
+
+    async fn resume_while(passivating: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
+        let (dispatcher, _reports) =
+            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        dispatcher.passivate_after(Duration::ZERO);
+        let mut paused = EndpointConfig::sample("we_resumed");
+        paused.active = false;
+        let mut batch = Batch::default();
+        record::put(
+            &mut batch,
+            &Delivery::sample("we_resumed", 1, DeliveryStatus::Pending),
+        )
+        .unwrap();
+        store.apply(batch).unwrap();
+        let actor = dispatcher.ensure(paused.clone()).await.unwrap();
+        // The interval's tick is queued; the workspace resumes the endpoint meanwhile.
+        if passivating {
+            actor.send_message(EndpointMsg::Tick).unwrap();
+        }
+        let active = EndpointConfig {
+            active: true,
+            ..paused
+        };
+        dispatcher.configure(active);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let wake_armed = store
+            .keys(b"tq/")
+            .unwrap()
+            .iter()
+            .any(|k| k.ends_with(b"webhook-delivery/we_resumed"));
+        let d: Delivery = store
+            .get(&record::key("we_resumed", crate::ids::DeliveryId(1)))
+            .unwrap()
+            .unwrap();
+        assert!(
+            dispatcher.live() > 0 || wake_armed || !d.attempts.is_empty(),
+            "the resumed endpoint has a pending delivery, no actor, no wake-up and no attempt: \
+             its Configure was lost"
+        );
+    }
+
+    /// The workspace pauses an endpoint (`configure`, told at once from the handler) while
+    /// the batch of an earlier event is still being flushed; that batch's wake carries the
+    /// configuration from before the pause. The pause wins: nothing is sent.
+    #[tokio::test]
+    async fn a_wake_of_an_event_committed_before_a_pause_sends_nothing() {
+        stale_wake(true).await;
+    }
+
+    /// Control: the same wake carrying the configuration as it is now (paused).
+    #[tokio::test]
+    async fn control_a_wake_of_a_paused_endpoint_sends_nothing() {
+        stale_wake(false).await;
+    }
+
+    async fn stale_wake(stale: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
+        let (dispatcher, _reports) =
+            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        let before = EndpointConfig::sample("we_paused");
+        let paused = EndpointConfig {
+            active: false,
+            ..before.clone()
+        };
+        // The event's delivery, staged while the endpoint was active, is on disk now.
+        let mut batch = Batch::default();
+        record::put(
+            &mut batch,
+            &Delivery::sample("we_paused", 1, DeliveryStatus::Pending),
+        )
+        .unwrap();
+        store.apply(batch).unwrap();
+        // The pause was handled before the event's flush ended.
+        dispatcher.configure(paused.clone());
+        // The event's wake, with the configuration it was staged with.
+        dispatcher.wake(vec![if stale { before } else { paused }]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let d: Delivery = store
+            .get(&record::key("we_paused", crate::ids::DeliveryId(1)))
+            .unwrap()
+            .unwrap();
+        let latest_active = dispatcher.0.configs.get("we_paused").map(|c| c.active);
+        assert!(
+            d.attempts.is_empty() && latest_active == Some(false),
+            "paused endpoint: {} attempt(s) made, dispatcher's latest config active = {:?}",
+            d.attempts.len(),
+            latest_active
+        );
     }
 
     #[tokio::test]

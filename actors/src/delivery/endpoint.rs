@@ -88,11 +88,16 @@ impl EndpointMsg {
 /// The last argument says whether a failure stopped it (else it was idle).
 pub type StopHook = Arc<dyn Fn(&str, ActorId, &Arc<ActorStats>, bool) + Send + Sync>;
 
+/// Takes a message that reached an endpoint actor after it decided to stop (it was
+/// already forgotten), for a fresh actor of that endpoint.
+pub type HandBack = Arc<dyn Fn(&str, EndpointMsg) + Send + Sync>;
+
 pub struct EndpointArgs {
     pub cfg: EndpointConfig,
     pub ctx: Arc<DeliveryContext>,
     pub stats: Arc<ActorStats>,
     pub on_stop: StopHook,
+    pub hand_back: HandBack,
 }
 
 pub struct EndpointActor;
@@ -104,6 +109,10 @@ pub struct EndpointState {
     store: crate::store::Store,
     stats: Arc<ActorStats>,
     on_stop: StopHook,
+    hand_back: HandBack,
+    /// It decided to stop (idle) and was forgotten: it finishes its mailbox, handing what
+    /// needs an actor to a fresh one.
+    leaving: bool,
     /// Pending deliveries waiting for their next attempt, soonest first: (due ms, id).
     queue: BTreeSet<(i64, DeliveryId)>,
     /// Every pending delivery known, queued or in flight, with its due time.
@@ -146,6 +155,8 @@ impl Actor for EndpointActor {
             ctx: args.ctx,
             stats: args.stats,
             on_stop: args.on_stop,
+            hand_back: args.hand_back,
+            leaving: false,
             queue: BTreeSet::new(),
             due_of: HashMap::new(),
             in_flight: HashMap::new(),
@@ -174,8 +185,13 @@ impl Actor for EndpointActor {
             state.stats.received();
             state.last_message = started;
         }
-        let outcome = state.handle(&myself, msg).await;
-        state.wake_when_next_due(&myself);
+        let outcome = match state.leaving {
+            true => state.left(&myself, msg),
+            false => state.handle(&myself, msg).await,
+        };
+        if !state.leaving {
+            state.wake_when_next_due(&myself);
+        }
         if state.draining && state.in_flight.is_empty() && state.finished.is_empty() {
             myself.stop(Some("drained".into()));
         }
@@ -191,6 +207,26 @@ impl Actor for EndpointActor {
 }
 
 impl EndpointState {
+    /// A message taken after the actor decided to stop: a deletion needs no actor and is
+    /// done here, the outcome of its own work is recorded, ticks are moot, and the rest
+    /// goes to a fresh actor through the dispatcher (this one sends nothing any more).
+    fn left(
+        &mut self,
+        myself: &ActorRef<EndpointMsg>,
+        msg: EndpointMsg,
+    ) -> Result<(), DomainError> {
+        match msg {
+            EndpointMsg::Remove => self.forget_all(),
+            EndpointMsg::Recorded { wave, error } => self.recorded(myself, wave, error),
+            EndpointMsg::Done => self.finish(myself),
+            EndpointMsg::Tick | EndpointMsg::Drain => Ok(()),
+            other => {
+                (self.hand_back)(&self.cfg.id, other);
+                Ok(())
+            }
+        }
+    }
+
     async fn handle(
         &mut self,
         myself: &ActorRef<EndpointMsg>,
@@ -697,8 +733,12 @@ impl EndpointState {
                 self.store().commit(batch).await?;
             }
         }
-        myself.stop(Some("idle".into()));
-        Ok(())
+        // Drained, not stopped: what was sent to it before it was forgotten is still
+        // handled (a deletion, a change of configuration), not dropped.
+        self.leaving = true;
+        myself
+            .drain()
+            .map_err(|e| DomainError::Internal(format!("endpoint actor drain: {e}")))
     }
 }
 
