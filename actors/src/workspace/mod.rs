@@ -96,6 +96,9 @@ pub enum WorkspaceMsg {
     PaceSlice,
     /// Timer tick: stop when idle for longer than the passivation period.
     IdleCheck,
+    /// The actor decided to passivate and was forgotten: it stops once the AI turns it
+    /// started have come back (a turn started by a message it took meanwhile too).
+    Leave,
     /// A write of this actor failed in the store: its memory is ahead of the store, so it
     /// reads its state again.
     Reload,
@@ -137,6 +140,9 @@ into_workspace_msg!(
     ProductMsg => Product,
 );
 
+/// How often a passivating actor looks again whether its AI turns have come back.
+const LEAVE_RETRY: Duration = Duration::from_millis(20);
+
 /// Told by a workspace actor that is about to passivate, so no new caller reaches it.
 pub type PassivationHook = std::sync::Arc<dyn Fn(&WorkspaceId, ractor::ActorCell) + Send + Sync>;
 
@@ -166,6 +172,7 @@ impl WorkspaceMsg {
             WorkspaceMsg::TimerDue(_) => "timer_due",
             WorkspaceMsg::PaceSlice => "pace_slice",
             WorkspaceMsg::IdleCheck => "idle_check",
+            WorkspaceMsg::Leave => "leave",
             WorkspaceMsg::Reload => "reload",
             WorkspaceMsg::Crash => "crash",
             WorkspaceMsg::Panic => "panic",
@@ -469,7 +476,9 @@ impl Actor for WorkspaceActor {
     ) -> Result<(), ActorProcessingErr> {
         let started = Instant::now();
         let kind = msg.kind();
-        if !matches!(msg, WorkspaceMsg::IdleCheck) {
+        // The actor's own ticks are not work: they neither keep it up nor count.
+        let own_tick = matches!(msg, WorkspaceMsg::IdleCheck | WorkspaceMsg::Leave);
+        if !own_tick {
             state.last_active = started;
             state.args.stats.received();
         }
@@ -535,6 +544,15 @@ impl Actor for WorkspaceActor {
                 {
                     state.passivating = true;
                     (state.args.on_passivate)(&state.args.id, myself.get_cell());
+                    myself.send_message(WorkspaceMsg::Leave)?;
+                }
+                Handled::Done
+            }
+            WorkspaceMsg::Leave => {
+                // A turn's outcome must find this actor: it holds the turn's wait.
+                if state.turns_running.load(Ordering::SeqCst) > 0 {
+                    myself.send_after(LEAVE_RETRY, || WorkspaceMsg::Leave);
+                } else {
                     myself.drain()?;
                 }
                 Handled::Done
@@ -567,7 +585,7 @@ impl Actor for WorkspaceActor {
             state.reload_asked.store(false, Ordering::SeqCst);
             reload(state, &"a queued write failed");
         }
-        if kind != "idle_check" {
+        if !own_tick {
             state.args.stats.handled(kind, started);
         }
         Ok(())
@@ -996,6 +1014,124 @@ mod tests {
         assert_eq!(
             seen, acknowledged,
             "the fresh actor holds every contact the leaving one acknowledged"
+        );
+    }
+
+    /// An AI responder that takes a while (as a model does).
+    struct SlowResponder;
+
+    impl crate::ai::Responder for SlowResponder {
+        fn reply<'a>(&'a self, _: &'a crate::ai::TurnRequest) -> crate::ai::ReplyFuture<'a> {
+            Box::pin(async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Ok("Thanks, we are on it.".to_string())
+            })
+        }
+
+        fn reads_history(&self) -> bool {
+            false
+        }
+    }
+
+    /// A customer message that a passivating actor still takes starts a turn: the actor
+    /// stays until the turn's outcome is back and applied, rather than stopping with the
+    /// turn's wait (the reply would come only when the turn's timer ran it again, 35 s
+    /// later, and the model would be asked twice).
+    #[tokio::test]
+    async fn a_turn_started_while_an_actor_passivates_is_applied() {
+        turn_while(true).await;
+    }
+
+    /// Control: the same customer message, with no IdleCheck ahead of it.
+    #[tokio::test]
+    async fn control_a_turn_is_applied() {
+        turn_while(false).await;
+    }
+
+    async fn turn_while(passivating: bool) {
+        use crate::domain::contact::Channel;
+        use crate::domain::message::Body;
+        use crate::events::EventSource;
+        use conversations::{Inbound, InboundFrom};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock: SharedClock = Arc::new(SystemClock);
+        let outlets = Outlets::new(
+            store.clone(),
+            clock.clone(),
+            DeliverySettings::default(),
+            OutboundSettings::default(),
+        )
+        .unwrap();
+        let reg = Registry::start(
+            store.clone(),
+            clock,
+            outlets,
+            RegistrySettings {
+                idle_after: Duration::from_millis(200),
+                call_timeout: Duration::from_secs(10),
+                ai: crate::ai::Ai::new(Arc::new(SlowResponder), Duration::from_secs(5)),
+            },
+        )
+        .await
+        .unwrap();
+        let ws = WorkspaceId::generate();
+        let mut accepted = None;
+        for _attempt in 0..20 {
+            let leaving = reg.actor(&ws).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            contacts(&reg, &ws).await;
+            tokio::time::sleep(Duration::from_millis(210)).await;
+            // Idle now: the passivation and a customer message queue up back to back.
+            if passivating && leaving.send_message(WorkspaceMsg::IdleCheck).is_err() {
+                continue;
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let told = leaving.send_message(WorkspaceMsg::from(ConversationMsg::Inbound {
+                inbound: Box::new(Inbound {
+                    from: InboundFrom::Details(Box::new(named("Ada"))),
+                    channel: Channel::Api,
+                    body: Body {
+                        text: "Hello, do you ship to Lisbon?".into(),
+                        attachments: Vec::new(),
+                    },
+                    external_id: None,
+                    guards: Vec::new(),
+                    source: EventSource {
+                        connection_id: None,
+                        via: "test".into(),
+                    },
+                    answer: true,
+                }),
+                reply: tx.into(),
+            }));
+            if told.is_ok() {
+                accepted = Some(rx.await.unwrap().unwrap());
+                break;
+            }
+        }
+        let accepted = accepted.expect("no customer message reached a passivating actor");
+        // Far longer than the turn takes; far shorter than its timer (5 s + 30 s).
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let id = accepted.conversation_id;
+        let messages = reg
+            .call(&ws, |reply| {
+                ConversationMsg::ListMessages {
+                    id,
+                    page: crate::domain::page::PageRequest {
+                        limit: 10,
+                        after: None,
+                    },
+                    reply,
+                }
+                .into()
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            messages.items.len(),
+            2,
+            "the customer's message and the AI's reply: the turn's outcome was lost"
         );
     }
 
