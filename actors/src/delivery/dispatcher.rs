@@ -511,6 +511,16 @@ mod tests {
         assert!(dispatcher.0.configs.is_empty());
     }
 
+    /// A dispatcher on a fresh store, on the system clock.
+    fn on_disk() -> (tempfile::TempDir, Store, Dispatcher, Reports) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
+        let (dispatcher, reports) =
+            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        (dir, store, dispatcher, reports)
+    }
+
     /// An endpoint deleted while its idle actor is about to passivate: the dispatcher
     /// still finds the actor and tells it `Remove` behind the Tick that passivates it. The
     /// leaving actor finishes its mailbox, so the deliveries are deleted all the same.
@@ -526,11 +536,7 @@ mod tests {
     }
 
     async fn remove_while(passivating: bool) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
-        let (dispatcher, _reports) =
-            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        let (_dir, store, dispatcher, _reports) = on_disk();
         dispatcher.passivate_after(Duration::ZERO);
         let cfg = EndpointConfig::sample("we_removed");
         let mut batch = Batch::default();
@@ -571,11 +577,7 @@ mod tests {
     }
 
     async fn resume_while(passivating: bool) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
-        let (dispatcher, _reports) =
-            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        let (_dir, store, dispatcher, _reports) = on_disk();
         dispatcher.passivate_after(Duration::ZERO);
         let mut paused = EndpointConfig::sample("we_resumed");
         paused.active = false;
@@ -628,11 +630,7 @@ mod tests {
     }
 
     async fn stale_wake(stale: bool) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let clock: SharedClock = Arc::new(crate::clock::SystemClock);
-        let (dispatcher, _reports) =
-            Dispatcher::new(store.clone(), clock, DeliverySettings::default()).unwrap();
+        let (_dir, store, dispatcher, _reports) = on_disk();
         let before = EndpointConfig::sample("we_paused");
         let paused = EndpointConfig {
             active: false,

@@ -865,6 +865,15 @@ mod tests {
     }
 
     async fn registry_idle_after(store: &Store, idle_after: Duration) -> Registry {
+        registry_with(
+            store,
+            idle_after,
+            crate::ai::Ai::rules(Duration::from_secs(5)),
+        )
+        .await
+    }
+
+    async fn registry_with(store: &Store, idle_after: Duration, ai: crate::ai::Ai) -> Registry {
         let clock: SharedClock = Arc::new(SystemClock);
         let outlets = Outlets::new(
             store.clone(),
@@ -880,7 +889,7 @@ mod tests {
             RegistrySettings {
                 idle_after,
                 call_timeout: Duration::from_secs(10),
-                ai: crate::ai::Ai::rules(Duration::from_secs(5)),
+                ai,
             },
         )
         .await
@@ -1055,26 +1064,8 @@ mod tests {
         use conversations::{Inbound, InboundFrom};
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let clock: SharedClock = Arc::new(SystemClock);
-        let outlets = Outlets::new(
-            store.clone(),
-            clock.clone(),
-            DeliverySettings::default(),
-            OutboundSettings::default(),
-        )
-        .unwrap();
-        let reg = Registry::start(
-            store.clone(),
-            clock,
-            outlets,
-            RegistrySettings {
-                idle_after: Duration::from_millis(200),
-                call_timeout: Duration::from_secs(10),
-                ai: crate::ai::Ai::new(Arc::new(SlowResponder), Duration::from_secs(5)),
-            },
-        )
-        .await
-        .unwrap();
+        let ai = crate::ai::Ai::new(Arc::new(SlowResponder), Duration::from_secs(5));
+        let reg = registry_with(&store, Duration::from_millis(200), ai).await;
         let ws = WorkspaceId::generate();
         let mut accepted = None;
         for _attempt in 0..20 {
