@@ -203,9 +203,13 @@ pub async fn select_workspace(
     principal: &Principal,
     headers: &HeaderMap,
 ) -> Result<Ws, ApiError> {
-    let refused = |_: &switchboard_actors::directory::Directory| matches!(pick_workspace(app, principal, headers), Err(e) if e.status == StatusCode::FORBIDDEN);
-    app.directory.catch_up_if(refused).await;
-    pick_workspace(app, principal, headers)
+    match pick_workspace(app, principal, headers) {
+        Err(e) if e.status == StatusCode::FORBIDDEN => {
+            app.directory.catch_up_if(|_| true).await;
+            pick_workspace(app, principal, headers)
+        }
+        picked => picked,
+    }
 }
 
 /// In a cluster, looks at other nodes' directory changes when one of `users` is not a
