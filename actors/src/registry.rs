@@ -84,12 +84,22 @@ struct Inner {
     /// Actors that passivate: forgotten, so that callers start a fresh one, but still
     /// finishing the messages they took before. Until one stops, a fresh actor of its
     /// workspace waits to load: it would miss what the leaving one still writes.
-    leaving: DashMap<ActorId, (WorkspaceId, ActorCell)>,
+    leaving: DashMap<WorkspaceId, ActorCell>,
+    /// The workspace of each leaving actor, to drop its entry when it stops.
+    leaving_ids: DashMap<ActorId, WorkspaceId>,
     book: ActorBook,
     stats: RegistryStats,
 }
 
 impl Inner {
+    /// A leaving actor has stopped: a fresh one of its workspace need not wait.
+    fn left(&self, cell: &ActorCell) {
+        let id = cell.get_id();
+        if let Some((_, ws)) = self.leaving_ids.remove(&id) {
+            self.leaving.remove_if(&ws, |_, c| c.get_id() == id);
+        }
+    }
+
     /// Drops the slot of `ws` if it still holds actor `id`.
     fn forget(&self, ws: &WorkspaceId, id: ActorId) {
         self.slots
@@ -122,6 +132,7 @@ impl Registry {
             slots: DashMap::new(),
             owners: DashMap::new(),
             leaving: DashMap::new(),
+            leaving_ids: DashMap::new(),
             book: ActorBook::new("workspace"),
             stats: RegistryStats::default(),
         });
@@ -275,25 +286,19 @@ impl Registry {
     /// Waits for a passivating actor of `ws` to stop (it finishes the messages it took
     /// first): only then does a fresh one load everything it wrote.
     async fn until_left(&self, ws: &WorkspaceId) -> Result<(), DomainError> {
-        let leaving: Vec<ActorCell> = self
-            .inner
-            .leaving
-            .iter()
-            .filter(|e| &e.value().0 == ws)
-            .map(|e| e.value().1.clone())
-            .collect();
-        for cell in leaving {
-            if cell
-                .wait(Some(self.inner.settings.call_timeout))
-                .await
-                .is_err()
-            {
-                return Err(DomainError::Unavailable(format!(
-                    "workspace {ws} is still stopping; try again"
-                )));
-            }
-            self.inner.leaving.remove(&cell.get_id());
+        let Some(cell) = self.inner.leaving.get(ws).map(|c| c.clone()) else {
+            return Ok(());
+        };
+        if cell
+            .wait(Some(self.inner.settings.call_timeout))
+            .await
+            .is_err()
+        {
+            return Err(DomainError::Unavailable(format!(
+                "workspace {ws} is still stopping; try again"
+            )));
         }
+        self.inner.left(&cell);
         Ok(())
     }
 
@@ -313,7 +318,8 @@ impl Registry {
             on_passivate: Arc::new(move |ws, cell| {
                 if let Some(inner) = weak.upgrade() {
                     let id = cell.get_id();
-                    inner.leaving.insert(id, (ws.clone(), cell));
+                    inner.leaving_ids.insert(id, ws.clone());
+                    inner.leaving.insert(ws.clone(), cell);
                     inner.forget(ws, id);
                     inner.stats.passivations.fetch_add(1, Ordering::Relaxed);
                 }
@@ -482,13 +488,13 @@ impl Actor for WorkspaceSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match event {
             SupervisionEvent::ActorFailed(cell, err) => {
-                inner.leaving.remove(&cell.get_id());
+                inner.left(&cell);
                 tracing::error!(actor = %cell.get_id(), error = %err, "workspace actor failed; it restarts from the store on next use");
                 inner.stats.restarts.fetch_add(1, Ordering::Relaxed);
                 forget_cell(inner, &cell);
             }
             SupervisionEvent::ActorTerminated(cell, ..) => {
-                inner.leaving.remove(&cell.get_id());
+                inner.left(&cell);
                 forget_cell(inner, &cell)
             }
             _ => {}
