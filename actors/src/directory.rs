@@ -368,9 +368,14 @@ impl Directory {
     /// here, and may have just been made on another node. A failed look is logged and
     /// leaves the answer to what this node knows.
     pub async fn catch_up_if(&self, missing: impl Fn(&Self) -> bool) {
-        if self.0.store.cluster().is_none() || !missing(self) {
-            return;
+        if self.0.store.cluster().is_some() && missing(self) {
+            self.catch_up_or_log().await;
         }
+    }
+
+    /// [`Self::catch_up`] after a lookup missed; a failed look is logged and leaves the
+    /// answer to what this node knows.
+    pub async fn catch_up_or_log(&self) {
         if let Err(e) = self.catch_up().await {
             tracing::warn!(error = %e, "could not look for directory changes made on other nodes");
         }
@@ -381,7 +386,7 @@ impl Directory {
     pub async fn authenticate_anywhere(&self, bearer: &str) -> Result<Principal, AuthError> {
         match self.authenticate(bearer) {
             Err(AuthError::InvalidApiKey | AuthError::InvalidToken) => {
-                self.catch_up_if(|_| true).await;
+                self.catch_up_or_log().await;
                 self.authenticate(bearer)
             }
             known => known,

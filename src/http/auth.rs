@@ -205,7 +205,7 @@ pub async fn select_workspace(
 ) -> Result<Ws, ApiError> {
     match pick_workspace(app, principal, headers) {
         Err(e) if e.status == StatusCode::FORBIDDEN => {
-            app.directory.catch_up_if(|_| true).await;
+            app.directory.catch_up_or_log().await;
             pick_workspace(app, principal, headers)
         }
         picked => picked,

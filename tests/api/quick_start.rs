@@ -82,22 +82,15 @@ async fn the_quick_start_answers_as_the_readme_shows() {
         .body;
     assert_eq!(closed["status"], "closed", "{closed}");
 
+    // Sent twice: the second is the first's repeat (same message_id).
+    let integration =
+        json!({"message_id": "ext-1", "contact": {"phone": "+15550100"}, "text": "Thanks!"});
     let sent = app
-        .post(
-            "/messages",
-            json!({"message_id": "ext-1", "contact": {"phone": "+15550100"}, "text": "Thanks!"}),
-        )
+        .post("/messages", integration.clone())
         .await
         .expect(202)
         .body;
-    let again = app
-        .post(
-            "/messages",
-            json!({"message_id": "ext-1", "contact": {"phone": "+15550100"}, "text": "Thanks!"}),
-        )
-        .await
-        .expect(202)
-        .body;
+    let again = app.post("/messages", integration).await.expect(202).body;
     assert_eq!(sent["conversationId"], again["conversationId"]);
     assert_eq!(sent["messageId"], again["messageId"]);
 }
