@@ -62,17 +62,51 @@ impl Origin {
     }
 }
 
+thread_local! {
+    /// Set while a workspace actor runs a handler in a workspace with no active endpoint.
+    static UNHEARD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, events made on this thread carry no data or changes: no endpoint would
+/// receive them, and building their JSON is a good part of a write's CPU. The workspace
+/// actor holds one around a handler (never around one that manages endpoints).
+pub struct Unheard {
+    before: bool,
+}
+
+impl Unheard {
+    pub fn begin(unheard: bool) -> Self {
+        Self {
+            before: UNHEARD.with(|u| u.replace(unheard)),
+        }
+    }
+}
+
+impl Drop for Unheard {
+    fn drop(&mut self) {
+        UNHEARD.with(|u| u.set(self.before));
+    }
+}
+
+fn unheard() -> bool {
+    UNHEARD.with(|u| u.get())
+}
+
 /// A change a mutation caused, before it gets its envelope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DomainEvent {
     pub event_type: &'static str,
     pub resource_type: &'static str,
     pub resource_id: String,
+    /// `Null` when made [`Unheard`] (see `unheard`).
     pub data: serde_json::Value,
     /// Update-style events: changed field names mapped to previous values.
     pub changes: Option<serde_json::Map<String, serde_json::Value>>,
     /// A pre-assigned `evt_` id (the operator trigger answers with it); generated if None.
     pub event_id: Option<crate::ids::EventId>,
+    /// Made while no endpoint was active: its data was never built, so it must not be
+    /// delivered.
+    pub unheard: bool,
 }
 
 impl DomainEvent {
@@ -86,13 +120,19 @@ impl DomainEvent {
             catalog::find(event_type).is_some(),
             "{event_type} not in catalog"
         );
+        let unheard = unheard();
+        let data = match unheard {
+            true => serde_json::Value::Null,
+            false => serde_json::to_value(data).unwrap_or(serde_json::Value::Null),
+        };
         Self {
             event_type,
             resource_type,
             resource_id: resource_id.to_string(),
-            data: serde_json::to_value(data).unwrap_or(serde_json::Value::Null),
+            data,
             changes: None,
             event_id: None,
+            unheard,
         }
     }
 
@@ -123,6 +163,9 @@ pub fn field_changes<T: Serialize>(
     before: &T,
     after: &T,
 ) -> serde_json::Map<String, serde_json::Value> {
+    if unheard() {
+        return serde_json::Map::new();
+    }
     let (Ok(serde_json::Value::Object(b)), Ok(serde_json::Value::Object(a))) =
         (serde_json::to_value(before), serde_json::to_value(after))
     else {

@@ -494,6 +494,10 @@ impl Actor for WorkspaceActor {
             turn_limit: state.args.ai.limit(),
         };
         let mut reload_now = false;
+        // Event data is built only where an endpoint may receive it; the endpoints'
+        // own handler may activate one, so it always builds it.
+        let unheard = !state.data.webhooks.any_active() && !matches!(msg, WorkspaceMsg::Webhook(_));
+        let unheard = crate::events::Unheard::begin(unheard);
         let done = match msg {
             WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
             WorkspaceMsg::CustomField(m) => custom_fields::handle(m, &mut state.data, &ctx),
@@ -564,6 +568,7 @@ impl Actor for WorkspaceActor {
             WorkspaceMsg::Crash => return Err("crash requested".into()),
             WorkspaceMsg::Panic => panic!("a panic asked for by a test"),
         };
+        drop(unheard);
         let turns = ctx.later.take();
         let wake = ctx.wake.take();
         if ctx.pace_soon.get() {

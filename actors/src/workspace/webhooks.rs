@@ -155,6 +155,13 @@ impl Webhooks {
         page.select(&self.notifications, |_| true)
     }
 
+    /// Whether any endpoint is active: without one, no event is delivered.
+    pub fn any_active(&self) -> bool {
+        self.by_seq
+            .values()
+            .any(|e| e.status == EndpointStatus::Active)
+    }
+
     /// Every endpoint's configuration (for resuming deliveries after a restart).
     pub fn configs(&self, ws: &WorkspaceId) -> Vec<EndpointConfig> {
         self.by_seq.values().map(|e| Self::config(ws, e)).collect()
@@ -177,17 +184,20 @@ impl Webhooks {
     ) -> Result<Vec<EndpointConfig>, DomainError> {
         let mut woken: Vec<EndpointConfig> = Vec::new();
         // Most writes happen in workspaces without an active endpoint: no envelope to build.
-        if !self
-            .by_seq
-            .values()
-            .any(|e| e.status == EndpointStatus::Active)
-        {
+        if !self.any_active() {
             return Ok(woken);
         }
         for event in events {
             let envelope = Envelope::new(ws, origin, event, now);
             let mut details: Option<Vec<String>> = None;
             for e in self.by_seq.values().filter(|e| receives(e, &envelope)) {
+                if event.unheard {
+                    // A handler that can activate an endpoint must not be run unheard.
+                    return Err(DomainError::Internal(format!(
+                        "{} was made without its data while endpoint {} was active",
+                        event.event_type, e.id
+                    )));
+                }
                 let mut rendered = envelope.clone();
                 let disclose = disclosure(e);
                 let details: &[String] = details
@@ -700,6 +710,57 @@ mod tests {
             .unwrap()
             .expect("stored in the current shape");
         assert_eq!(&again, e);
+    }
+
+    #[test]
+    fn an_event_made_unheard_is_never_delivered_with_its_data_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ws = WorkspaceId::generate();
+        let mut batch = Batch::default();
+        let key = super::super::record_key(&ws, KIND, 3);
+        batch.put(key, &stored_before_older_secrets()).unwrap();
+        store.apply(batch).unwrap();
+        let hooks = Webhooks::load(&store, &ws).unwrap();
+        assert!(hooks.any_active());
+        let tag = crate::domain::tag::Tag {
+            id: crate::ids::TagId(9),
+            name: crate::domain::tag::TagName::parse("vip").unwrap(),
+            color: None,
+            created_at: Timestamp(at(1_800_000_000_000)),
+            updated_at: Timestamp(at(1_800_000_000_000)),
+        };
+        let event = |unheard| {
+            let _scope = crate::events::Unheard::begin(unheard);
+            DomainEvent::record("tag.created", "tag", tag.id, &tag)
+        };
+        let stage = |e: DomainEvent| {
+            let mut batch = Batch::default();
+            let staged = hooks.stage(
+                &ws,
+                &store,
+                &Origin::system(),
+                &[e],
+                at(1_800_000_000_000),
+                &|_| Vec::new(),
+                &mut batch,
+            );
+            staged.map(|woken| (woken.len(), batch.len()))
+        };
+
+        let heard = event(false);
+        assert_eq!(heard.data["name"], "vip");
+        // One delivery: its record and its pending index entry.
+        assert_eq!(stage(heard).unwrap(), (1, 2));
+        let unheard = event(true);
+        assert!(unheard.unheard && unheard.data.is_null());
+        match stage(unheard) {
+            Err(DomainError::Internal(m)) => assert!(m.contains("tag.created"), "{m}"),
+            other => panic!("an unheard event was staged: {other:?}"),
+        }
+        // The scope ends with its guard: events made after it carry their data again.
+        assert!(!event(false).unheard);
+        assert!(!DomainEvent::record("tag.created", "tag", tag.id, &tag).unheard);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::http::auth::{self, Caller, Ws};
 use crate::http::error::ApiError;
-use crate::http::extract::{from_value, json_content_type, parse_value, RawBody};
+use crate::http::extract::{json_content_type, parse_json, parse_value, RawBody};
 use crate::http::idempotency::{read_key as read_idempotency_key, HEADER as IDEMPOTENCY_HEADER};
 use crate::http::AppState;
 
@@ -286,14 +286,22 @@ fn digest(parts: &[&[u8]]) -> String {
 
 /// The repeat guards of a message: its `message_id` (per workspace) and its
 /// `Idempotency-Key` (per workspace and credential), with the body's fingerprint. The
-/// body is compared in its canonical form, so a re-serialised body matches.
+/// body is compared in its canonical form, so a re-serialised body matches; it is read
+/// as a tree only when there is a guard to keep.
 fn guards(
     ws: &Ws,
     headers: &HeaderMap,
     message_id: Option<&str>,
-    body: &serde_json::Value,
+    bytes: &[u8],
 ) -> Result<Vec<RepeatGuard>, LegacyError> {
-    let fingerprint = digest(&[canonical_json(body).as_bytes()]);
+    let idempotency_key = match headers.get(IDEMPOTENCY_HEADER) {
+        Some(raw) => Some(read_idempotency_key(raw)?),
+        None => None,
+    };
+    if message_id.is_none() && idempotency_key.is_none() {
+        return Ok(Vec::new());
+    }
+    let fingerprint = digest(&[canonical_json(&parse_value(bytes)?).as_bytes()]);
     let mut out = Vec::new();
     if let Some(id) = message_id {
         out.push(RepeatGuard {
@@ -301,8 +309,7 @@ fn guards(
             fingerprint: fingerprint.clone(),
         });
     }
-    if let Some(raw) = headers.get(IDEMPOTENCY_HEADER) {
-        let key = read_idempotency_key(raw)?;
+    if let Some(key) = idempotency_key {
         let credential = ws.principal.connection_id();
         out.push(RepeatGuard {
             key: digest(&[b"idempotency_key", credential.as_bytes(), key.as_bytes()]),
@@ -312,11 +319,10 @@ fn guards(
     Ok(out)
 }
 
-/// Reads a legacy body: malformed JSON is 400, a wrong shape 422, both as `{message}`.
-fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> LegacyResult<(T, serde_json::Value)> {
-    let value = parse_value(bytes)?;
-    let typed = from_value(&value)?;
-    Ok((typed, value))
+/// Reads a legacy body in one pass: malformed JSON is 400, a wrong shape 422, both as
+/// `{message}`.
+fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> LegacyResult<T> {
+    Ok(parse_json(bytes)?)
 }
 
 /// A customer message arriving through the API channel. The AI, when on, answers after
@@ -334,7 +340,7 @@ async fn post_message(
     headers: HeaderMap,
     LegacyBody(bytes): LegacyBody,
 ) -> LegacyResult<(StatusCode, Json<LegacyAccepted>)> {
-    let (input, value): (LegacyMessageInput, _) = read(&bytes)?;
+    let input: LegacyMessageInput = read(&bytes)?;
     if let Some(id) = &input.message_id {
         if id.is_empty() || id.chars().count() > 200 {
             return Err(DomainError::invalid("message_id", "must be 1 to 200 characters").into());
@@ -343,7 +349,7 @@ async fn post_message(
     let channel = channel_of(input.channel.as_deref())?;
     let from = sender(input.contact_id, input.contact, channel)?;
     let body = Body::parse(input.text, input.attachments, "text")?;
-    let guards = guards(&ws, &headers, input.message_id.as_deref(), &value)?;
+    let guards = guards(&ws, &headers, input.message_id.as_deref(), &bytes)?;
     let inbound = Inbound {
         from,
         channel,
@@ -415,7 +421,7 @@ async fn post_chat(
     ws: Ws,
     LegacyBody(bytes): LegacyBody,
 ) -> LegacyResult<Json<ChatAnswer>> {
-    let (input, _): (ChatInput, serde_json::Value) = read(&bytes)?;
+    let input: ChatInput = read(&bytes)?;
     let channel = channel_of(input.channel.as_deref())?;
     let from = match (input.conversation_id, input.contact) {
         (Some(id), None) => InboundFrom::Conversation(ConversationId(id)),
