@@ -4,8 +4,10 @@
 //! facade (no per-workspace labels); per-actor figures are read from an [`ActorBook`].
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
+
+use metrics::{Counter, Gauge, Histogram};
 
 use dashmap::DashMap;
 use serde::Serialize;
@@ -18,6 +20,56 @@ pub struct ActorStats {
     depth: AtomicI64,
     handled: AtomicU64,
     last_active_ms: AtomicI64,
+    metrics: Arc<KindMetrics>,
+}
+
+/// The metric handles of one kind of actor, looked up once: a lookup by name and labels
+/// on every message cost more than the update itself.
+#[derive(Debug)]
+struct KindMetrics {
+    kind: &'static str,
+    /// Taken on first use, once the service has installed its recorder.
+    fixed: OnceLock<(Gauge, Histogram)>,
+    /// `switchboard_actor_messages_total` per message kind (a dozen at most).
+    messages: Mutex<Vec<(&'static str, Counter)>>,
+}
+
+impl KindMetrics {
+    fn new(kind: &'static str) -> Self {
+        Self {
+            kind,
+            fixed: OnceLock::new(),
+            messages: Mutex::default(),
+        }
+    }
+
+    fn depth(&self) -> &Gauge {
+        &self.fixed().0
+    }
+
+    fn handle_seconds(&self) -> &Histogram {
+        &self.fixed().1
+    }
+
+    fn fixed(&self) -> &(Gauge, Histogram) {
+        self.fixed.get_or_init(|| {
+            (
+                metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind),
+                metrics::histogram!("switchboard_actor_handle_seconds", "kind" => self.kind),
+            )
+        })
+    }
+
+    fn count_message(&self, message: &'static str) {
+        let mut counters = self.messages.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, c)) = counters.iter().find(|(m, _)| *m == message) {
+            c.increment(1);
+            return;
+        }
+        let c = metrics::counter!("switchboard_actor_messages_total", "kind" => self.kind, "message" => message);
+        c.increment(1);
+        counters.push((message, c));
+    }
 }
 
 /// The depth of figures that left their book: the messages still in the mailbox were
@@ -29,14 +81,14 @@ impl ActorStats {
     /// A message was put in the mailbox.
     pub fn sent(&self) {
         if self.depth.fetch_add(1, Ordering::AcqRel) >= 0 {
-            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).increment(1.0);
+            self.metrics.depth().increment(1.0);
         }
     }
 
     /// The actor took a counted message out of its mailbox.
     pub fn received(&self) {
         if self.depth.fetch_sub(1, Ordering::AcqRel) > 0 {
-            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind).decrement(1.0);
+            self.metrics.depth().decrement(1.0);
         }
     }
 
@@ -45,8 +97,7 @@ impl ActorStats {
     fn leave_gauge(&self) {
         let left = self.depth.swap(LEFT, Ordering::AcqRel);
         if left > 0 {
-            metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind)
-                .decrement(left as f64);
+            self.metrics.depth().decrement(left as f64);
         }
     }
 
@@ -59,9 +110,9 @@ impl ActorStats {
         self.handled.fetch_add(1, Ordering::Relaxed);
         self.last_active_ms
             .store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
-        metrics::counter!("switchboard_actor_messages_total", "kind" => self.kind, "message" => message)
-            .increment(1);
-        metrics::histogram!("switchboard_actor_handle_seconds", "kind" => self.kind)
+        self.metrics.count_message(message);
+        self.metrics
+            .handle_seconds()
             .record(started.elapsed().as_secs_f64());
     }
 
@@ -98,6 +149,7 @@ pub struct ActorBook {
     kind: &'static str,
     actors: Arc<DashMap<String, Arc<ActorStats>>>,
     lifecycle: Arc<Lifecycle>,
+    metrics: Arc<KindMetrics>,
 }
 
 /// Starts and stops of one kind of actor since the process started.
@@ -116,6 +168,7 @@ impl ActorBook {
             kind,
             actors: Arc::default(),
             lifecycle: Arc::default(),
+            metrics: Arc::new(KindMetrics::new(kind)),
         }
     }
 
@@ -135,6 +188,7 @@ impl ActorBook {
             depth: AtomicI64::new(0),
             handled: AtomicU64::new(0),
             last_active_ms: AtomicI64::new(chrono::Utc::now().timestamp_millis()),
+            metrics: self.metrics.clone(),
         });
         if let Some(old) = self.actors.insert(key.to_string(), stats.clone()) {
             old.leave_gauge();

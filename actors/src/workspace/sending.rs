@@ -38,12 +38,19 @@ pub(super) fn message_key(
 
 /// A message event's data: the message, plus the conversation's channel so that
 /// endpoint channel filters apply.
-pub(super) fn message_event(m: &Message, channel: Channel) -> serde_json::Value {
-    let mut v = serde_json::to_value(m).unwrap_or_else(|_| json!({}));
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("channel".into(), json!(channel));
+pub(super) fn message_event(m: &Message, channel: Channel) -> MessageEvent<'_> {
+    MessageEvent {
+        message: m,
+        channel,
     }
-    v
+}
+
+/// A message event's data, rendered only when an endpoint may receive it.
+#[derive(serde::Serialize)]
+pub(super) struct MessageEvent<'a> {
+    #[serde(flatten)]
+    message: &'a Message,
+    channel: Channel,
 }
 
 /// Sets the status of a new outbound message on `channel` and answers the event that
