@@ -236,6 +236,11 @@ impl Dispatcher {
         }
     }
 
+    /// The latest configuration the dispatcher was told of for `endpoint`.
+    pub fn configured(&self, endpoint: &str) -> Option<EndpointConfig> {
+        self.0.configs.get(endpoint).map(|c| c.clone())
+    }
+
     /// An endpoint changed (url, secrets, status). An endpoint made active again whose
     /// actor had stopped starts it, if deliveries wait.
     pub fn configure(&self, cfg: EndpointConfig) {
@@ -254,16 +259,22 @@ impl Dispatcher {
             }
             // It stopped taking messages (it is stopping): as if there were none.
         }
-        let waiting = self
-            .0
-            .ctx
-            .store()
-            .scan_page(&record::pending_prefix(&cfg.id), None, 1)
-            .map(|found| !found.is_empty());
-        if cfg.active && waiting.unwrap_or(true) {
-            let me = self.clone();
-            tokio::spawn(async move { me.tell(cfg, EndpointMsg::Wake).await });
+        if !cfg.active {
+            return;
         }
+        // Told on the store's flusher thread: the look for waiting deliveries (a read,
+        // which waits for queued writes) is the task's.
+        let me = self.clone();
+        tokio::spawn(async move {
+            let waiting =
+                me.0.ctx
+                    .store()
+                    .scan_page(&record::pending_prefix(&cfg.id), None, 1)
+                    .map(|found| !found.is_empty());
+            if waiting.unwrap_or(true) {
+                me.tell(cfg, EndpointMsg::Wake).await;
+            }
+        });
     }
 
     /// An endpoint of `workspace` was deleted: its actor, if running, deletes its

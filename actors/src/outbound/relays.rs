@@ -91,6 +91,11 @@ impl Relays {
         self.ensure(cfg).await
     }
 
+    /// The latest configuration the relays were told of for `channel`.
+    pub fn configured(&self, channel: &str) -> Option<RelayConfig> {
+        self.configs.get(channel).map(|c| c.clone())
+    }
+
     /// New pending sends are durable for these connections.
     pub fn wake(&self, connections: Vec<RelayConfig>) {
         for cfg in connections {

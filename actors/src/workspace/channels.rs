@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::sending;
-use super::{answer, finish, load_upgrading, Change, Ctx, Handled, Reply, WorkspaceData};
+use super::{
+    answer, finish, load_upgrading, Change, Ctx, Handled, OutletChange, Reply, WorkspaceData,
+};
 use crate::clock::Timestamp;
 use crate::domain::channel::{
     ChannelChange, ChannelView, Connection, ConnectionStatus, ConnectionV1, RelayConfig,
@@ -209,7 +211,8 @@ fn update(
     c.updated_at = ctx.now;
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
-    ctx.relays.configure(c.relay(ctx.workspace));
+    let told = OutletChange::Relay(c.relay(ctx.workspace));
+    ctx.outlets.borrow_mut().push(told);
     Ok(Change::new(c.view(), writes, Vec::new()))
 }
 
@@ -235,7 +238,9 @@ fn delete(
         &c,
         Some("deleted"),
     ));
-    ctx.relays.remove(id);
+    ctx.outlets
+        .borrow_mut()
+        .push(OutletChange::RelayRemoved(id));
     Ok(change)
 }
 
@@ -251,7 +256,8 @@ fn rotate(
     c.rotate(secret.clone(), Timestamp(ctx.now.get() + overlap), ctx.now);
     let mut writes = Batch::default();
     data.channels.put(ctx, c.clone(), &mut writes)?;
-    ctx.relays.configure(c.relay(ctx.workspace));
+    let told = OutletChange::Relay(c.relay(ctx.workspace));
+    ctx.outlets.borrow_mut().push(told);
     Ok(Change::new((c.view(), secret), writes, Vec::new()))
 }
 

@@ -218,6 +218,9 @@ pub struct Ctx<'a> {
     pub later: std::cell::RefCell<Vec<conversations::TurnJob>>,
     /// Connections with new pending sends, woken once the handler's change is durable.
     pub wake: std::cell::RefCell<Vec<RelayConfig>>,
+    /// Endpoint and connection changes their delivery actors hear of once the handler's
+    /// change is durable: a change the store refuses never reaches them.
+    pub outlets: std::cell::RefCell<Vec<OutletChange>>,
     /// Campaign recipients are queued: the actor gives itself a pacing slice soon.
     pub pace_soon: std::cell::Cell<bool>,
     /// How long an AI turn may take; a background turn not applied well after that ran
@@ -490,6 +493,7 @@ impl Actor for WorkspaceActor {
             now: Timestamp(state.args.clock.now()),
             later: Default::default(),
             wake: Default::default(),
+            outlets: Default::default(),
             pace_soon: Default::default(),
             turn_limit: state.args.ai.limit(),
         };
@@ -571,6 +575,7 @@ impl Actor for WorkspaceActor {
         drop(unheard);
         let turns = ctx.later.take();
         let wake = ctx.wake.take();
+        let outlets = ctx.outlets.take();
         if ctx.pace_soon.get() {
             let every = campaigns::slice_every(state.args.relays.settings().campaign_rate);
             myself.send_after(every, || WorkspaceMsg::PaceSlice);
@@ -580,7 +585,7 @@ impl Actor for WorkspaceActor {
             // and flushed (the store makes reads wait for it), and the reply waits for the
             // flush. A failed write comes back as `Reload`.
             let on_failure = reload_on_failure(&myself, state);
-            let after = after_commit(state, wake);
+            let after = after_commit(state, wake, outlets);
             match pending.commit(&state.args, &state.data, on_failure, after) {
                 Ok(()) => start_turns(&myself, state, turns),
                 Err(e) => reload(state, &e),
@@ -628,12 +633,47 @@ fn reload_on_failure(myself: &ActorRef<WorkspaceMsg>, state: &WorkspaceState) ->
 
 /// What a change starts once it is durable: the relay actors of connections with new
 /// pending sends (they read the sends from the store).
-fn after_commit(state: &WorkspaceState, wake: Vec<RelayConfig>) -> Option<AfterCommit> {
-    if wake.is_empty() {
+fn after_commit(
+    state: &WorkspaceState,
+    wake: Vec<RelayConfig>,
+    outlets: Vec<OutletChange>,
+) -> Option<AfterCommit> {
+    if wake.is_empty() && outlets.is_empty() {
         return None;
     }
     let relays = state.args.relays.clone();
-    Some(Box::new(move || relays.wake(wake)))
+    let dispatcher = state.args.dispatcher.clone();
+    let workspace = state.args.id.clone();
+    Some(Box::new(move || {
+        // In the order the changes were made, before the wakes they may concern.
+        for change in outlets {
+            change.tell(&dispatcher, &relays, &workspace);
+        }
+        if !wake.is_empty() {
+            relays.wake(wake);
+        }
+    }))
+}
+
+/// An endpoint or connection changed: what its delivery actors are told once the change
+/// is durable (on the store's flusher thread, in write order, so nothing here blocks).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutletChange {
+    Endpoint(crate::domain::webhook::EndpointConfig),
+    EndpointRemoved(crate::ids::EndpointId),
+    Relay(RelayConfig),
+    RelayRemoved(crate::ids::ChannelId),
+}
+
+impl OutletChange {
+    fn tell(self, dispatcher: &Dispatcher, relays: &Relays, ws: &WorkspaceId) {
+        match self {
+            Self::Endpoint(cfg) => dispatcher.configure(cfg),
+            Self::EndpointRemoved(id) => dispatcher.remove(ws.as_str(), &id),
+            Self::Relay(cfg) => relays.configure(cfg),
+            Self::RelayRemoved(id) => relays.remove(id),
+        }
+    }
 }
 
 /// Starts the AI turns a change asked for, as soon as its writes are queued: each runs
@@ -879,6 +919,15 @@ mod tests {
     }
 
     async fn registry_with(store: &Store, idle_after: Duration, ai: crate::ai::Ai) -> Registry {
+        registry_and_outlets(store, idle_after, ai).await.0
+    }
+
+    /// A registry, with the dispatcher and relays its actors tell.
+    async fn registry_and_outlets(
+        store: &Store,
+        idle_after: Duration,
+        ai: crate::ai::Ai,
+    ) -> (Registry, Dispatcher, Relays) {
         let clock: SharedClock = Arc::new(SystemClock);
         let outlets = Outlets::new(
             store.clone(),
@@ -887,7 +936,8 @@ mod tests {
             OutboundSettings::default(),
         )
         .unwrap();
-        Registry::start(
+        let (dispatcher, relays) = (outlets.dispatcher.clone(), outlets.relays.clone());
+        let registry = Registry::start(
             store.clone(),
             clock,
             outlets,
@@ -898,7 +948,8 @@ mod tests {
             },
         )
         .await
-        .unwrap()
+        .unwrap();
+        (registry, dispatcher, relays)
     }
 
     /// A contact named `name`, as a create would take it.
@@ -945,6 +996,155 @@ mod tests {
             contacts(&reg, &ws).await,
             1,
             "the actor read its state again: the refused contact is not in memory"
+        );
+    }
+
+    /// Waits until `told` holds: outlets hear of a change after its answer.
+    async fn told_within_5s(told: impl Fn() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !told() {
+            assert!(tokio::time::Instant::now() < deadline, "never told");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Checks that the store refused a change, then leaves time for anything it might
+    /// wrongly have told.
+    async fn refused_then_settled<T: std::fmt::Debug>(refused: Result<T, DomainError>) {
+        assert!(
+            matches!(refused, Err(DomainError::Unavailable(_))),
+            "{refused:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_change_the_store_refuses_never_reaches_the_dispatcher() {
+        use crate::domain::webhook::{EndpointChange, EndpointInput};
+        use webhooks::{EndpointCaller, WebhookMsg};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ai = crate::ai::Ai::rules(Duration::from_secs(5));
+        let (reg, dispatcher, _) =
+            registry_and_outlets(&store, Duration::from_secs(3600), ai).await;
+        let ws = WorkspaceId::generate();
+        let change = |body: serde_json::Value, creating| {
+            let input: EndpointInput = serde_json::from_value(body).unwrap();
+            EndpointChange::parse(input, creating, false).unwrap()
+        };
+        let caller = EndpointCaller {
+            owner_or_admin: true,
+            hipaa: false,
+            connection_id: None,
+        };
+        let created = change(
+            serde_json::json!({"url": "https://hooks.example.com/a", "events": ["tag.*"]}),
+            true,
+        );
+        let (view, _) = reg
+            .call(&ws, |reply| {
+                WebhookMsg::Create {
+                    origin: Origin::system(),
+                    change: created.clone(),
+                    caller: caller.clone(),
+                    reply,
+                }
+                .into()
+            })
+            .await
+            .unwrap();
+        let update = |status: &str| {
+            let (id, patch) = (
+                view.id.clone(),
+                change(serde_json::json!({"status": status}), false),
+            );
+            let caller = caller.clone();
+            let reg = reg.clone();
+            let ws = ws.clone();
+            async move {
+                reg.call(&ws, |reply| {
+                    WebhookMsg::Update {
+                        origin: Origin::system(),
+                        id: id.clone(),
+                        change: patch.clone(),
+                        caller: caller.clone(),
+                        reply,
+                    }
+                    .into()
+                })
+                .await
+            }
+        };
+        let active = || dispatcher.configured(view.id.as_str()).map(|c| c.active);
+
+        // A stored pause reaches the dispatcher once it is durable (after the answer).
+        update("paused").await.unwrap();
+        told_within_5s(|| active() == Some(false)).await;
+        // A resume the store refuses never does: deliveries stay paused, as stored.
+        store.refuse_applies_for_test();
+        refused_then_settled(update("active").await).await;
+        assert_eq!(
+            active(),
+            Some(false),
+            "the refused resume reached the dispatcher"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_relay_change_the_store_refuses_never_reaches_the_relays() {
+        use crate::domain::channel::ChannelChange;
+        use crate::domain::contact::Channel;
+        use channels::ChannelMsg;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ai = crate::ai::Ai::rules(Duration::from_secs(5));
+        let (reg, _, relays) = registry_and_outlets(&store, Duration::from_secs(3600), ai).await;
+        let ws = WorkspaceId::generate();
+        let relay = |url: &str| ChannelChange {
+            channel: None,
+            name: None,
+            relay_url: Some(url.to_string()),
+        };
+        let created = ChannelChange {
+            channel: Some(Channel::ChanA),
+            ..relay("https://relay.example.com/a")
+        };
+        let (view, _) = reg
+            .call(&ws, |reply| {
+                ChannelMsg::Create {
+                    origin: Origin::system(),
+                    change: created.clone(),
+                    reply,
+                }
+                .into()
+            })
+            .await
+            .unwrap();
+        let update = |url: &'static str| {
+            let (reg, ws, id) = (reg.clone(), ws.clone(), view.id);
+            async move {
+                reg.call(&ws, |reply| {
+                    ChannelMsg::Update {
+                        origin: Origin::system(),
+                        id,
+                        change: relay(url),
+                        reply,
+                    }
+                    .into()
+                })
+                .await
+            }
+        };
+        let url = || relays.configured(&view.id.to_string()).map(|c| c.relay_url);
+
+        update("https://relay.example.com/b").await.unwrap();
+        told_within_5s(|| url().as_deref() == Some("https://relay.example.com/b")).await;
+        store.refuse_applies_for_test();
+        refused_then_settled(update("https://relay.example.com/c").await).await;
+        assert_eq!(
+            url().as_deref(),
+            Some("https://relay.example.com/b"),
+            "the refused URL reached the relays"
         );
     }
 

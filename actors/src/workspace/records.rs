@@ -147,6 +147,7 @@ mod tests {
             now: Timestamp(chrono::Utc::now()),
             later: Default::default(),
             wake: Default::default(),
+            outlets: Default::default(),
             pace_soon: Default::default(),
             turn_limit: std::time::Duration::from_secs(1),
         };

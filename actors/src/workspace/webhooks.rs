@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{
-    answer, finish, load_upgrading, record_prefix, Change, Ctx, Handled, Reply, WorkspaceData,
+    answer, finish, load_upgrading, record_prefix, Change, Ctx, Handled, OutletChange, Reply,
+    WorkspaceData,
 };
 use crate::delivery::record::{self, Delivery, DeliveryStatus};
 use crate::delivery::sender::Outcome;
@@ -494,8 +495,8 @@ fn update(
     if e != current {
         e.updated_at = ctx.now;
         data.webhooks.put(ctx, e.clone(), &mut writes)?;
-        ctx.dispatcher
-            .configure(Webhooks::config(ctx.workspace, &e));
+        let told = OutletChange::Endpoint(Webhooks::config(ctx.workspace, &e));
+        ctx.outlets.borrow_mut().push(told);
     }
     Ok(Change::new(e.view(), writes, Vec::new()))
 }
@@ -510,7 +511,9 @@ fn delete(
     data.webhooks.seq_of.remove(id);
     let mut writes = Batch::default();
     writes.delete(ctx.key(KIND, seq));
-    ctx.dispatcher.remove(ctx.workspace.as_str(), id);
+    ctx.outlets
+        .borrow_mut()
+        .push(OutletChange::EndpointRemoved(id.clone()));
     Ok(Change::new(id.clone(), writes, Vec::new()))
 }
 
@@ -528,8 +531,8 @@ fn rotate(
     e.updated_at = ctx.now;
     let mut writes = Batch::default();
     data.webhooks.put(ctx, e.clone(), &mut writes)?;
-    ctx.dispatcher
-        .configure(Webhooks::config(ctx.workspace, &e));
+    let told = OutletChange::Endpoint(Webhooks::config(ctx.workspace, &e));
+    ctx.outlets.borrow_mut().push(told);
     Ok(Change::new((secret, *until), writes, Vec::new()))
 }
 
@@ -583,13 +586,16 @@ fn record_outcome(
         };
         writes.put(ctx.key(NOTIFICATION, n.id), &n)?;
         data.webhooks.notifications.insert(n.id, n);
-        ctx.dispatcher.count_disabled();
-        ctx.dispatcher
-            .configure(Webhooks::config(ctx.workspace, &e));
     }
     if e != current {
-        data.webhooks.put(ctx, e, &mut writes)?;
+        data.webhooks.put(ctx, e.clone(), &mut writes)?;
         ctx.store.apply(writes)?;
+        // Stored first: a disable the store refused must not stop the deliveries.
+        if e.status != current.status {
+            ctx.dispatcher.count_disabled();
+            ctx.dispatcher
+                .configure(Webhooks::config(ctx.workspace, &e));
+        }
     }
     Ok(())
 }

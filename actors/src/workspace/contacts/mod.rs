@@ -709,6 +709,7 @@ mod tests {
                 now: crate::clock::Timestamp(chrono::Utc::now()),
                 later: Default::default(),
                 wake: Default::default(),
+                outlets: Default::default(),
                 pace_soon: Default::default(),
                 turn_limit: std::time::Duration::from_secs(1),
             };
