@@ -315,6 +315,14 @@ impl Registry {
             dispatcher: self.inner.dispatcher.clone(),
             relays: self.inner.relays.clone(),
             idle_after: self.inner.settings.idle_after,
+            on_recover: {
+                let weak = weak.clone();
+                Arc::new(move || {
+                    if let Some(inner) = weak.upgrade() {
+                        inner.stats.restarts.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            },
             on_passivate: Arc::new(move |ws, cell| {
                 if let Some(inner) = weak.upgrade() {
                     let id = cell.get_id();

@@ -1,5 +1,5 @@
 //! A panic is answered and survived: in a handler (the 500 envelope, the process serves
-//! on) and in a workspace actor (restarted from its persisted state).
+//! on) and in a workspace actor's handler (its state read again from the store).
 
 use serde_json::json;
 use switchboard_actors::workspace::WorkspaceMsg;

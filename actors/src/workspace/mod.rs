@@ -31,6 +31,7 @@ mod timers;
 mod webhooks;
 
 use crate::clock::Timestamp;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -432,6 +433,9 @@ pub struct WorkspaceArgs {
     /// Called when the actor decides to passivate, before it drains and stops, so that no
     /// new caller reaches it.
     pub on_passivate: PassivationHook,
+    /// Called when a handler panicked and the actor read its state again (a restart in
+    /// place, counted as one).
+    pub on_recover: std::sync::Arc<dyn Fn() + Send + Sync>,
 }
 
 pub struct WorkspaceState {
@@ -502,77 +506,91 @@ impl Actor for WorkspaceActor {
         // own handler may activate one, so it always builds it.
         let unheard = !state.data.webhooks.any_active() && !matches!(msg, WorkspaceMsg::Webhook(_));
         let unheard = crate::events::Unheard::begin(unheard);
-        let done = match msg {
-            WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
-            WorkspaceMsg::CustomField(m) => custom_fields::handle(m, &mut state.data, &ctx),
-            WorkspaceMsg::ClosingNote(m) => closing_notes::handle(m, &mut state.data, &ctx),
-            WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
-            WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Conversation(m) => conversations::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::AiSettings(m) => ai_settings::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Credits(m) => credits::handle(m, &mut state.data, &ctx),
-            WorkspaceMsg::Campaign(m) => campaigns::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Reminder(m) => reminders::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Booking(m) => bookings::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Call(m) => calls::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Form(m) => forms::handle(*m, &mut state.data, &ctx),
-            WorkspaceMsg::Sent(report) => {
-                let (result, origin) = match sending::settle(&mut state.data, &ctx, *report) {
-                    Ok((change, origin)) => (Ok(change), origin),
-                    Err(e) => (Err(e), Origin::system()),
-                };
-                finish(unanswered(), origin, result)
-            }
-            WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
-            WorkspaceMsg::PaceSlice => campaigns::slice(&mut state.data, &ctx),
-            WorkspaceMsg::Stats(reply) => {
-                let d = &state.data;
-                let counts = WorkspaceCounts {
-                    contacts: d.contacts.len(),
-                    orders: d.orders.len(),
-                    products: d.products.len(),
-                    endpoints: d.webhooks.len(),
-                    endpoint_ids: d
-                        .webhooks
-                        .configs(&state.args.id)
-                        .into_iter()
-                        .map(|c| c.id.to_string())
-                        .collect(),
-                };
-                answer(reply, Ok(counts))
-            }
-            WorkspaceMsg::IdleCheck => {
-                if !state.passivating
-                    && state.last_active.elapsed() >= state.args.idle_after
-                    && state.turns_running.load(Ordering::SeqCst) == 0
-                {
-                    state.passivating = true;
-                    (state.args.on_passivate)(&state.args.id, myself.get_cell());
-                    myself.send_message(WorkspaceMsg::Leave)?;
+        // A handler that panics (a bug) must not take the mailbox down with the actor:
+        // the messages queued behind it were told, not asked, and would be lost.
+        let handled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            Ok::<_, ActorProcessingErr>(match msg {
+                WorkspaceMsg::Tag(m) => tags::handle(m, &mut state.data, &ctx),
+                WorkspaceMsg::CustomField(m) => custom_fields::handle(m, &mut state.data, &ctx),
+                WorkspaceMsg::ClosingNote(m) => closing_notes::handle(m, &mut state.data, &ctx),
+                WorkspaceMsg::Funnel(m) => funnels::handle(m, &mut state.data, &ctx),
+                WorkspaceMsg::Contact(m) => contacts::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Conversation(m) => conversations::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::AiSettings(m) => ai_settings::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Order(m) => orders::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Product(m) => products::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Webhook(m) => webhooks::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Channel(m) => channels::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Credits(m) => credits::handle(m, &mut state.data, &ctx),
+                WorkspaceMsg::Campaign(m) => campaigns::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Reminder(m) => reminders::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Booking(m) => bookings::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Call(m) => calls::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Form(m) => forms::handle(*m, &mut state.data, &ctx),
+                WorkspaceMsg::Sent(report) => {
+                    let (result, origin) = match sending::settle(&mut state.data, &ctx, *report) {
+                        Ok((change, origin)) => (Ok(change), origin),
+                        Err(e) => (Err(e), Origin::system()),
+                    };
+                    finish(unanswered(), origin, result)
                 }
-                Handled::Done
-            }
-            WorkspaceMsg::Leave => {
-                // A turn's outcome must find this actor: it holds the turn's wait.
-                if state.turns_running.load(Ordering::SeqCst) > 0 {
-                    myself.send_after(LEAVE_RETRY, || WorkspaceMsg::Leave);
-                } else {
-                    myself.drain()?;
+                WorkspaceMsg::TimerDue(t) => timers::handle(t, &mut state.data, &ctx),
+                WorkspaceMsg::PaceSlice => campaigns::slice(&mut state.data, &ctx),
+                WorkspaceMsg::Stats(reply) => {
+                    let d = &state.data;
+                    let counts = WorkspaceCounts {
+                        contacts: d.contacts.len(),
+                        orders: d.orders.len(),
+                        products: d.products.len(),
+                        endpoints: d.webhooks.len(),
+                        endpoint_ids: d
+                            .webhooks
+                            .configs(&state.args.id)
+                            .into_iter()
+                            .map(|c| c.id.to_string())
+                            .collect(),
+                    };
+                    answer(reply, Ok(counts))
                 }
-                Handled::Done
-            }
-            WorkspaceMsg::Reload => {
-                reload_now = true;
-                Handled::Done
-            }
-            WorkspaceMsg::Crash => return Err("crash requested".into()),
-            WorkspaceMsg::Panic => panic!("a panic asked for by a test"),
-        };
+                WorkspaceMsg::IdleCheck => {
+                    if !state.passivating
+                        && state.last_active.elapsed() >= state.args.idle_after
+                        && state.turns_running.load(Ordering::SeqCst) == 0
+                    {
+                        state.passivating = true;
+                        (state.args.on_passivate)(&state.args.id, myself.get_cell());
+                        myself.send_message(WorkspaceMsg::Leave)?;
+                    }
+                    Handled::Done
+                }
+                WorkspaceMsg::Leave => {
+                    // A turn's outcome must find this actor: it holds the turn's wait.
+                    if state.turns_running.load(Ordering::SeqCst) > 0 {
+                        myself.send_after(LEAVE_RETRY, || WorkspaceMsg::Leave);
+                    } else {
+                        myself.drain()?;
+                    }
+                    Handled::Done
+                }
+                WorkspaceMsg::Reload => {
+                    reload_now = true;
+                    Handled::Done
+                }
+                WorkspaceMsg::Crash => return Err("crash requested".into()),
+                WorkspaceMsg::Panic => panic!("a panic asked for by a test"),
+            })
+        }));
         drop(unheard);
+        let done = match handled {
+            Ok(done) => done?,
+            Err(panic) => {
+                recover(state, kind, panic.as_ref());
+                if !own_tick {
+                    state.args.stats.handled(kind, started);
+                }
+                return Ok(());
+            }
+        };
         let turns = ctx.later.take();
         let wake = ctx.wake.take();
         let outlets = ctx.outlets.take();
@@ -614,6 +632,20 @@ fn reload(state: &mut WorkspaceState, cause: &dyn std::fmt::Display) {
             tracing::error!(workspace = %state.args.id, error = %e, "reload failed; serving reads from memory")
         }
     }
+}
+
+/// A handler panicked: its change is dropped (its caller hears that the reply will not
+/// come), and the state is read again from the store as a restart would read it, so no
+/// partial change survives. The actor goes on with the messages queued behind.
+fn recover(state: &mut WorkspaceState, message: &str, panic: &(dyn std::any::Any + Send)) {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(workspace = %state.args.id, message, panic = %what, "a workspace handler panicked; its state is read again from the store");
+    (state.args.on_recover)();
+    reload(state, &"a handler panicked");
 }
 
 /// Tells the actor to reload when a queued write fails in the store; once, however many
@@ -1146,6 +1178,31 @@ mod tests {
             Some("https://relay.example.com/b"),
             "the refused URL reached the relays"
         );
+    }
+
+    #[tokio::test]
+    async fn messages_told_behind_a_panicking_handler_are_still_handled() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let reg = registry(&store).await;
+        let ws = WorkspaceId::generate();
+        create(&reg, &ws, "Ada").await.unwrap();
+        let actor = reg.actor(&ws).await.unwrap();
+        // Back to back in the mailbox: the panic, then a told write.
+        actor.send_message(WorkspaceMsg::Panic).unwrap();
+        let told = ContactMsg::Create {
+            origin: Origin::system(),
+            new: named("Bea"),
+            reply: super::unanswered(),
+        };
+        actor.send_message(told.into()).unwrap();
+        assert_eq!(contacts(&reg, &ws).await, 2, "the told write was lost");
+        assert_eq!(
+            reg.actor(&ws).await.unwrap().get_id(),
+            actor.get_id(),
+            "the actor went on with its mailbox"
+        );
+        assert_eq!(reg.stats().restarts.load(Ordering::Relaxed), 1);
     }
 
     #[tokio::test]
