@@ -793,8 +793,8 @@ pub enum Handled {
 /// A change plus the reply port it answers on, with the value type erased so that every
 /// resource shares one commit path.
 pub trait PendingCommit: Send {
-    /// Queues the change's writes; the reply goes out once they are durable, then
-    /// `after` runs; `on_failure` runs instead if the store refuses them.
+    /// Queues the change's writes; once they are durable `after` runs, then the reply
+    /// goes out; `on_failure` runs instead if the store refuses them.
     fn commit(
         self: Box<Self>,
         args: &WorkspaceArgs,
@@ -807,7 +807,7 @@ pub trait PendingCommit: Send {
 /// Runs when a queued write fails in the store.
 pub type OnFailure = Box<dyn FnOnce() + Send>;
 
-/// Runs once a change is durable, after its reply (inside the runtime).
+/// Runs once a change is durable, just before its reply (inside the runtime).
 pub type AfterCommit = Box<dyn FnOnce() + Send>;
 
 struct Pending<T> {
@@ -865,13 +865,15 @@ impl<T: Send + 'static> PendingCommit for Pending<T> {
             batch,
             Box::new(move |outcome| match outcome {
                 Ok(()) => {
+                    // Outlets hear of the change before its caller does: once a deletion
+                    // or pause is answered, no delivery starts on the old configuration.
+                    if let Some(after) = after {
+                        after();
+                    }
                     if !woken.is_empty() {
                         dispatcher.wake(woken);
                     }
                     let _ = reply.send(Ok(value));
-                    if let Some(after) = after {
-                        after();
-                    }
                 }
                 Err(e) => {
                     // The reload is queued before the caller hears of the failure, so
@@ -1031,15 +1033,6 @@ mod tests {
         );
     }
 
-    /// Waits until `told` holds: outlets hear of a change after its answer.
-    async fn told_within_5s(told: impl Fn() -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while !told() {
-            assert!(tokio::time::Instant::now() < deadline, "never told");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-
     /// Checks that the store refused a change, then leaves time for anything it might
     /// wrongly have told.
     async fn refused_then_settled<T: std::fmt::Debug>(refused: Result<T, DomainError>) {
@@ -1109,9 +1102,9 @@ mod tests {
         };
         let active = || dispatcher.configured(view.id.as_str()).map(|c| c.active);
 
-        // A stored pause reaches the dispatcher once it is durable (after the answer).
+        // A stored pause reaches the dispatcher once it is durable, before the answer.
         update("paused").await.unwrap();
-        told_within_5s(|| active() == Some(false)).await;
+        assert_eq!(active(), Some(false), "answered before the dispatcher knew");
         // A resume the store refuses never does: deliveries stay paused, as stored.
         store.refuse_applies_for_test();
         refused_then_settled(update("active").await).await;
@@ -1170,7 +1163,12 @@ mod tests {
         let url = || relays.configured(&view.id.to_string()).map(|c| c.relay_url);
 
         update("https://relay.example.com/b").await.unwrap();
-        told_within_5s(|| url().as_deref() == Some("https://relay.example.com/b")).await;
+        let told = url();
+        assert_eq!(
+            told.as_deref(),
+            Some("https://relay.example.com/b"),
+            "answered first"
+        );
         store.refuse_applies_for_test();
         refused_then_settled(update("https://relay.example.com/c").await).await;
         assert_eq!(
