@@ -161,6 +161,11 @@ pub async fn start_with_clock(
         }
     }
     .map_err(|e| store_err(&e))?;
+    // Before any actor starts: the actors keep the metric handles they first take.
+    if let Some(cluster) = store.cluster() {
+        crate::admin::metrics::label_node(cluster.node().id.clone());
+    }
+    crate::admin::metrics::handle();
     let directory = Directory::load(store.clone(), clock.clone()).map_err(|e| store_err(&e))?;
 
     let (admin_token_hash, generated_admin_token) = admin_token(&settings, &directory)
@@ -216,10 +221,6 @@ pub async fn start_with_clock(
         admin_token_hash,
     });
 
-    if let Some(cluster) = store.cluster() {
-        crate::admin::metrics::label_node(cluster.node().id.clone());
-    }
-    crate::admin::metrics::handle();
     let (stop, stopped) = watch::channel(false);
     let api = crate::serve::serve(
         api_listener,

@@ -3,7 +3,7 @@
 //! or dispatcher, -1 when the actor starts handling it. Aggregates go to the `metrics`
 //! facade (no per-workspace labels); per-actor figures are read from an [`ActorBook`].
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -23,12 +23,21 @@ pub struct ActorStats {
     metrics: Arc<KindMetrics>,
 }
 
+/// Whether the service's metrics recorder is installed: a handle taken before is a no-op
+/// for good, so none is kept until then.
+static RECORDER_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// The service installed its metrics recorder: handles taken from now on may be kept.
+pub fn recorder_installed() {
+    RECORDER_INSTALLED.store(true, Ordering::Release);
+}
+
 /// The metric handles of one kind of actor, looked up once: a lookup by name and labels
 /// on every message cost more than the update itself.
 #[derive(Debug)]
 struct KindMetrics {
     kind: &'static str,
-    /// Taken on first use, once the service has installed its recorder.
+    /// Kept from the first use after the recorder was installed.
     fixed: OnceLock<(Gauge, Histogram)>,
     /// `switchboard_actor_messages_total` per message kind (a dozen at most).
     messages: Mutex<Vec<(&'static str, Counter)>>,
@@ -43,30 +52,39 @@ impl KindMetrics {
         }
     }
 
-    fn depth(&self) -> &Gauge {
-        &self.fixed().0
+    fn depth(&self, change: f64) {
+        self.with_fixed(|(gauge, _)| gauge.increment(change));
     }
 
-    fn handle_seconds(&self) -> &Histogram {
-        &self.fixed().1
+    fn handled_in(&self, seconds: f64) {
+        self.with_fixed(|(_, histogram)| histogram.record(seconds));
     }
 
-    fn fixed(&self) -> &(Gauge, Histogram) {
-        self.fixed.get_or_init(|| {
+    fn with_fixed(&self, update: impl FnOnce(&(Gauge, Histogram))) {
+        let lookup = || {
             (
                 metrics::gauge!("switchboard_actor_mailbox_depth", "kind" => self.kind),
                 metrics::histogram!("switchboard_actor_handle_seconds", "kind" => self.kind),
             )
-        })
+        };
+        match RECORDER_INSTALLED.load(Ordering::Acquire) {
+            true => update(self.fixed.get_or_init(lookup)),
+            false => update(&lookup()),
+        }
     }
 
     fn count_message(&self, message: &'static str) {
+        let lookup = || metrics::counter!("switchboard_actor_messages_total", "kind" => self.kind, "message" => message);
+        if !RECORDER_INSTALLED.load(Ordering::Acquire) {
+            lookup().increment(1);
+            return;
+        }
         let mut counters = self.messages.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, c)) = counters.iter().find(|(m, _)| *m == message) {
             c.increment(1);
             return;
         }
-        let c = metrics::counter!("switchboard_actor_messages_total", "kind" => self.kind, "message" => message);
+        let c = lookup();
         c.increment(1);
         counters.push((message, c));
     }
@@ -81,14 +99,14 @@ impl ActorStats {
     /// A message was put in the mailbox.
     pub fn sent(&self) {
         if self.depth.fetch_add(1, Ordering::AcqRel) >= 0 {
-            self.metrics.depth().increment(1.0);
+            self.metrics.depth(1.0);
         }
     }
 
     /// The actor took a counted message out of its mailbox.
     pub fn received(&self) {
         if self.depth.fetch_sub(1, Ordering::AcqRel) > 0 {
-            self.metrics.depth().decrement(1.0);
+            self.metrics.depth(-1.0);
         }
     }
 
@@ -97,7 +115,7 @@ impl ActorStats {
     fn leave_gauge(&self) {
         let left = self.depth.swap(LEFT, Ordering::AcqRel);
         if left > 0 {
-            self.metrics.depth().decrement(left as f64);
+            self.metrics.depth(-(left as f64));
         }
     }
 
@@ -111,9 +129,7 @@ impl ActorStats {
         self.last_active_ms
             .store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
         self.metrics.count_message(message);
-        self.metrics
-            .handle_seconds()
-            .record(started.elapsed().as_secs_f64());
+        self.metrics.handled_in(started.elapsed().as_secs_f64());
     }
 
     pub fn snapshot(&self) -> ActorSnapshot {
@@ -220,6 +236,87 @@ impl ActorBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorder that counts the updates it receives, whatever the metric.
+    struct Counting(Arc<AtomicU64>);
+
+    impl metrics::CounterFn for Counting {
+        fn increment(&self, _: u64) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn absolute(&self, _: u64) {}
+    }
+
+    impl metrics::GaugeFn for Counting {
+        fn increment(&self, _: f64) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn decrement(&self, _: f64) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn set(&self, _: f64) {}
+    }
+
+    impl metrics::HistogramFn for Counting {
+        fn record(&self, _: f64) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl metrics::Recorder for Counting {
+        fn describe_counter(
+            &self,
+            _: metrics::KeyName,
+            _: Option<metrics::Unit>,
+            _: metrics::SharedString,
+        ) {
+        }
+        fn describe_gauge(
+            &self,
+            _: metrics::KeyName,
+            _: Option<metrics::Unit>,
+            _: metrics::SharedString,
+        ) {
+        }
+        fn describe_histogram(
+            &self,
+            _: metrics::KeyName,
+            _: Option<metrics::Unit>,
+            _: metrics::SharedString,
+        ) {
+        }
+        fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> Counter {
+            Counter::from_arc(Arc::new(Counting(self.0.clone())))
+        }
+        fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> Gauge {
+            Gauge::from_arc(Arc::new(Counting(self.0.clone())))
+        }
+        fn register_histogram(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> Histogram {
+            Histogram::from_arc(Arc::new(Counting(self.0.clone())))
+        }
+    }
+
+    #[test]
+    fn no_handle_is_kept_before_the_recorder_is_installed() {
+        let book = ActorBook::new("test");
+        let stats = book.enter("a");
+        let use_all = || {
+            stats.sent();
+            stats.received();
+            stats.handled("wake", Instant::now());
+        };
+        // Before the service installs its recorder (endpoint actors resume at start).
+        use_all();
+        let updates = Arc::new(AtomicU64::new(0));
+        let recorder = Counting(updates.clone());
+        metrics::with_local_recorder(&recorder, use_all);
+        assert_eq!(updates.load(Ordering::SeqCst), 4, "updates that reached it");
+        // Installed: the handles taken now are kept and still reach it.
+        recorder_installed();
+        metrics::with_local_recorder(&recorder, use_all);
+        use_all();
+        assert_eq!(updates.load(Ordering::SeqCst), 12);
+    }
 
     #[test]
     fn depth_counts_sent_minus_received_and_handled_counts_up() {

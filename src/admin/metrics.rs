@@ -41,6 +41,7 @@ pub fn handle() -> Option<&'static PrometheusHandle> {
                     )
                 })
                 .and_then(|b| b.install_recorder())
+                .inspect(|_| switchboard_actors::telemetry::recorder_installed())
                 .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
                 .ok()
         })
