@@ -98,7 +98,7 @@ pub struct DomainEvent {
     pub event_type: &'static str,
     pub resource_type: &'static str,
     pub resource_id: String,
-    /// `Null` when made [`Unheard`] (see `unheard`).
+    /// `Null` when made inside an [`Unheard`] scope.
     pub data: serde_json::Value,
     /// Update-style events: changed field names mapped to previous values.
     pub changes: Option<serde_json::Map<String, serde_json::Value>>,

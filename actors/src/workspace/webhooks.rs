@@ -588,13 +588,14 @@ fn record_outcome(
         data.webhooks.notifications.insert(n.id, n);
     }
     if e != current {
-        data.webhooks.put(ctx, e.clone(), &mut writes)?;
+        let disabled_now =
+            (e.status != current.status).then(|| Webhooks::config(ctx.workspace, &e));
+        data.webhooks.put(ctx, e, &mut writes)?;
         ctx.store.apply(writes)?;
         // Stored first: a disable the store refused must not stop the deliveries.
-        if e.status != current.status {
+        if let Some(cfg) = disabled_now {
             ctx.dispatcher.count_disabled();
-            ctx.dispatcher
-                .configure(Webhooks::config(ctx.workspace, &e));
+            ctx.dispatcher.configure(cfg);
         }
     }
     Ok(())
