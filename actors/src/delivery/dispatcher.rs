@@ -126,7 +126,7 @@ impl Dispatcher {
             return Err(DomainError::NotFound("webhook endpoint"));
         }
         // The latest configuration wins: a wake carries the one its event was staged with,
-        // and the endpoint may have been paused or changed since (told at once).
+        // and the endpoint may have been paused or changed since (told once durable).
         let cfg = self
             .0
             .configs
@@ -626,7 +626,7 @@ mod tests {
         );
     }
 
-    /// The workspace pauses an endpoint (`configure`, told at once from the handler) while
+    /// The workspace pauses an endpoint (`configure`, told once the pause is durable) while
     /// the batch of an earlier event is still being flushed; that batch's wake carries the
     /// configuration from before the pause. The pause wins: nothing is sent.
     #[tokio::test]

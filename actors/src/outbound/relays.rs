@@ -169,7 +169,7 @@ mod tests {
     use std::time::Duration;
 
     /// A wake carries the connection's configuration as it was when its message was
-    /// written. A relay URL changed meanwhile (told at once from the change's handler)
+    /// written. A relay URL changed meanwhile (told once that change is durable)
     /// wins: the message goes to the new relay.
     #[tokio::test]
     async fn a_wake_staged_before_a_relay_url_change_sends_to_the_new_relay() {
