@@ -16,10 +16,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use switchboard_actors::directory::{Permission, Principal, Role};
 use switchboard_actors::events::{ActorKind, EventActor, EventSource, Origin};
@@ -27,11 +26,12 @@ use switchboard_actors::idempotency::Requirement;
 use switchboard_actors::ids::{UserId, WorkspaceId};
 
 use super::error::ApiError;
+use super::rate_limit::Budget;
 use super::AppState;
 
 pub const WORKSPACE_HEADER: &str = "x-service-workspace";
 
-/// The authenticated caller, put in the request's extensions by [`authenticate`].
+/// The authenticated caller, put in the request's extensions by [`admit`].
 #[derive(Clone)]
 pub struct Caller {
     pub principal: Principal,
@@ -128,36 +128,33 @@ fn insufficient(message: &str) -> ApiError {
     ApiError::forbidden("insufficient_permissions", message)
 }
 
-pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
-    if let Err(e) = super::forward::check_passed(&app, req.headers()) {
-        return e.into_response();
+/// The API's first checks: who calls, for which workspace, within its rate budget. The
+/// request comes back with its [`Caller`] and the budget to report on the answer, or is
+/// answered here (401, 403, 429, or by the node that owns the workspace).
+pub async fn admit(
+    app: &AppState,
+    mut req: Request,
+) -> Result<(Request, Option<Budget>), Response> {
+    if let Err(e) = super::forward::check_passed(app, req.headers()) {
+        return Err(e.into_response());
     }
-    let principal = match principal(&app, req.headers()).await {
-        Ok(p) => p,
-        Err(e) => return e.into_response(),
-    };
-    let workspace = select_workspace(&app, &principal, req.headers()).await;
+    let principal = principal(app, req.headers())
+        .await
+        .map_err(IntoResponse::into_response)?;
+    let workspace = select_workspace(app, &principal, req.headers()).await;
     // In a cluster the owner serves it: the rate limit, idempotency and the handler run
     // there, so the workspace's budget holds across every node.
     if let Ok(ws) = &workspace {
-        req = match super::forward::route(&app, &ws.id, req).await {
-            Ok(req) => req,
-            Err(elsewhere) => return elsewhere.into_api_response(),
-        };
+        req = super::forward::route(app, &ws.id, req)
+            .await
+            .map_err(|elsewhere| elsewhere.into_api_response())?;
     }
     let budget = match &workspace {
         Ok(ws) => {
             tracing::Span::current().record("workspace_id", tracing::field::display(&ws.id));
-            match app.rate_limit.check(&ws.id) {
-                Ok(budget) => {
-                    app.recent.record(&ws.id, false);
-                    budget
-                }
-                Err(refusal) => {
-                    app.recent.record(&ws.id, true);
-                    return refusal.into_response();
-                }
-            }
+            let checked = app.rate_limit.check(&ws.id);
+            app.recent.record(&ws.id, checked.is_err());
+            checked.map_err(IntoResponse::into_response)?
         }
         Err(_) => None,
     };
@@ -165,11 +162,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
         principal,
         workspace,
     });
-    let mut response = next.run(req).await;
-    if let Some(budget) = budget {
-        budget.write_headers(response.headers_mut());
-    }
-    response
+    Ok((req, budget))
 }
 
 /// The caller the bearer credential names. In a cluster a credential unknown here is

@@ -4,7 +4,7 @@
 //! never finished) 409 `request_in_progress`. Scoped to workspace and credential.
 
 use axum::body::{to_bytes, Body};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -37,14 +37,15 @@ pub fn read_key(raw: &HeaderValue) -> Result<&str, ApiError> {
         })
 }
 
-pub async fn idempotency(State(app): State<AppState>, req: Request, next: Next) -> Response {
+/// Runs the request through `next`, or answers it from (or for) its `Idempotency-Key`.
+pub async fn run(app: &AppState, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         return next.run(req).await;
     }
     let Some(raw_key) = req.headers().get(HEADER) else {
         return next.run(req).await;
     };
-    match handle(app, raw_key.clone(), req, next).await {
+    match handle(app.clone(), raw_key.clone(), req, next).await {
         Ok(r) | Err(r) => r,
     }
 }

@@ -6,6 +6,7 @@ mod document;
 pub mod error;
 pub mod extract;
 pub mod forward;
+mod gate;
 pub mod idempotency;
 pub mod object;
 pub mod pagination;
@@ -174,24 +175,11 @@ pub fn router(state: AppState) -> Router {
     doc.merge(legacy_doc);
     let doc = Arc::new(complete_document(doc));
     // The legacy routes have their own authentication (no rate limit, `{message}`
-    // errors) and repeat rules, so the standard layers stop short of them.
-    // The route is remembered outside the layers that may answer for the handler (a 401,
-    // a 429, a replay, a request passed to another node), so their answers name it too;
-    // the router has matched it by then.
-    let legacy = legacy
-        .layer(from_fn_with_state(
-            state.clone(),
-            routes::legacy::authenticate,
-        ))
-        .route_layer(axum::middleware::from_fn(telemetry::remember_route));
+    // errors) and repeat rules, so the standard gate stops short of them. Route layers:
+    // the router has matched the route by then, and an unknown route is a 404 unchecked.
+    let legacy = legacy.route_layer(from_fn_with_state(state.clone(), gate::legacy));
     let api = api
-        .layer(from_fn_with_state(state.clone(), idempotency::idempotency))
-        .layer(from_fn_with_state(
-            state.clone(),
-            store_health::refuse_writes_while_failing,
-        ))
-        .layer(from_fn_with_state(state.clone(), auth::authenticate))
-        .route_layer(axum::middleware::from_fn(telemetry::remember_route))
+        .route_layer(from_fn_with_state(state.clone(), gate::api))
         .merge(legacy)
         .fallback(unknown_route);
     let mut top = Router::new();

@@ -5,9 +5,7 @@
 
 use std::time::Duration;
 
-use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use switchboard_actors::store::health::Probe;
@@ -55,17 +53,11 @@ pub fn report(store: &Store) -> Response {
     }
 }
 
-/// Answers every write with 503 while the store cannot take it; reads go on.
-pub async fn refuse_writes_while_failing(
-    State(app): State<AppState>,
-    req: Request,
-    next: Next,
-) -> Response {
+/// The 503 every write gets while the store cannot take it; reads go on.
+pub fn refusal(app: &AppState, method: &Method) -> Option<Response> {
     let reads = [Method::GET, Method::HEAD, Method::OPTIONS];
-    if app.store.health().is_failing() && !reads.contains(req.method()) {
-        return ApiError::unavailable("the store is failing").into_response();
-    }
-    next.run(req).await
+    (app.store.health().is_failing() && !reads.contains(method))
+        .then(|| ApiError::unavailable("the store is failing").into_response())
 }
 
 /// Probes a failing store until its data folder takes writes again, then says so on

@@ -21,19 +21,20 @@ pub const REQUEST_ID: &str = "x-request-id";
 
 /// The matched route template, carried from the routing layer out to [`track`].
 #[derive(Clone)]
-struct Route(String);
+pub struct MatchedRoute(String);
 
-/// Runs after routing (as a route layer): remembers the matched template on the response.
-pub async fn remember_route(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
+/// The matched route template, once routing is done (inside a route's layers).
+pub fn matched_route(req: &Request) -> Option<MatchedRoute> {
+    req.extensions()
         .get::<MatchedPath>()
-        .map(|m| m.as_str().to_string());
-    let mut response = next.run(req).await;
+        .map(|m| MatchedRoute(m.as_str().to_string()))
+}
+
+/// Carries the matched template on the response, out to [`track`].
+pub fn remember(route: Option<MatchedRoute>, response: &mut Response) {
     if let Some(route) = route {
-        response.extensions_mut().insert(Route(route));
+        response.extensions_mut().insert(route);
     }
-    response
 }
 
 /// The request-id, tracing and metrics layers, outermost first: an acceptable
@@ -127,7 +128,7 @@ async fn track(req: Request, next: Next) -> Response {
     let response = next.run(req).await;
     let route = response
         .extensions()
-        .get::<Route>()
+        .get::<MatchedRoute>()
         .map(|r| r.0.clone())
         .unwrap_or_else(|| "unmatched".to_string());
     let status = response.status().as_u16();

@@ -6,7 +6,6 @@
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -111,15 +110,16 @@ async fn receive(app: &AppState, ws: &Ws, inbound: Inbound) -> LegacyResult<Acce
 }
 
 /// Authentication for the legacy routes: the credential and workspace as everywhere, the
-/// inbox permission, but no rate limit, and errors as `{message}`.
-pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
-    if let Err(e) = crate::http::forward::check_passed(&app, req.headers()) {
-        return LegacyError(e).into_response();
+/// inbox permission, but no rate limit, and errors as `{message}`. The request comes back
+/// with its [`Caller`], or is answered here.
+pub async fn admit(app: &AppState, mut req: Request) -> Result<Request, Response> {
+    if let Err(e) = crate::http::forward::check_passed(app, req.headers()) {
+        return Err(LegacyError(e).into_response());
     }
     let headers = req.headers();
     let checked = async {
-        let principal = auth::principal(&app, headers).await?;
-        let ws = auth::select_workspace(&app, &principal, headers).await?;
+        let principal = auth::principal(app, headers).await?;
+        let ws = auth::select_workspace(app, &principal, headers).await?;
         ws.require(Permission::Inbox)?;
         tracing::Span::current().record("workspace_id", tracing::field::display(&ws.id));
         Ok::<_, ApiError>(Caller {
@@ -128,21 +128,16 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
         })
     }
     .await;
-    match checked {
-        Ok(caller) => {
-            if let Ok(ws) = &caller.workspace {
-                use crate::http::forward::{route, Elsewhere};
-                req = match route(&app, &ws.id, req).await {
-                    Ok(req) => req,
-                    Err(Elsewhere::Answered(answer)) => return answer,
-                    Err(Elsewhere::Refused(e)) => return LegacyError(e).into_response(),
-                };
-            }
-            req.extensions_mut().insert(caller);
-            next.run(req).await
-        }
-        Err(e) => LegacyError(e).into_response(),
+    let caller = checked.map_err(|e| LegacyError(e).into_response())?;
+    if let Ok(ws) = &caller.workspace {
+        use crate::http::forward::{route, Elsewhere};
+        req = route(app, &ws.id, req).await.map_err(|e| match e {
+            Elsewhere::Answered(answer) => answer,
+            Elsewhere::Refused(e) => LegacyError(e).into_response(),
+        })?;
     }
+    req.extensions_mut().insert(caller);
+    Ok(req)
 }
 
 /// The sender of a legacy message, matched like an upsert.
