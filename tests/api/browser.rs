@@ -32,8 +32,9 @@ fn chromium_binary() -> Option<PathBuf> {
 
 /// A headless Chromium with a fresh profile, killed when dropped.
 struct Chromium {
-    _child: tokio::process::Child,
-    _profile: tempfile::TempDir,
+    child: tokio::process::Child,
+    /// Its profile and temporary files, removed after it has quit (see `Drop`).
+    _home: tempfile::TempDir,
     /// `127.0.0.1:<port>` of its DevTools endpoint.
     devtools: String,
 }
@@ -51,8 +52,13 @@ impl Chromium {
             );
             return None;
         };
-        let profile = tempfile::tempdir().expect("profile folder");
+        // Its profile and its temporary files (TMPDIR) in one folder of the test's, removed
+        // once it has quit: Chromium leaves temporary files behind even when asked to quit.
+        let home = tempfile::tempdir().expect("a folder for Chromium");
+        let temporary = home.path().join("tmp");
+        std::fs::create_dir(&temporary).expect("Chromium's TMPDIR");
         let mut child = tokio::process::Command::new(binary)
+            .env("TMPDIR", &temporary)
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -67,7 +73,10 @@ impl Chromium {
                 "--remote-debugging-port=0",
                 "--window-size=1440,1200",
             ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!(
+                "--user-data-dir={}",
+                home.path().join("profile").display()
+            ))
             .arg("about:blank")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -90,8 +99,8 @@ impl Chromium {
         // Its log is read to the end, so that it never waits on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Some(Self {
-            _child: child,
-            _profile: profile,
+            child,
+            _home: home,
             devtools,
         })
     }
@@ -118,6 +127,26 @@ impl Chromium {
             .await
             .expect("the page's DevTools socket opens");
         Page { socket, next: 0 }
+    }
+}
+
+impl Drop for Chromium {
+    /// Chromium is asked to quit and given a few seconds before it is killed, so that its
+    /// folder is removed (after this) once nothing writes to it any more.
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status();
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if matches!(self.child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = self.child.start_kill();
     }
 }
 
