@@ -530,10 +530,19 @@ impl Store {
         self.progress.refuse_applies.store(true, Ordering::SeqCst);
     }
 
-    /// Flushes synchronously; for shutdown. The id counter is settled first, so the next
-    /// start continues with the very next id.
+    /// Flushes synchronously; for shutdown. Every write submitted before is applied and
+    /// durable first: one still queued would otherwise be applied after the final flush,
+    /// and on PostgreSQL after the leases are let go, when it can no longer commit (a
+    /// delivery's last outcome, for instance, so that the next start tries it again). The
+    /// id counter is settled then, so the next start continues with the very next id.
+    /// Blocking: call it off the async workers, never from an after-durable callback.
     pub fn flush_now(&self) -> StoreResult<()> {
         self.health.writable()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.after_durable(Box::new(move |outcome| {
+            let _ = tx.send(outcome);
+        }));
+        rx.recv().map_err(|_| StoreError::FlusherGone)??;
         match &self.engine {
             Engine::Sled(_) => {
                 self.ids.settle(&self.engine, &self.health)?;
@@ -925,6 +934,31 @@ mod tests {
         let all: Vec<(Vec<u8>, u64)> = store.scan(&Key::new("t").prefix()).unwrap();
         assert_eq!(all.len(), 200);
         assert_eq!(all[199].1, 199);
+    }
+
+    #[test]
+    fn a_final_flush_returns_once_every_write_submitted_before_it_is_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let answered = Arc::new(AtomicU64::new(0));
+        for i in 0..500u64 {
+            let mut b = Batch::default();
+            b.put(Key::new("f").id(i).build(), &i).unwrap();
+            let answered = answered.clone();
+            store.submit(
+                b,
+                Box::new(move |outcome| {
+                    assert!(outcome.is_ok());
+                    answered.fetch_add(1, Ordering::SeqCst);
+                }),
+            );
+        }
+        store.flush_now().unwrap();
+        assert_eq!(
+            answered.load(Ordering::SeqCst),
+            500,
+            "no write submitted before the final flush is left for after it"
+        );
     }
 
     #[tokio::test]
