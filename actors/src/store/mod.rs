@@ -542,7 +542,17 @@ impl Store {
         self.after_durable(Box::new(move |outcome| {
             let _ = tx.send(outcome);
         }));
-        rx.recv().map_err(|_| StoreError::FlusherGone)??;
+        match rx.recv_timeout(LONGEST_FINAL_WAIT) {
+            Ok(outcome) => outcome?,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(StoreError::FlusherGone)
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(StoreError::Unavailable(format!(
+                    "the writes queued before the final flush were not durable within {LONGEST_FINAL_WAIT:?}"
+                )))
+            }
+        }
         match &self.engine {
             Engine::Sled(_) => {
                 self.ids.settle(&self.engine, &self.health)?;
@@ -557,6 +567,10 @@ impl Store {
         Ok(())
     }
 }
+
+/// How long a final flush waits for the writes queued before it: a stuck store must not
+/// hold a stopping service for ever.
+const LONGEST_FINAL_WAIT: Duration = Duration::from_secs(60);
 
 fn record_flush(stats: &StoreStats, writes: usize, took: Duration) {
     metrics::histogram!("switchboard_store_flush_seconds").record(took.as_secs_f64());
