@@ -58,7 +58,10 @@ fn default_node_id(data_dir: &std::path::Path) -> String {
     h.update(host.trim().as_bytes());
     h.update([0]);
     h.update(dir.to_string_lossy().as_bytes());
-    format!("node-{}", &hex::encode(h.finalize())[..12])
+    format!(
+        "node-{}",
+        &switchboard_actors::hex::lower_hex(&h.finalize())[..12]
+    )
 }
 
 /// Starts the loops: renewing this node's leases, taking over workspaces whose owner is

@@ -176,7 +176,7 @@ pub struct IssuedToken {
 }
 
 pub fn hash_secret(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))
+    crate::hex::lower_hex(&Sha256::digest(secret.as_bytes()))
 }
 
 #[derive(Clone)]

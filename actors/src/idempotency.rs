@@ -102,7 +102,7 @@ pub fn fingerprint(method: &str, path_and_query: &str, body: &[u8]) -> String {
     h.update(path_and_query.as_bytes());
     h.update([0]);
     h.update(body);
-    hex::encode(h.finalize())
+    crate::hex::lower_hex(&h.finalize())
 }
 
 /// A JSON body in one form for comparing repeats: keys sorted, no insignificant white

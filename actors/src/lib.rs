@@ -19,6 +19,7 @@
 //! - [`ssrf`]: which webhook destinations are safe, at save time and at connect time.
 //! - [`clock`]: the one source of time, replaceable in tests.
 //! - [`ids`]: typed ids: prefixed strings (`ws_`, `we_`, `evt_`, ...) and integers.
+//! - [`hex`]: lower-case hex of digests (key hashes, signatures, fingerprints).
 //!
 //! Requests flow one way: edge -> workspace actor -> store. Events flow one way: workspace
 //! actor -> outbox (same atomic batch as the change) -> delivery.
@@ -30,6 +31,7 @@ pub mod delivery;
 pub mod directory;
 pub mod domain;
 pub mod events;
+pub mod hex;
 pub mod idempotency;
 pub mod ids;
 pub mod outbound;

@@ -18,7 +18,7 @@ fn mac(secret: &str, t: i64, body: &[u8]) -> HmacSha256 {
 
 /// Hex HMAC-SHA256 of `<t>.<body>` keyed with `secret` (the secret string's bytes).
 pub fn sign(secret: &str, t: i64, body: &[u8]) -> String {
-    hex::encode(mac(secret, t, body).finalize().into_bytes())
+    crate::hex::lower_hex(&mac(secret, t, body).finalize().into_bytes())
 }
 
 /// The header value: `t=<t>,v1=<sig for secrets[0]>[,v1=<sig for secrets[1]>...]`.
@@ -58,7 +58,7 @@ pub fn verify(header: &str, body: &[u8], secret: &str, now: i64, tolerance_secs:
 pub fn new_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill(&mut bytes);
-    format!("whsec_{}", hex::encode(bytes))
+    format!("whsec_{}", crate::hex::lower_hex(&bytes))
 }
 
 #[cfg(test)]

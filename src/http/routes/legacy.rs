@@ -276,7 +276,7 @@ fn digest(parts: &[&[u8]]) -> String {
         h.update((p.len() as u64).to_be_bytes());
         h.update(p);
     }
-    hex::encode(h.finalize())
+    switchboard_actors::hex::lower_hex(&h.finalize())
 }
 
 /// The repeat guards of a message: its `message_id` (per workspace) and its
