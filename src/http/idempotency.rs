@@ -79,7 +79,7 @@ async fn handle(
             ApiError::payload_too_large(MAX_BODY_BYTES).into_response()
         }
     })?;
-    let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
+    let path = fingerprinted_path(&parts.uri);
     // A JSON body is compared in its canonical form, so that a client that re-serialises
     // between retries still matches; anything else as its bytes, a body that names a key
     // twice included (its tree would read as the body without the first, which is
@@ -222,6 +222,13 @@ async fn run_first(
 
 /// Answers that refuse a request before anything is done (no credential, no permission,
 /// over the rate limit): not stored, so a repeat once the caller may is run.
+/// The path and query a fingerprint names: below the API's prefix, as fingerprints have
+/// always named it, so that keys stored by earlier versions still match their retries.
+fn fingerprinted_path(uri: &axum::http::Uri) -> &str {
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("");
+    path.strip_prefix(super::API_PREFIX).unwrap_or(path)
+}
+
 fn refused_unrun(status: StatusCode) -> bool {
     matches!(
         status,
@@ -241,4 +248,17 @@ fn replay(stored: StoredResponse) -> Response {
     }
     headers.insert(REPLAYED, HeaderValue::from_static("true"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fingerprint_names_the_path_below_the_api_prefix_with_its_query() {
+        let uri: axum::http::Uri = "/api/v1/contacts/ct_1/tags?x=1".parse().unwrap_or_default();
+        assert_eq!(fingerprinted_path(&uri), "/contacts/ct_1/tags?x=1");
+        let legacy: axum::http::Uri = "/api/v1/messages".parse().unwrap_or_default();
+        assert_eq!(fingerprinted_path(&legacy), "/messages");
+    }
 }

@@ -180,8 +180,7 @@ pub fn router(state: AppState) -> Router {
     let legacy = legacy.route_layer(from_fn_with_state(state.clone(), gate::legacy));
     let api = api
         .route_layer(from_fn_with_state(state.clone(), gate::api))
-        .merge(legacy)
-        .fallback(unknown_route);
+        .merge(legacy);
     let mut top = Router::new();
     if state.settings.test_hooks {
         top = top.route("/__test/panic", axum::routing::post(test_panic));
@@ -195,7 +194,9 @@ pub fn router(state: AppState) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        .nest("/api/v1", api)
+        // Merged, not nested: the routes carry their full paths, since a nested route
+        // rewrites each request's URI and passes two more layers.
+        .merge(api)
         .fallback(unknown_route)
         .layer(axum::middleware::from_fn(json_rejections))
         .layer(axum::middleware::from_fn(refuse_long_uris))
@@ -212,9 +213,25 @@ pub fn openapi() -> serde_json::Value {
     complete_document(doc)
 }
 
+/// Where the resource routes live; the document names it as its server, so its paths
+/// leave it out.
+pub const API_PREFIX: &str = "/api/v1";
+
 /// The generated document with what every operation shares written in (see [`document`]).
 fn complete_document(doc: utoipa::openapi::OpenApi) -> serde_json::Value {
     let mut json = serde_json::to_value(&doc).unwrap_or_default();
+    if let Some(paths) = json
+        .get_mut("paths")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        *paths = std::mem::take(paths)
+            .into_iter()
+            .map(|(path, item)| match path.strip_prefix(API_PREFIX) {
+                Some(relative) => (relative.to_string(), item),
+                None => (path, item),
+            })
+            .collect();
+    }
     document::complete(&mut json);
     json
 }

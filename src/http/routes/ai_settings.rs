@@ -1,7 +1,7 @@
 //! The workspace's AI settings: any team member reads them, owners and admins change them.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use switchboard_actors::domain::ai_settings::{AiSettings, AiSettingsPatch};
 use switchboard_actors::workspace::AiSettingsMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -16,7 +16,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_ai_settings, patch_ai_settings))
 }
 
-#[utoipa::path(get, path = "/ai-settings", tag = "ai",
+#[utoipa::path(get, path = "/api/v1/ai-settings", tag = "ai",
     responses((status = 200, body = AiSettings)))]
 async fn get_ai_settings(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<Obj<AiSettings>>> {
     let s = app.ask(&ws, AiSettingsMsg::Get).await?;
@@ -25,7 +25,7 @@ async fn get_ai_settings(State(app): State<AppState>, ws: Ws) -> ApiResult<Json<
 
 /// Changes the fields sent; `followup_after` and `auto_close_after` take a duration like
 /// `30m` or `24h`, or null to turn them off.
-#[utoipa::path(patch, path = "/ai-settings", tag = "ai", request_body = AiSettingsPatch,
+#[utoipa::path(patch, path = "/api/v1/ai-settings", tag = "ai", request_body = AiSettingsPatch,
     responses((status = 200, body = AiSettings), (status = 403, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
 async fn patch_ai_settings(

@@ -1,8 +1,8 @@
 //! Bookings: appointments of contacts, their status, cancellation and shared files.
 //! Permission: calendar.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use switchboard_actors::domain::booking::{
@@ -46,7 +46,7 @@ struct BookingListQuery {
 }
 
 /// Bookings, newest first.
-#[utoipa::path(get, path = "/bookings", tag = "bookings",
+#[utoipa::path(get, path = "/api/v1/bookings", tag = "bookings",
     params(BookingListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<BookingView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_bookings(
@@ -73,7 +73,7 @@ async fn list_bookings(
 
 /// Books an appointment for a contact; pending unless created confirmed. Its appointment
 /// reminders are armed at the AI settings' lead times.
-#[utoipa::path(post, path = "/bookings", tag = "bookings", request_body = NewBookingInput,
+#[utoipa::path(post, path = "/api/v1/bookings", tag = "bookings", request_body = NewBookingInput,
     responses((status = 201, body = BookingView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_booking(
     State(app): State<AppState>,
@@ -91,7 +91,7 @@ async fn create_booking(
     Ok(Created(b))
 }
 
-#[utoipa::path(get, path = "/bookings/{id}", tag = "bookings", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/bookings/{id}", tag = "bookings", params(("id" = u64, Path)),
     responses((status = 200, body = BookingView), (status = 404, body = ErrorBody)))]
 async fn get_booking(
     State(app): State<AppState>,
@@ -104,7 +104,7 @@ async fn get_booking(
 
 /// A new starts_at reschedules (booking.rescheduled, reminders re-armed); other changes
 /// are booking.updated. 409 on a cancelled booking.
-#[utoipa::path(patch, path = "/bookings/{id}", tag = "bookings", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/bookings/{id}", tag = "bookings", params(("id" = u64, Path)),
     request_body = BookingPatchInput,
     responses((status = 200, body = BookingView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_booking(
@@ -127,7 +127,7 @@ async fn update_booking(
 
 /// Moves the booking among pending, confirmed, completed and no_show; `cancelled` is the
 /// same as cancelling. The same status again changes nothing; 409 on a cancelled booking.
-#[utoipa::path(put, path = "/bookings/{id}/status", tag = "bookings", params(("id" = u64, Path)),
+#[utoipa::path(put, path = "/api/v1/bookings/{id}/status", tag = "bookings", params(("id" = u64, Path)),
     request_body = BookingStatusInput,
     responses((status = 200, body = BookingView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_booking_status(
@@ -151,7 +151,7 @@ async fn set_booking_status(
 
 /// Cancels the booking with an optional reason; its reminders are dropped. 409 when it is
 /// cancelled already.
-#[utoipa::path(post, path = "/bookings/{id}/cancel", tag = "bookings", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/bookings/{id}/cancel", tag = "bookings", params(("id" = u64, Path)),
     request_body = CancelInput,
     responses((status = 200, body = BookingView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn cancel_booking(
@@ -174,7 +174,7 @@ async fn cancel_booking(
 
 /// Attaches 1-20 files (https URLs) shared for the booking; a URL already attached is
 /// skipped. At most 100 per booking (422 `limit_reached`).
-#[utoipa::path(post, path = "/bookings/{id}/documents", tag = "bookings", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/bookings/{id}/documents", tag = "bookings", params(("id" = u64, Path)),
     request_body = DocumentsInput,
     responses((status = 200, body = BookingView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_booking_documents(

@@ -1,7 +1,7 @@
 //! Calls reported by the telephony integration. Permission: call_agent.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::Deserialize;
 use switchboard_actors::domain::call::{Call, CallOutcome, NewCall, NewCallInput};
 use switchboard_actors::ids::{CallId, ContactId};
@@ -32,7 +32,7 @@ struct CallListQuery {
 }
 
 /// Calls, newest first.
-#[utoipa::path(get, path = "/calls", tag = "calls",
+#[utoipa::path(get, path = "/api/v1/calls", tag = "calls",
     params(CallListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<Call>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_calls(
@@ -58,7 +58,7 @@ async fn list_calls(
 /// Records a call: the contact is contact_id, or the one whose phone matches the
 /// customer's number (inbound: from_number, outbound: to_number), or a new contact with
 /// that phone. Emits call.ended, call.missed or call.voicemail_received by outcome.
-#[utoipa::path(post, path = "/calls", tag = "calls", request_body = NewCallInput,
+#[utoipa::path(post, path = "/api/v1/calls", tag = "calls", request_body = NewCallInput,
     responses((status = 201, body = Call), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn record_call(
     State(app): State<AppState>,
@@ -76,7 +76,7 @@ async fn record_call(
     Ok(Created(c))
 }
 
-#[utoipa::path(get, path = "/calls/{id}", tag = "calls", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/calls/{id}", tag = "calls", params(("id" = u64, Path)),
     responses((status = 200, body = Call), (status = 404, body = ErrorBody)))]
 async fn get_call(
     State(app): State<AppState>,

@@ -1,8 +1,8 @@
 //! Broadcast campaigns (permission `campaigns`): drafts, sending now or at a set time,
 //! cancelling, and the recipients with their outcomes.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::campaign::{
     Campaign, CampaignChange, CampaignInput, CampaignRecipient, RecipientStatus, SendInput,
@@ -51,7 +51,7 @@ struct RecipientQuery {
 }
 
 /// Campaigns, newest first.
-#[utoipa::path(get, path = "/campaigns", tag = "campaigns", params(PageParams),
+#[utoipa::path(get, path = "/api/v1/campaigns", tag = "campaigns", params(PageParams),
     responses((status = 200, body = ListEnvelope<Campaign>)))]
 async fn list_campaigns(
     State(app): State<AppState>,
@@ -66,7 +66,7 @@ async fn list_campaigns(
 
 /// A draft: name, text and channel are required; the audience is every contact unless
 /// it names tags (any of them) and a stage.
-#[utoipa::path(post, path = "/campaigns", tag = "campaigns", request_body = CampaignInput,
+#[utoipa::path(post, path = "/api/v1/campaigns", tag = "campaigns", request_body = CampaignInput,
     responses((status = 201, body = Campaign), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
 async fn create_campaign(
@@ -85,7 +85,7 @@ async fn create_campaign(
     Ok(Created(c))
 }
 
-#[utoipa::path(get, path = "/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),
     responses((status = 200, body = Campaign), (status = 404, body = ErrorBody)))]
 async fn get_campaign(
     State(app): State<AppState>,
@@ -99,7 +99,7 @@ async fn get_campaign(
 }
 
 /// Changes a draft; any other status answers 409.
-#[utoipa::path(patch, path = "/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),
     request_body = CampaignInput,
     responses((status = 200, body = Campaign), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -122,7 +122,7 @@ async fn update_campaign(
 }
 
 /// Deletes a draft; any other status answers 409.
-#[utoipa::path(delete, path = "/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/campaigns/{id}", tag = "campaigns", params(("id" = u64, Path)),
     responses((status = 200, body = CampaignDeleted), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
 async fn delete_campaign(
@@ -148,7 +148,7 @@ async fn delete_campaign(
 /// future). Its recipients, less the do-not-contact ones, must be covered by the
 /// remaining credits (402 `insufficient_credits`, nothing sent); a campaign that is
 /// neither draft nor scheduled answers 409.
-#[utoipa::path(post, path = "/campaigns/{id}/send", tag = "campaigns", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/campaigns/{id}/send", tag = "campaigns", params(("id" = u64, Path)),
     request_body = SendInput,
     responses((status = 200, body = Campaign), (status = 402, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
@@ -173,7 +173,7 @@ async fn send_campaign(
 
 /// Cancels a scheduled or sending campaign: queued recipients become `cancelled` and no
 /// campaign.completed fires. A draft answers 409 (delete it instead).
-#[utoipa::path(post, path = "/campaigns/{id}/cancel", request_body = Option<NoFields>, tag = "campaigns", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/campaigns/{id}/cancel", request_body = Option<NoFields>, tag = "campaigns", params(("id" = u64, Path)),
     responses((status = 200, body = Campaign), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
 async fn cancel_campaign(
@@ -193,7 +193,7 @@ async fn cancel_campaign(
 }
 
 /// A campaign's recipients by contact id, highest first.
-#[utoipa::path(get, path = "/campaigns/{id}/recipients", tag = "campaigns",
+#[utoipa::path(get, path = "/api/v1/campaigns/{id}/recipients", tag = "campaigns",
     params(("id" = u64, Path), RecipientQuery, PageParams),
     responses((status = 200, body = ListEnvelope<CampaignRecipient>), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)))]

@@ -2,9 +2,9 @@
 //! are relayed. The relay URL obeys the webhook URL rules; the secret is shown on create
 //! and on rotation only.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::Json;
 use serde::Serialize;
 use switchboard_actors::domain::channel::{ChannelChange, ChannelInput, ChannelView};
 use switchboard_actors::ids::ChannelId;
@@ -61,7 +61,7 @@ async fn relay_is_public(app: &AppState, change: &ChannelChange) -> ApiResult<()
 }
 
 /// Channel connections, newest first.
-#[utoipa::path(get, path = "/channels", tag = "channels", params(PageParams),
+#[utoipa::path(get, path = "/api/v1/channels", tag = "channels", params(PageParams),
     responses((status = 200, body = ListEnvelope<ChannelView>)))]
 async fn list_channels(
     State(app): State<AppState>,
@@ -78,7 +78,7 @@ async fn list_channels(
 /// 422 `unsafe_url`. The secret is shown here and on rotation only. Outbound messages on
 /// the channel are POSTed to `relay_url` as a `RelayMessage`, signed with the secret in
 /// `X-Service-Signature` like webhooks; any 2xx sends, 401 and 403 disconnect.
-#[utoipa::path(post, path = "/channels", tag = "channels", request_body = ChannelInput,
+#[utoipa::path(post, path = "/api/v1/channels", tag = "channels", request_body = ChannelInput,
     responses((status = 201, body = ChannelWithSecret), (status = 422, body = ErrorBody)))]
 async fn create_channel(
     State(app): State<AppState>,
@@ -103,7 +103,7 @@ async fn create_channel(
     ))
 }
 
-#[utoipa::path(get, path = "/channels/{id}", tag = "channels", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/channels/{id}", tag = "channels", params(("id" = u64, Path)),
     responses((status = 200, body = ChannelView), (status = 404, body = ErrorBody)))]
 async fn get_channel(
     State(app): State<AppState>,
@@ -118,7 +118,7 @@ async fn get_channel(
 
 /// Renames a connection or moves its relay; the type is fixed and the status is the
 /// service's to set.
-#[utoipa::path(patch, path = "/channels/{id}", tag = "channels", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/channels/{id}", tag = "channels", params(("id" = u64, Path)),
     request_body = ChannelInput,
     responses((status = 200, body = ChannelView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_channel(
@@ -141,7 +141,7 @@ async fn update_channel(
 }
 
 /// Disconnects and forgets a connection (channel.disconnected, reason `deleted`).
-#[utoipa::path(delete, path = "/channels/{id}", tag = "channels", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/channels/{id}", tag = "channels", params(("id" = u64, Path)),
     responses((status = 200, body = ChannelDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_channel(
     State(app): State<AppState>,
@@ -164,7 +164,7 @@ async fn delete_channel(
 
 /// A new signing secret. Relay requests carry it from now on, and the previous one beside
 /// it for the rotation overlap (24 hours by default), as webhook deliveries do.
-#[utoipa::path(post, path = "/channels/{id}/rotate-secret", request_body = Option<NoFields>, tag = "channels",
+#[utoipa::path(post, path = "/api/v1/channels/{id}/rotate-secret", request_body = Option<NoFields>, tag = "channels",
     params(("id" = u64, Path)),
     responses((status = 200, body = ChannelWithSecret), (status = 404, body = ErrorBody)))]
 async fn rotate_channel_secret(

@@ -1,7 +1,7 @@
 //! Closing notes. Reading: any team member; creating: owner or admin.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use switchboard_actors::domain::closing_note::{ClosingNote, NewClosingNote, NewClosingNoteInput};
 use switchboard_actors::workspace::ClosingNoteMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -18,7 +18,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// The active closing notes, in the order they were added.
-#[utoipa::path(get, path = "/closing-notes", tag = "closing notes",
+#[utoipa::path(get, path = "/api/v1/closing-notes", tag = "closing notes",
     responses((status = 200, body = ListEnvelope<ClosingNote>)))]
 async fn list_closing_notes(
     State(app): State<AppState>,
@@ -29,7 +29,7 @@ async fn list_closing_notes(
 }
 
 /// 409 for a duplicate name (case-insensitive); 422 `limit_reached` beyond 100.
-#[utoipa::path(post, path = "/closing-notes", tag = "closing notes", request_body = NewClosingNoteInput,
+#[utoipa::path(post, path = "/api/v1/closing-notes", tag = "closing notes", request_body = NewClosingNoteInput,
     responses((status = 201, body = ClosingNote), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_closing_note(
     State(app): State<AppState>,

@@ -1,9 +1,9 @@
 //! Contacts: CRUD, search, lookup, upsert, merge, tags, stage, assignee, notes and
 //! do-not-contact. Permission: contacts.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::contact::{
@@ -96,7 +96,7 @@ struct LookupParams {
 
 /// Contacts, newest first. Every word of `q` must match (case-insensitive prefix of a word)
 /// in the name, email, phones, usernames or notes.
-#[utoipa::path(get, path = "/contacts", tag = "contacts",
+#[utoipa::path(get, path = "/api/v1/contacts", tag = "contacts",
     params(ContactListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<ContactView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_contacts(
@@ -148,7 +148,7 @@ async fn list_contacts(
     Ok(Json(ListEnvelope::page(found, |c| c.id)))
 }
 
-#[utoipa::path(post, path = "/contacts", tag = "contacts", request_body = ContactInput,
+#[utoipa::path(post, path = "/api/v1/contacts", tag = "contacts", request_body = ContactInput,
     responses((status = 201, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_contact(
     State(app): State<AppState>,
@@ -168,7 +168,7 @@ async fn create_contact(
 
 /// One contact by phone, email or handle; every criterion given must match; the oldest
 /// match is answered.
-#[utoipa::path(get, path = "/contacts/lookup", tag = "contacts",
+#[utoipa::path(get, path = "/api/v1/contacts/lookup", tag = "contacts",
     params(LookupParams),
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn lookup_contact(
@@ -227,7 +227,7 @@ pub struct ContactUpsert {
 
 /// Matches by phone (or channel phone), then email, then channel usernames; creates when
 /// nothing matches (201), else updates the oldest match (200).
-#[utoipa::path(post, path = "/contacts/upsert", tag = "contacts", request_body = ContactInput,
+#[utoipa::path(post, path = "/api/v1/contacts/upsert", tag = "contacts", request_body = ContactInput,
     responses((status = 201, body = ContactUpsert), (status = 200, body = ContactUpsert), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn upsert_contact(
     State(app): State<AppState>,
@@ -259,7 +259,7 @@ async fn upsert_contact(
 
 /// Moves the secondary's records to the primary, fills the primary's empty fields, and
 /// makes the secondary's id answer as the primary.
-#[utoipa::path(post, path = "/contacts/merge", tag = "contacts", request_body = MergeInput,
+#[utoipa::path(post, path = "/api/v1/contacts/merge", tag = "contacts", request_body = MergeInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn merge_contacts(
     State(app): State<AppState>,
@@ -287,7 +287,7 @@ async fn merge_contacts(
     Ok(Json(Obj(c)))
 }
 
-#[utoipa::path(get, path = "/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody)))]
 async fn get_contact(
     State(app): State<AppState>,
@@ -300,7 +300,7 @@ async fn get_contact(
 
 /// Omitted fields keep their value; null clears. source, tags, stage_id and
 /// assigned_to_user_id are refused (they have their own routes).
-#[utoipa::path(patch, path = "/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
     request_body = ContactPatchInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_contact(
@@ -330,7 +330,7 @@ pub struct ContactDeleted {
     pub deleted: bool,
 }
 
-#[utoipa::path(delete, path = "/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/contacts/{id}", tag = "contacts", params(("id" = u64, Path)),
     responses((status = 200, body = ContactDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_contact(
     State(app): State<AppState>,
@@ -353,7 +353,7 @@ async fn delete_contact(
 
 /// The channel identities the contact can be reached on: phone (sms, voice), channel
 /// phone (chan_d), email, and the usernames (chan_a, chan_c, chan_e).
-#[utoipa::path(get, path = "/contacts/{id}/channels", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/contacts/{id}/channels", tag = "contacts", params(("id" = u64, Path)),
     responses((status = 200, body = ListEnvelope<ChannelIdentity>), (status = 404, body = ErrorBody)))]
 async fn contact_channels(
     State(app): State<AppState>,
@@ -367,7 +367,7 @@ async fn contact_channels(
 }
 
 /// Adds tags; names the workspace does not have yet are added to it.
-#[utoipa::path(post, path = "/contacts/{id}/tags", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/contacts/{id}/tags", tag = "contacts", params(("id" = u64, Path)),
     request_body = ContactTagsInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_contact_tags(
@@ -389,7 +389,7 @@ async fn add_contact_tags(
 }
 
 /// Removes tags (case-insensitively); they stay in the workspace list.
-#[utoipa::path(delete, path = "/contacts/{id}/tags", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/contacts/{id}/tags", tag = "contacts", params(("id" = u64, Path)),
     request_body = ContactTagsInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn remove_contact_tags(
@@ -410,7 +410,7 @@ async fn remove_contact_tags(
     Ok(Json(Obj(c)))
 }
 
-#[utoipa::path(put, path = "/contacts/{id}/stage", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(put, path = "/api/v1/contacts/{id}/stage", tag = "contacts", params(("id" = u64, Path)),
     request_body = StageInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_contact_stage(
@@ -431,7 +431,7 @@ async fn set_contact_stage(
     Ok(Json(Obj(c)))
 }
 
-#[utoipa::path(delete, path = "/contacts/{id}/stage", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/contacts/{id}/stage", tag = "contacts", params(("id" = u64, Path)),
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody)))]
 async fn remove_contact_stage(
     State(app): State<AppState>,
@@ -450,7 +450,7 @@ async fn remove_contact_stage(
 }
 
 /// `user_id` assigns a member of the workspace; omitted or null unassigns.
-#[utoipa::path(put, path = "/contacts/{id}/assignee", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(put, path = "/api/v1/contacts/{id}/assignee", tag = "contacts", params(("id" = u64, Path)),
     request_body = AssigneeInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_contact_assignee(
@@ -475,7 +475,7 @@ async fn set_contact_assignee(
 }
 
 /// Internal notes, newest first; customers never see them.
-#[utoipa::path(get, path = "/contacts/{id}/notes", tag = "contacts",
+#[utoipa::path(get, path = "/api/v1/contacts/{id}/notes", tag = "contacts",
     params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Note>), (status = 404, body = ErrorBody)))]
 async fn list_contact_notes(
@@ -490,7 +490,7 @@ async fn list_contact_notes(
     Ok(Json(ListEnvelope::page(notes, |n| n.id)))
 }
 
-#[utoipa::path(post, path = "/contacts/{id}/notes", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/contacts/{id}/notes", tag = "contacts", params(("id" = u64, Path)),
     request_body = NewNoteInput,
     responses((status = 201, body = Note), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_contact_note(
@@ -512,7 +512,7 @@ async fn add_contact_note(
 }
 
 /// `do_not_contact: true` opts the contact out of messages.
-#[utoipa::path(put, path = "/contacts/{id}/dnc", tag = "contacts", params(("id" = u64, Path)),
+#[utoipa::path(put, path = "/api/v1/contacts/{id}/dnc", tag = "contacts", params(("id" = u64, Path)),
     request_body = DncInput,
     responses((status = 200, body = ContactView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_contact_dnc(

@@ -1,9 +1,9 @@
 //! Conversations, their messages and comments, feedback on AI messages, and handovers.
 //! Permission: inbox.
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::IntoResponse;
-use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use switchboard_actors::directory::Principal;
@@ -103,7 +103,7 @@ struct HandoverListQuery {
 }
 
 /// Conversations, newest first.
-#[utoipa::path(get, path = "/conversations", tag = "conversations",
+#[utoipa::path(get, path = "/api/v1/conversations", tag = "conversations",
     params(ConversationListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<Conversation>), (status = 403, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
@@ -140,7 +140,7 @@ async fn list_conversations(
 
 /// Starts a conversation with a contact on a channel, with an optional first message
 /// from the team.
-#[utoipa::path(post, path = "/conversations", tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations", tag = "conversations",
     request_body = NewConversationInput,
     responses((status = 201, body = Conversation), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
@@ -163,7 +163,7 @@ async fn create_conversation(
     Ok(Created(c))
 }
 
-#[utoipa::path(get, path = "/conversations/{id}", tag = "conversations",
+#[utoipa::path(get, path = "/api/v1/conversations/{id}", tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody)))]
 async fn get_conversation(
@@ -182,7 +182,7 @@ async fn get_conversation(
 
 /// Closes a conversation; its open handover resolves, and a takeover or handover pause of
 /// the AI ends. 409 when already closed.
-#[utoipa::path(post, path = "/conversations/{id}/close", tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/close", tag = "conversations",
     params(("id" = u64, Path)), request_body = CloseInput,
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -203,7 +203,7 @@ async fn close_conversation(
 }
 
 /// Opens a closed conversation again. 409 when it is open.
-#[utoipa::path(post, path = "/conversations/{id}/reopen", request_body = Option<NoFields>, tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/reopen", request_body = Option<NoFields>, tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
@@ -221,7 +221,7 @@ async fn reopen_conversation(
     .await
 }
 
-#[utoipa::path(put, path = "/conversations/{id}/assignee", tag = "conversations",
+#[utoipa::path(put, path = "/api/v1/conversations/{id}/assignee", tag = "conversations",
     params(("id" = u64, Path)), request_body = AssigneeInput,
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
@@ -252,7 +252,7 @@ async fn assign_conversation(
 }
 
 /// Pauses the AI on a conversation (reason defaults to `api`). 409 when already paused.
-#[utoipa::path(post, path = "/conversations/{id}/ai/pause", tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/ai/pause", tag = "conversations",
     params(("id" = u64, Path)), request_body = PauseInput,
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -273,7 +273,7 @@ async fn pause_ai(
 }
 
 /// Switches the AI back on. 409 when it is not paused.
-#[utoipa::path(post, path = "/conversations/{id}/ai/resume", request_body = Option<NoFields>, tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/ai/resume", request_body = Option<NoFields>, tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Conversation), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]
@@ -292,7 +292,7 @@ async fn resume_ai(
 }
 
 /// The messages of a conversation, newest first.
-#[utoipa::path(get, path = "/conversations/{id}/messages", tag = "conversations",
+#[utoipa::path(get, path = "/api/v1/conversations/{id}/messages", tag = "conversations",
     params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Message>), (status = 404, body = ErrorBody)))]
 async fn list_messages(
@@ -313,7 +313,7 @@ async fn list_messages(
 
 /// A reply from the team: reopens a closed conversation, pauses an active AI (reason
 /// `takeover`) and resolves the open handover.
-#[utoipa::path(post, path = "/conversations/{id}/messages", tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/messages", tag = "conversations",
     params(("id" = u64, Path)), request_body = TeamReplyInput,
     responses((status = 201, body = Message), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
@@ -335,7 +335,7 @@ async fn team_reply(
 }
 
 /// Internal comments, newest first; customers never see them.
-#[utoipa::path(get, path = "/conversations/{id}/comments", tag = "conversations",
+#[utoipa::path(get, path = "/api/v1/conversations/{id}/comments", tag = "conversations",
     params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Comment>), (status = 404, body = ErrorBody)))]
 async fn list_comments(
@@ -354,7 +354,7 @@ async fn list_comments(
     Ok(Json(ListEnvelope::page(found, |c| c.id.get())))
 }
 
-#[utoipa::path(post, path = "/conversations/{id}/comments", tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/comments", tag = "conversations",
     params(("id" = u64, Path)), request_body = NewCommentInput,
     responses((status = 201, body = Comment), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)))]
@@ -377,7 +377,7 @@ async fn add_comment(
 
 /// Rates a message the AI sent (422 for any other message): 201 for the credential's first
 /// rating of it, 200 when a second one replaces the first (as an upsert answers).
-#[utoipa::path(post, path = "/conversations/{id}/messages/{message_id}/feedback",
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/messages/{message_id}/feedback",
     tag = "conversations",
     params(("id" = u64, Path), ("message_id" = u64, Path)), request_body = FeedbackInput,
     responses((status = 201, body = Feedback), (status = 200, body = Feedback),
@@ -409,7 +409,7 @@ async fn rate_message(
 }
 
 /// Handovers, newest first.
-#[utoipa::path(get, path = "/handovers", tag = "conversations",
+#[utoipa::path(get, path = "/api/v1/handovers", tag = "conversations",
     params(HandoverListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<Handover>), (status = 422, body = ErrorBody)))]
 async fn list_handovers(
@@ -433,7 +433,7 @@ async fn list_handovers(
 }
 
 /// Marks a handover handled. 409 when it already is.
-#[utoipa::path(post, path = "/handovers/{id}/resolve", request_body = Option<NoFields>, tag = "conversations",
+#[utoipa::path(post, path = "/api/v1/handovers/{id}/resolve", request_body = Option<NoFields>, tag = "conversations",
     params(("id" = u64, Path)),
     responses((status = 200, body = Handover), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)))]

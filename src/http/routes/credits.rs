@@ -1,8 +1,8 @@
 //! The workspace's credits (owners and admins): the allowance of the current month, what
 //! is used and what remains. The operator sets the allowance.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use switchboard_actors::domain::credits::CreditsView;
 use switchboard_actors::workspace::CreditsMsg;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -18,7 +18,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Credits of the current calendar month (UTC): each sent outbound message uses one;
 /// `remaining` goes below zero once usage passes the allowance.
-#[utoipa::path(get, path = "/credits", tag = "credits",
+#[utoipa::path(get, path = "/api/v1/credits", tag = "credits",
     responses((status = 200, body = CreditsView), (status = 403, body = ErrorBody)))]
 async fn get_credits(
     State(app): State<AppState>,

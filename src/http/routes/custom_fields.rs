@@ -1,7 +1,7 @@
 //! Custom contact fields. Reading needs contacts; creating needs owner or admin.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
 use switchboard_actors::ids::CustomFieldId;
 use switchboard_actors::workspace::CustomFieldMsg;
@@ -21,7 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Every custom field with its type and options, in the order they were defined.
-#[utoipa::path(get, path = "/custom-fields", tag = "custom fields",
+#[utoipa::path(get, path = "/api/v1/custom-fields", tag = "custom fields",
     responses((status = 200, body = ListEnvelope<CustomField>), (status = 403, body = ErrorBody)))]
 async fn list_custom_fields(
     State(app): State<AppState>,
@@ -31,7 +31,7 @@ async fn list_custom_fields(
     Ok(Json(ListEnvelope::all(fields)))
 }
 
-#[utoipa::path(get, path = "/custom-fields/{id}", tag = "custom fields", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/custom-fields/{id}", tag = "custom fields", params(("id" = u64, Path)),
     responses((status = 200, body = CustomField), (status = 404, body = ErrorBody)))]
 async fn get_custom_field(
     State(app): State<AppState>,
@@ -46,7 +46,7 @@ async fn get_custom_field(
 
 /// Defines a field. The key is derived from the label when omitted; 409 `conflict` when
 /// the key exists; 422 when it names a built-in contact field.
-#[utoipa::path(post, path = "/custom-fields", tag = "custom fields", request_body = NewCustomFieldInput,
+#[utoipa::path(post, path = "/api/v1/custom-fields", tag = "custom fields", request_body = NewCustomFieldInput,
     responses((status = 201, body = CustomField), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_custom_field(
     State(app): State<AppState>,

@@ -15,7 +15,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The 58 event types: type, category, description, and the fields sent only with
 /// include_content (content_fields) or include_contact_details (contact_fields).
-#[utoipa::path(get, path = "/events", tag = "events",
+#[utoipa::path(get, path = "/api/v1/events", tag = "events",
     responses((status = 200, body = ListEnvelope<EventType>)))]
 async fn list_event_types(_caller: Caller) -> Json<ListEnvelope<Obj<EventType>>> {
     Json(ListEnvelope::all(CATALOG.to_vec()))

@@ -1,8 +1,8 @@
 //! Forms and their submissions. Reading and submitting: contacts; creating, changing and
 //! deleting: owner or admin.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::Serialize;
 use switchboard_actors::domain::form::{
     Form, FormChange, FormInput, Submission, SubmissionInput, Submitter,
@@ -29,7 +29,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 type FormJson = Json<Obj<Form>>;
 
 /// Forms, newest first.
-#[utoipa::path(get, path = "/forms", tag = "forms", params(PageParams),
+#[utoipa::path(get, path = "/api/v1/forms", tag = "forms", params(PageParams),
     responses((status = 200, body = ListEnvelope<Form>), (status = 400, body = ErrorBody)))]
 async fn list_forms(
     State(app): State<AppState>,
@@ -42,7 +42,7 @@ async fn list_forms(
 
 /// A form with a name (1-200) and 1-100 fields: keys `[a-z0-9_]{1,64}`, unique; select
 /// fields with 1-200 choices.
-#[utoipa::path(post, path = "/forms", tag = "forms", request_body = FormInput,
+#[utoipa::path(post, path = "/api/v1/forms", tag = "forms", request_body = FormInput,
     responses((status = 201, body = Form), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_form(
     State(app): State<AppState>,
@@ -60,7 +60,7 @@ async fn create_form(
     Ok(Created(f))
 }
 
-#[utoipa::path(get, path = "/forms/{id}", tag = "forms", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/forms/{id}", tag = "forms", params(("id" = u64, Path)),
     responses((status = 200, body = Form), (status = 404, body = ErrorBody)))]
 async fn get_form(
     State(app): State<AppState>,
@@ -72,7 +72,7 @@ async fn get_form(
 }
 
 /// Renames the form or replaces its fields (past submissions keep their values).
-#[utoipa::path(patch, path = "/forms/{id}", tag = "forms", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/forms/{id}", tag = "forms", params(("id" = u64, Path)),
     request_body = FormInput,
     responses((status = 200, body = Form), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_form(
@@ -102,7 +102,7 @@ pub struct FormDeleted {
     pub deleted: bool,
 }
 
-#[utoipa::path(delete, path = "/forms/{id}", tag = "forms", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/forms/{id}", tag = "forms", params(("id" = u64, Path)),
     responses((status = 200, body = FormDeleted), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 async fn delete_form(
     State(app): State<AppState>,
@@ -120,7 +120,7 @@ async fn delete_form(
 }
 
 /// The form's submissions, newest first.
-#[utoipa::path(get, path = "/forms/{id}/submissions", tag = "forms", params(("id" = u64, Path), PageParams),
+#[utoipa::path(get, path = "/api/v1/forms/{id}/submissions", tag = "forms", params(("id" = u64, Path), PageParams),
     responses((status = 200, body = ListEnvelope<Submission>), (status = 404, body = ErrorBody)))]
 async fn list_submissions(
     State(app): State<AppState>,
@@ -137,7 +137,7 @@ async fn list_submissions(
 /// Submits the form: values are checked against its fields (422 at `values.<key>`), the
 /// contact (a phone or an email needed) is matched by phone, then email, or created, and
 /// gains a phone or email it lacks. Emits form.submitted and contact.lead_captured.
-#[utoipa::path(post, path = "/forms/{id}/submissions", tag = "forms", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/forms/{id}/submissions", tag = "forms", params(("id" = u64, Path)),
     request_body = SubmissionInput,
     responses((status = 201, body = Submission), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn submit_form(

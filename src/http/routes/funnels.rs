@@ -1,8 +1,8 @@
 //! Funnels with their stages; `flat=true` gives one row per stage. Permission: contacts.
 
+use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::funnel::Funnel;
 use switchboard_actors::ids::{FunnelId, StageId};
@@ -44,7 +44,7 @@ struct FunnelListQuery {
     flat: Option<bool>,
 }
 
-#[utoipa::path(get, path = "/funnels", tag = "funnels",
+#[utoipa::path(get, path = "/api/v1/funnels", tag = "funnels",
     params(FunnelListQuery),
     responses((status = 200, body = ListEnvelope<Funnel>), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_funnels(

@@ -3,11 +3,11 @@
 //! `message_id` or `Idempotency-Key` seen within 24 hours answers where the first message
 //! went). They take any credential with the inbox permission.
 
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use switchboard_actors::directory::Permission;
@@ -322,7 +322,7 @@ fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> LegacyResult<T> {
 
 /// A customer message arriving through the API channel. The AI, when on, answers after
 /// this returns.
-#[utoipa::path(post, path = "/messages", tag = "legacy", request_body = LegacyMessageInput,
+#[utoipa::path(post, path = "/api/v1/messages", tag = "legacy", request_body = LegacyMessageInput,
     params(("Idempotency-Key" = Option<String>, Header,
         description = "a repeat within 24 hours answers where the first message went")),
     responses((status = 202, body = LegacyAccepted),
@@ -406,7 +406,7 @@ pub struct ChatAnswer {
 /// One synchronous AI turn: the customer's message is stored, the AI answers, and the
 /// answer carries its reply. No repeat protection (a repeat runs the AI again); a failed
 /// turn answers 502 after emitting ai_turn.failed.
-#[utoipa::path(post, path = "/chat", tag = "legacy", request_body = ChatInput,
+#[utoipa::path(post, path = "/api/v1/chat", tag = "legacy", request_body = ChatInput,
     responses((status = 200, body = ChatAnswer),
         (status = 400, body = LegacyErrorBody), (status = 401, body = LegacyErrorBody),
         (status = 403, body = LegacyErrorBody), (status = 404, body = LegacyErrorBody),

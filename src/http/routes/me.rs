@@ -1,8 +1,8 @@
 //! GET /me: who is calling and every workspace they may use. Works without the workspace
 //! header.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::Serialize;
 use switchboard_actors::directory::{Permission, Principal, Role};
 use switchboard_actors::ids::WorkspaceId;
@@ -47,7 +47,7 @@ pub struct MeWorkspace {
     pub permissions: Vec<Permission>,
 }
 
-#[utoipa::path(get, path = "/me", tag = "account", responses((status = 200, body = Me)))]
+#[utoipa::path(get, path = "/api/v1/me", tag = "account", responses((status = 200, body = Me)))]
 async fn me(State(app): State<AppState>, caller: Caller) -> ApiResult<Json<Me>> {
     let dir = &app.directory;
     let entry = |ws_id: &WorkspaceId, role: Role, permissions: Vec<Permission>| {

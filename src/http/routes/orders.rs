@@ -1,7 +1,7 @@
 //! Orders with items and timelines. Permission: orders.
 
-use axum::extract::{Path, State};
 use axum::Json;
+use axum::extract::{Path, State};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use switchboard_actors::domain::document::{DocumentInput, NewDocument};
@@ -48,7 +48,7 @@ struct OrderListQuery {
 }
 
 /// Orders, newest first.
-#[utoipa::path(get, path = "/orders", tag = "orders",
+#[utoipa::path(get, path = "/api/v1/orders", tag = "orders",
     params(OrderListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<OrderView>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_orders(
@@ -73,7 +73,7 @@ async fn list_orders(
     Ok(Json(ListEnvelope::page(found, |o| o.id)))
 }
 
-#[utoipa::path(get, path = "/orders/{id}", tag = "orders", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/orders/{id}", tag = "orders", params(("id" = u64, Path)),
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody)))]
 async fn get_order(
     State(app): State<AppState>,
@@ -86,7 +86,7 @@ async fn get_order(
 
 /// Creates an order for a contact with 1-200 items; currency defaults to USD, status to
 /// unfulfilled, payment_status to pending.
-#[utoipa::path(post, path = "/orders", tag = "orders", request_body = NewOrderInput,
+#[utoipa::path(post, path = "/api/v1/orders", tag = "orders", request_body = NewOrderInput,
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_order(
     State(app): State<AppState>,
@@ -105,7 +105,7 @@ async fn create_order(
 }
 
 /// Changes status, payment_status, paid_amount, shipping_fee or notes (at least one).
-#[utoipa::path(patch, path = "/orders/{id}", tag = "orders", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/orders/{id}", tag = "orders", params(("id" = u64, Path)),
     request_body = OrderPatchInput,
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_order(
@@ -126,7 +126,7 @@ async fn update_order(
     Ok(Json(Obj(o)))
 }
 
-#[utoipa::path(put, path = "/orders/{id}/status", tag = "orders", params(("id" = u64, Path)),
+#[utoipa::path(put, path = "/api/v1/orders/{id}/status", tag = "orders", params(("id" = u64, Path)),
     request_body = StatusInput,
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn set_order_status(
@@ -149,7 +149,7 @@ async fn set_order_status(
 }
 
 /// Adds an item; 409 `order_not_editable` unless the order is unfulfilled and unpaid.
-#[utoipa::path(post, path = "/orders/{id}/items", tag = "orders", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/orders/{id}/items", tag = "orders", params(("id" = u64, Path)),
     request_body = ItemInput,
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_order_item(
@@ -176,7 +176,7 @@ fn ids(raw: (String, String)) -> ApiResult<(OrderId, u64)> {
 }
 
 /// Changes an item's quantity, only while the order is unfulfilled and unpaid.
-#[utoipa::path(patch, path = "/orders/{id}/items/{item_id}", tag = "orders",
+#[utoipa::path(patch, path = "/api/v1/orders/{id}/items/{item_id}", tag = "orders",
     params(("id" = u64, Path), ("item_id" = u64, Path)), request_body = QuantityInput,
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_order_item(
@@ -200,7 +200,7 @@ async fn update_order_item(
 }
 
 /// Removes an item; removing the last one answers 409 (cancel the order instead).
-#[utoipa::path(delete, path = "/orders/{id}/items/{item_id}", tag = "orders",
+#[utoipa::path(delete, path = "/api/v1/orders/{id}/items/{item_id}", tag = "orders",
     params(("id" = u64, Path), ("item_id" = u64, Path)),
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 async fn remove_order_item(
@@ -221,7 +221,7 @@ async fn remove_order_item(
 }
 
 /// Adds a note (1-2,000 characters) to the order's timeline.
-#[utoipa::path(post, path = "/orders/{id}/timeline", tag = "orders", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/orders/{id}/timeline", tag = "orders", params(("id" = u64, Path)),
     request_body = TimelineInput,
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_order_timeline_note(
@@ -244,7 +244,7 @@ async fn add_order_timeline_note(
 
 /// Attaches a payment receipt (an https URL; name and content_type optional) in any
 /// status; at most 20 per order (422 `limit_reached`), never removed.
-#[utoipa::path(post, path = "/orders/{id}/payment-proofs", tag = "orders", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/orders/{id}/payment-proofs", tag = "orders", params(("id" = u64, Path)),
     request_body = DocumentInput,
     responses((status = 201, body = OrderView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn add_order_payment_proof(

@@ -1,7 +1,7 @@
 //! The product catalog. Reading: any team member; writing: business_pages.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::product::{
     ProductChange, ProductFilter, ProductInput, ProductSource, ProductView,
@@ -39,7 +39,7 @@ struct ProductListQuery {
 }
 
 /// Products, newest first. `search` matches text within the name, case-insensitively.
-#[utoipa::path(get, path = "/products", tag = "products",
+#[utoipa::path(get, path = "/api/v1/products", tag = "products",
     params(ProductListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<ProductView>), (status = 422, body = ErrorBody)))]
 async fn list_products(
@@ -72,7 +72,7 @@ async fn list_products(
     Ok(Json(ListEnvelope::page(found, |p| p.id)))
 }
 
-#[utoipa::path(get, path = "/products/{id}", tag = "products", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/products/{id}", tag = "products", params(("id" = u64, Path)),
     responses((status = 200, body = ProductView), (status = 404, body = ErrorBody)))]
 async fn get_product(
     State(app): State<AppState>,
@@ -84,7 +84,7 @@ async fn get_product(
 }
 
 /// Adds a product (source `manual`).
-#[utoipa::path(post, path = "/products", tag = "products", request_body = ProductInput,
+#[utoipa::path(post, path = "/api/v1/products", tag = "products", request_body = ProductInput,
     responses((status = 201, body = ProductView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_product(
     State(app): State<AppState>,
@@ -103,7 +103,7 @@ async fn create_product(
 }
 
 /// Changes the fields sent (at least one); null clears a field.
-#[utoipa::path(patch, path = "/products/{id}", tag = "products", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/products/{id}", tag = "products", params(("id" = u64, Path)),
     request_body = ProductInput,
     responses((status = 200, body = ProductView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_product(
@@ -133,7 +133,7 @@ pub struct ProductDeleted {
     pub deleted: bool,
 }
 
-#[utoipa::path(delete, path = "/products/{id}", tag = "products", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/products/{id}", tag = "products", params(("id" = u64, Path)),
     responses((status = 200, body = ProductDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_product(
     State(app): State<AppState>,

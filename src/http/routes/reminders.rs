@@ -1,7 +1,7 @@
 //! Reminders and the notifications they leave. Any team member.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::Principal;
 use switchboard_actors::domain::reminder::{
@@ -44,7 +44,7 @@ struct ReminderListQuery {
 }
 
 /// Reminders, newest first.
-#[utoipa::path(get, path = "/reminders", tag = "reminders",
+#[utoipa::path(get, path = "/api/v1/reminders", tag = "reminders",
     params(ReminderListQuery, PageParams),
     responses((status = 200, body = ListEnvelope<Reminder>), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn list_reminders(
@@ -99,7 +99,7 @@ async fn members_only(app: &AppState, ws: &Ws, ids: &[UserId]) -> ApiResult<()> 
 
 /// Creates a reminder due in the future; it fires once at due_at. assignee_user_ids
 /// defaults to the caller for a person's token and is required for API keys.
-#[utoipa::path(post, path = "/reminders", tag = "reminders", request_body = NewReminderInput,
+#[utoipa::path(post, path = "/api/v1/reminders", tag = "reminders", request_body = NewReminderInput,
     responses((status = 201, body = Reminder), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_reminder(
     State(app): State<AppState>,
@@ -129,7 +129,7 @@ async fn create_reminder(
     Ok(Created(r))
 }
 
-#[utoipa::path(get, path = "/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/v1/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),
     responses((status = 200, body = Reminder), (status = 404, body = ErrorBody)))]
 async fn get_reminder(
     State(app): State<AppState>,
@@ -141,7 +141,7 @@ async fn get_reminder(
 }
 
 /// Changes any field; a new due_at (in the future) re-arms a fired reminder.
-#[utoipa::path(patch, path = "/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/v1/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),
     request_body = ReminderPatchInput,
     responses((status = 200, body = Reminder), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_reminder(
@@ -174,7 +174,7 @@ pub struct ReminderDeleted {
     pub deleted: bool,
 }
 
-#[utoipa::path(delete, path = "/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/reminders/{id}", tag = "reminders", params(("id" = u64, Path)),
     responses((status = 200, body = ReminderDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_reminder(
     State(app): State<AppState>,
@@ -196,7 +196,7 @@ async fn delete_reminder(
 }
 
 /// Marks the reminder done; 409 when it is done already.
-#[utoipa::path(post, path = "/reminders/{id}/close", request_body = Option<NoFields>, tag = "reminders", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/v1/reminders/{id}/close", request_body = Option<NoFields>, tag = "reminders", params(("id" = u64, Path)),
     responses((status = 200, body = Reminder), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 async fn close_reminder(
     State(app): State<AppState>,
@@ -216,7 +216,7 @@ async fn close_reminder(
 
 /// The calling person's notifications, newest first; for an API key, the workspace
 /// owner's. The owner's include the webhook endpoints the service disabled.
-#[utoipa::path(get, path = "/notifications", tag = "reminders", params(PageParams),
+#[utoipa::path(get, path = "/api/v1/notifications", tag = "reminders", params(PageParams),
     responses((status = 200, body = ListEnvelope<NotificationView>), (status = 400, body = ErrorBody)))]
 async fn list_notifications(
     State(app): State<AppState>,

@@ -1,7 +1,7 @@
 //! The workspace tag list. Permission: contacts.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 use switchboard_actors::domain::tag::{
     NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,
 };
@@ -23,7 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// The workspace tag list, newest first.
-#[utoipa::path(get, path = "/tags", tag = "tags",
+#[utoipa::path(get, path = "/api/v1/tags", tag = "tags",
     responses((status = 200, body = ListEnvelope<Tag>), (status = 403, body = ErrorBody)))]
 async fn list_tags(
     State(app): State<AppState>,
@@ -34,7 +34,7 @@ async fn list_tags(
 }
 
 /// Adds a tag; 409 when the name exists (case-insensitively).
-#[utoipa::path(post, path = "/tags", tag = "tags", request_body = NewTagInput,
+#[utoipa::path(post, path = "/api/v1/tags", tag = "tags", request_body = NewTagInput,
     responses((status = 201, body = Tag), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_tag(
     State(app): State<AppState>,
@@ -53,7 +53,7 @@ async fn create_tag(
 }
 
 /// Renames or recolours a tag; a rename reaches every contact carrying it.
-#[utoipa::path(patch, path = "/tags/{id}", tag = "tags", request_body = TagPatchInput,
+#[utoipa::path(patch, path = "/api/v1/tags/{id}", tag = "tags", request_body = TagPatchInput,
     params(("id" = u64, Path)),
     responses((status = 200, body = Tag), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_tag(
@@ -75,7 +75,7 @@ async fn update_tag(
 }
 
 /// Deletes a tag and removes it from every contact; answers how many contacts changed.
-#[utoipa::path(delete, path = "/tags/{id}", tag = "tags", params(("id" = u64, Path)),
+#[utoipa::path(delete, path = "/api/v1/tags/{id}", tag = "tags", params(("id" = u64, Path)),
     responses((status = 200, body = TagDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_tag(
     State(app): State<AppState>,

@@ -1,8 +1,8 @@
 //! The workspace's members as users: GET /users (paginated, newest membership first) and
 //! GET /users/{id}. Any team member may read them.
 
-use axum::extract::{Path, State};
 use axum::Json;
+use axum::extract::{Path, State};
 use serde::Serialize;
 use switchboard_actors::directory::{Membership, Permission, Role};
 use switchboard_actors::ids::UserId;
@@ -58,7 +58,7 @@ fn place(m: &Membership) -> Place {
 }
 
 /// Members, newest membership first.
-#[utoipa::path(get, path = "/users", tag = "users",
+#[utoipa::path(get, path = "/api/v1/users", tag = "users",
     params(PageParams),
     responses((status = 200, body = ListEnvelope<UserView>), (status = 400, body = ErrorBody)))]
 async fn list_users(
@@ -77,7 +77,7 @@ async fn list_users(
 }
 
 /// One member; 404 for anyone who is not a member of this workspace.
-#[utoipa::path(get, path = "/users/{id}", tag = "users", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/users/{id}", tag = "users", params(("id" = String, Path)),
     responses((status = 200, body = UserView), (status = 404, body = ErrorBody)))]
 async fn get_user(
     State(app): State<AppState>,

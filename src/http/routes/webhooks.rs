@@ -1,9 +1,9 @@
 //! Webhook endpoints, their deliveries, test sends and secret rotation. Permission:
 //! integrations.
 
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::delivery::record::DeliveryView;
 use switchboard_actors::delivery::sender::Outcome;
@@ -77,7 +77,7 @@ fn endpoint_id(raw: &str) -> ApiResult<EndpointId> {
     parse_string_id(raw, EndpointId::parse)
 }
 
-#[utoipa::path(get, path = "/webhooks", tag = "webhooks",
+#[utoipa::path(get, path = "/api/v1/webhooks", tag = "webhooks",
     params(PageParams),
     responses((status = 200, body = ListEnvelope<EndpointView>), (status = 403, body = ErrorBody)))]
 async fn list_webhooks(
@@ -111,7 +111,7 @@ async fn resolves_publicly(app: &AppState, change: &EndpointChange) -> ApiResult
 
 /// Adds an endpoint. https only; private and internal addresses answer 422 `unsafe_url`;
 /// 409 `endpoint_limit_reached` beyond 100.
-#[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body = EndpointInput,
+#[utoipa::path(post, path = "/api/v1/webhooks", tag = "webhooks", request_body = EndpointInput,
     responses((status = 201, body = CreatedEndpoint), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_webhook(
     State(app): State<AppState>,
@@ -139,7 +139,7 @@ async fn create_webhook(
 }
 
 /// The endpoint with its status and last delivery result.
-#[utoipa::path(get, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
     responses((status = 200, body = EndpointView), (status = 404, body = ErrorBody)))]
 async fn get_webhook(
     State(app): State<AppState>,
@@ -150,7 +150,7 @@ async fn get_webhook(
 }
 
 /// Clients may set status `active` (resets the failure count) or `paused`.
-#[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
+#[utoipa::path(patch, path = "/api/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
     request_body = EndpointInput,
     responses((status = 200, body = EndpointView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn update_webhook(
@@ -182,7 +182,7 @@ pub struct EndpointDeleted {
     pub deleted: bool,
 }
 
-#[utoipa::path(delete, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
+#[utoipa::path(delete, path = "/api/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)),
     responses((status = 200, body = EndpointDeleted), (status = 404, body = ErrorBody)))]
 async fn delete_webhook(
     State(app): State<AppState>,
@@ -214,7 +214,7 @@ pub struct RotatedSecret {
 }
 
 /// A new signing secret; the previous one keeps signing for the overlap (24 hours).
-#[utoipa::path(post, path = "/webhooks/{id}/rotate-secret", request_body = Option<NoFields>, tag = "webhooks", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/api/v1/webhooks/{id}/rotate-secret", request_body = Option<NoFields>, tag = "webhooks", params(("id" = String, Path)),
     responses((status = 200, body = RotatedSecret), (status = 404, body = ErrorBody)))]
 async fn rotate_webhook_secret(
     State(app): State<AppState>,
@@ -255,7 +255,7 @@ pub struct TestResult {
 }
 
 /// Sends a signed sample event now and answers how it went.
-#[utoipa::path(post, path = "/webhooks/{id}/test", tag = "webhooks", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/api/v1/webhooks/{id}/test", tag = "webhooks", params(("id" = String, Path)),
     request_body = TestInput,
     responses((status = 200, body = TestResult), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn test_webhook(
@@ -330,7 +330,7 @@ fn app_now() -> chrono::DateTime<chrono::Utc> {
 }
 
 /// Delivery records, newest first, kept 30 days.
-#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
+#[utoipa::path(get, path = "/api/v1/webhooks/{id}/deliveries", tag = "webhooks",
     params(("id" = String, Path), PageParams),
     responses((status = 200, body = ListEnvelope<DeliveryView>), (status = 404, body = ErrorBody)))]
 async fn list_webhook_deliveries(
@@ -349,7 +349,7 @@ async fn list_webhook_deliveries(
 }
 
 /// Queues the delivery again (as a new delivery of the same event); answers 202.
-#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", request_body = Option<NoFields>, tag = "webhooks",
+#[utoipa::path(post, path = "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", request_body = Option<NoFields>, tag = "webhooks",
     params(("id" = String, Path), ("delivery_id" = u64, Path)),
     responses((status = 202, body = DeliveryView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 async fn redeliver_webhook_delivery(
