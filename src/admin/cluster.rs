@@ -2,9 +2,9 @@
 //! the age of its last heartbeat and the workspaces it holds, with each lease's epoch and
 //! age. On the embedded store there is one node, this process, and no leases.
 
+use crate::http::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::json;
 
 use crate::http::error::ApiError;

@@ -7,7 +7,7 @@
 //! auxiliary vector) and `/proc/self/status` (`VmRSS`, `VmHWM`). Elsewhere, and whenever
 //! a file cannot be read, the figures are `null`: an absent figure, never a wrong one.
 
-use axum::Json;
+use crate::http::json::Json;
 use serde::{Deserialize, Serialize};
 
 /// The process's cumulative CPU time and its memory, as answered (less `object`).

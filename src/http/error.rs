@@ -2,9 +2,9 @@
 //! `{"error": {"code", "message", "details"?}}`; `details` appears on validation errors only.
 //! 5xx bodies never carry internals: the cause goes to the log.
 
+use crate::http::json::Json;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde::Serialize;
 use switchboard_actors::directory::AuthError;
 use switchboard_actors::domain::{DomainError, FieldError};

@@ -37,7 +37,7 @@ pub struct Created<T>(pub T);
 
 impl<T: ApiObject> axum::response::IntoResponse for Created<T> {
     fn into_response(self) -> axum::response::Response {
-        let body = axum::Json(Obj(self.0));
+        let body = super::json::Json(Obj(self.0));
         (axum::http::StatusCode::CREATED, body).into_response()
     }
 }

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use crate::http::json::Json;
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use switchboard_actors::store::health::Probe;
 use switchboard_actors::store::Store;
 use tokio::sync::watch;

@@ -1,6 +1,6 @@
 //! The workspace's AI settings: any team member reads them, owners and admins change them.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use switchboard_actors::domain::ai_settings::{AiSettings, AiSettingsPatch};
 use switchboard_actors::workspace::AiSettingsMsg;

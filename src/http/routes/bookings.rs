@@ -1,7 +1,7 @@
 //! Bookings: appointments of contacts, their status, cancellation and shared files.
 //! Permission: calendar.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;

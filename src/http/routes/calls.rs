@@ -1,6 +1,6 @@
 //! Calls reported by the telephony integration. Permission: call_agent.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use serde::Deserialize;
 use switchboard_actors::domain::call::{Call, CallOutcome, NewCall, NewCallInput};

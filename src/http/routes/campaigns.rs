@@ -1,7 +1,7 @@
 //! Broadcast campaigns (permission `campaigns`): drafts, sending now or at a set time,
 //! cancelling, and the recipients with their outcomes.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::campaign::{

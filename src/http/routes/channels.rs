@@ -2,7 +2,7 @@
 //! are relayed. The relay URL obeys the webhook URL rules; the secret is shown on create
 //! and on rotation only.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! Closing notes. Reading: any team member; creating: owner or admin.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use switchboard_actors::domain::closing_note::{ClosingNote, NewClosingNote, NewClosingNoteInput};
 use switchboard_actors::workspace::ClosingNoteMsg;

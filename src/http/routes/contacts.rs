@@ -1,7 +1,7 @@
 //! Contacts: CRUD, search, lookup, upsert, merge, tags, stage, assignee, notes and
 //! do-not-contact. Permission: contacts.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};

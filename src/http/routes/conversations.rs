@@ -1,7 +1,7 @@
 //! Conversations, their messages and comments, feedback on AI messages, and handovers.
 //! Permission: inbox.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::{Path, State};
 use axum::response::IntoResponse;
 use chrono::{DateTime, Utc};

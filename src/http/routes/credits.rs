@@ -1,7 +1,7 @@
 //! The workspace's credits (owners and admins): the allowance of the current month, what
 //! is used and what remains. The operator sets the allowance.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use switchboard_actors::domain::credits::CreditsView;
 use switchboard_actors::workspace::CreditsMsg;

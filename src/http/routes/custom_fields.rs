@@ -1,6 +1,6 @@
 //! Custom contact fields. Reading needs contacts; creating needs owner or admin.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use switchboard_actors::domain::custom_field::{CustomField, NewCustomField, NewCustomFieldInput};
 use switchboard_actors::ids::CustomFieldId;

@@ -1,6 +1,6 @@
 //! GET /events: the event catalog.
 
-use axum::Json;
+use crate::http::json::Json;
 use switchboard_actors::events::catalog::{EventType, CATALOG};
 use utoipa_axum::{router::OpenApiRouter, routes};
 

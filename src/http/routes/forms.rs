@@ -1,7 +1,7 @@
 //! Forms and their submissions. Reading and submitting: contacts; creating, changing and
 //! deleting: owner or admin.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use serde::Serialize;
 use switchboard_actors::domain::form::{

@@ -1,6 +1,6 @@
 //! Funnels with their stages; `flat=true` gives one row per stage. Permission: contacts.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 //! `message_id` or `Idempotency-Key` seen within 24 hours answers where the first message
 //! went). They take any credential with the inbox permission.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -1,7 +1,7 @@
 //! GET /me: who is calling and every workspace they may use. Works without the workspace
 //! header.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use serde::Serialize;
 use switchboard_actors::directory::{Permission, Principal, Role};

@@ -1,6 +1,6 @@
 //! Orders with items and timelines. Permission: orders.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::{Path, State};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;

@@ -1,6 +1,6 @@
 //! The product catalog. Reading: any team member; writing: business_pages.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::domain::product::{

@@ -1,6 +1,6 @@
 //! Reminders and the notifications they leave. Any team member.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use switchboard_actors::directory::Principal;

@@ -1,6 +1,6 @@
 //! The workspace tag list. Permission: contacts.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::State;
 use switchboard_actors::domain::tag::{
     NewTag, NewTagInput, Tag, TagChange, TagDeleted, TagPatchInput,

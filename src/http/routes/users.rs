@@ -1,7 +1,7 @@
 //! The workspace's members as users: GET /users (paginated, newest membership first) and
 //! GET /users/{id}. Any team member may read them.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::{Path, State};
 use serde::Serialize;
 use switchboard_actors::directory::{Membership, Permission, Role};

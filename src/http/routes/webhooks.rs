@@ -1,7 +1,7 @@
 //! Webhook endpoints, their deliveries, test sends and secret rotation. Permission:
 //! integrations.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
