@@ -154,14 +154,52 @@ impl std::fmt::Display for Timestamp {
 /// the one format used on the wire and in the store.
 pub mod rfc3339_millis {
     use chrono::{DateTime, SecondsFormat, Utc};
+    use serde::ser::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn format(t: &DateTime<Utc>) -> String {
-        t.to_rfc3339_opts(SecondsFormat::Millis, true)
+        match written(t) {
+            Some(buf) => String::from_utf8_lossy(&buf).into_owned(),
+            None => t.to_rfc3339_opts(SecondsFormat::Millis, true),
+        }
     }
 
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format(t))
+        match written(t) {
+            Some(buf) => s.serialize_str(std::str::from_utf8(&buf).map_err(S::Error::custom)?),
+            None => s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` written digit by digit, as chrono writes it: every
+    /// record carries two or more timestamps, and chrono's general formatter costs more
+    /// than the rest of a small record. Years outside 0..=9999 and leap seconds are left
+    /// to chrono.
+    fn written(t: &DateTime<Utc>) -> Option<[u8; 24]> {
+        use chrono::{Datelike, Timelike};
+        let n = t.naive_utc();
+        let (date, time) = (n.date(), n.time());
+        let year = u32::try_from(date.year()).ok().filter(|y| *y <= 9999)?;
+        let nanos = time.nanosecond();
+        if nanos >= 1_000_000_000 {
+            return None;
+        }
+        let seconds = time.num_seconds_from_midnight();
+        let mut buf = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut value: u32| {
+            for i in (at..at + width).rev() {
+                buf[i] = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, date.month());
+        put(8, 2, date.day());
+        put(11, 2, seconds / 3600);
+        put(14, 2, seconds / 60 % 60);
+        put(17, 2, seconds % 60);
+        put(20, 3, nanos / 1_000_000);
+        Some(buf)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
@@ -202,6 +240,42 @@ pub mod rfc3339_millis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_written_as_chrono_writes_them() {
+        use chrono::{NaiveDate, SecondsFormat, TimeZone};
+        use rand::Rng;
+        let chrono_way = |t: &DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let at = |y, mo, d, h, mi, s, ms| {
+            NaiveDate::from_ymd_opt(y, mo, d)
+                .and_then(|d| d.and_hms_milli_opt(h, mi, s, ms))
+                .map(|n| Utc.from_utc_datetime(&n))
+                .unwrap_or_default()
+        };
+        let mut cases = vec![
+            at(1970, 1, 1, 0, 0, 0, 0),
+            at(0, 1, 1, 0, 0, 0, 0),
+            at(9999, 12, 31, 23, 59, 59, 999),
+            at(10000, 1, 1, 0, 0, 0, 1),
+            at(-1, 6, 15, 12, 30, 45, 500),
+            // A leap second: chrono writes `:60`.
+            at(2016, 12, 31, 23, 59, 59, 1500),
+            at(2026, 11, 27, 9, 5, 7, 42),
+        ];
+        let mut rng = rand::rng();
+        for _ in 0..10_000 {
+            let millis = rng.random_range(-62_000_000_000_000i64..253_402_300_799_999);
+            cases.push(DateTime::from_timestamp_millis(millis).unwrap_or_default());
+        }
+        for t in &cases {
+            assert_eq!(rfc3339_millis::format(t), chrono_way(t), "{t:?}");
+            let json = serde_json::to_value(Wire(*t)).unwrap_or_default();
+            assert_eq!(json.as_str(), Some(chrono_way(t).as_str()), "{t:?}");
+        }
+
+        #[derive(serde::Serialize)]
+        struct Wire(#[serde(with = "rfc3339_millis")] DateTime<Utc>);
+    }
 
     #[test]
     fn manual_clock_moves_only_when_advanced() {
