@@ -17,7 +17,16 @@ use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Lower-case alphanumeric runs of `text`.
 pub fn tokenize(text: &str) -> impl Iterator<Item = String> + '_ {
-    runs(text).map(str::to_lowercase)
+    runs(text).map(lowered)
+}
+
+/// `run` in lower case; an ASCII run (most are) without Unicode's case tables.
+fn lowered(run: &str) -> String {
+    if run.is_ascii() {
+        run.to_ascii_lowercase()
+    } else {
+        run.to_lowercase()
+    }
 }
 
 fn runs(text: &str) -> impl Iterator<Item = &str> + '_ {
@@ -38,6 +47,9 @@ pub fn phone_tokens(phone: &str) -> Vec<String> {
 /// `text` in NFC, as queries are: text is stored so, but text stored before it was may
 /// not be (a combining accent is no letter, and would split its word).
 fn composed(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
     match is_nfc_quick(text.chars()) {
         IsNormalized::Yes => Cow::Borrowed(text),
         _ => Cow::Owned(text.nfc().collect()),
@@ -286,6 +298,15 @@ impl SearchIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_and_unicode_runs_lower_as_unicode_lowers_them() {
+        let text = "Ann O'Brien ÉLODIE Straße İstanbul W123@Example.COM ΣΟΦΙΑ";
+        let expected: Vec<String> = runs(text).map(str::to_lowercase).collect();
+        assert_eq!(tokenize(text).collect::<Vec<_>>(), expected);
+        assert!(expected.contains(&"w123".to_string()));
+        assert!(expected.contains(&"élodie".to_string()));
+    }
 
     #[test]
     fn text_stored_decomposed_is_found_by_its_composed_words() {
