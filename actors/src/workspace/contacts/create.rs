@@ -20,8 +20,9 @@ pub(super) fn create(
     let mut writes = Batch::default();
     let mut events = Vec::new();
     c.tag_ids = tag_ids(data, ctx, &new.tags, &mut writes, &mut events)?;
-    data.contacts.put(ctx, c.clone(), &mut writes)?;
+    // The view first, so the contact moves into the table instead of being copied.
     let v = view(data, &c);
+    data.contacts.put(ctx, c, &mut writes)?;
     events.push(contact_event("contact.created", &v));
     Ok(Change::new(v, writes, events))
 }
