@@ -167,7 +167,7 @@ pub mod rfc3339_millis {
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
         match written(t) {
             Some(buf) => s.serialize_str(std::str::from_utf8(&buf).map_err(S::Error::custom)?),
-            None => s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            None => s.serialize_str(&format(t)),
         }
     }
 
